@@ -1,0 +1,153 @@
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { jobWebhookPayloadSchema, type JobWebhookPayload } from './schemas';
+import { parseOrThrow } from './validation';
+
+/** Standard Webhooks: deliveries older or newer than this are refused, to stop replays. */
+export const WEBHOOK_TOLERANCE_SECONDS = 5 * 60;
+
+export type WebhookFailureReason =
+  | 'missing-headers'
+  | 'bad-timestamp'
+  | 'stale'
+  | 'future'
+  | 'bad-signature'
+  | 'bad-secret'
+  | 'bad-payload';
+
+export class WebhookVerificationError extends Error {
+  readonly reason: WebhookFailureReason;
+  constructor(reason: WebhookFailureReason, message: string) {
+    super(message);
+    this.name = 'WebhookVerificationError';
+    this.reason = reason;
+  }
+}
+
+export interface WebhookHeaders {
+  'webhook-id': string;
+  'webhook-timestamp': string;
+  'webhook-signature': string;
+}
+
+/** Accepts a plain header bag (any case, string or string[] values) as Node and n8n hand it over. */
+export type HeaderBag = Record<string, string | string[] | undefined>;
+
+function header(headers: HeaderBag, name: string): string | undefined {
+  const direct = headers[name] ?? headers[name.toLowerCase()];
+  const value =
+    direct ?? Object.entries(headers).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The key is the base64 secret, with or without the `whsec_` prefix. */
+export function decodeWebhookSecret(secret: string): Buffer {
+  const base64 = secret.trim().replace(/^whsec_/, '');
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(base64)) {
+    throw new WebhookVerificationError('bad-secret', 'The webhook secret must be base64 (optionally prefixed "whsec_").');
+  }
+  const key = Buffer.from(base64, 'base64');
+  if (key.length === 0) throw new WebhookVerificationError('bad-secret', 'The webhook secret is empty.');
+  return key;
+}
+
+export function computeWebhookSignature(key: Buffer, id: string, timestamp: string, rawBody: Buffer | string): string {
+  return createHmac('sha256', key).update(`${id}.${timestamp}.`).update(rawBody).digest('base64');
+}
+
+export interface SignedWebhook {
+  headers: WebhookHeaders;
+  body: string;
+}
+
+/** Signs a payload the way the service does; the emulator delivers with it and tests forge with it. */
+export function signWebhook(
+  secret: string,
+  body: string,
+  options: { id?: string; timestampSeconds: number },
+): SignedWebhook {
+  const id = options.id ?? `msg_${randomUUID()}`;
+  const timestamp = String(Math.floor(options.timestampSeconds));
+  const signature = computeWebhookSignature(decodeWebhookSecret(secret), id, timestamp, body);
+  return {
+    headers: { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` },
+    body,
+  };
+}
+
+export interface VerifiedWebhook {
+  /** The idempotency key: deliveries can repeat with the same id. */
+  id: string;
+  timestampSeconds: number;
+}
+
+/**
+ * Verifies a Standard Webhooks signature over the raw body bytes. Throws WebhookVerificationError
+ * saying why; the message never contains the secret or the expected signature.
+ */
+export function verifyWebhook(
+  secret: string,
+  headers: HeaderBag,
+  rawBody: Buffer | string,
+  options: { nowSeconds: number; toleranceSeconds?: number },
+): VerifiedWebhook {
+  const id = header(headers, 'webhook-id');
+  const timestamp = header(headers, 'webhook-timestamp');
+  const signatures = header(headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures) {
+    throw new WebhookVerificationError(
+      'missing-headers',
+      'The request lacks the webhook-id, webhook-timestamp or webhook-signature header.',
+    );
+  }
+  if (!/^\d{1,12}$/.test(timestamp)) {
+    throw new WebhookVerificationError('bad-timestamp', 'The webhook-timestamp header is not a Unix time in seconds.');
+  }
+  const timestampSeconds = Number(timestamp);
+  const tolerance = options.toleranceSeconds ?? WEBHOOK_TOLERANCE_SECONDS;
+  if (timestampSeconds < options.nowSeconds - tolerance) {
+    throw new WebhookVerificationError('stale', 'The webhook is too old (its timestamp is more than 5 minutes ago).');
+  }
+  if (timestampSeconds > options.nowSeconds + tolerance) {
+    throw new WebhookVerificationError('future', 'The webhook timestamp is more than 5 minutes in the future.');
+  }
+  const expected = Buffer.from(computeWebhookSignature(decodeWebhookSecret(secret), id, timestamp, rawBody), 'base64');
+  const matches = signatures.split(' ').some((entry) => {
+    const [version, value] = entry.split(',', 2);
+    if (version !== 'v1' || !value) return false;
+    const given = Buffer.from(value, 'base64');
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  });
+  if (!matches) throw new WebhookVerificationError('bad-signature', 'The webhook signature does not match.');
+  return { id, timestampSeconds };
+}
+
+/** Parses a verified job-completion delivery; events keyed `type` are read as `action`. */
+export function parseJobWebhook(rawBody: Buffer | string): JobWebhookPayload {
+  let json: unknown;
+  try {
+    json = JSON.parse(rawBody.toString());
+  } catch {
+    throw new WebhookVerificationError('bad-payload', 'The webhook body is not valid JSON.');
+  }
+  return parseOrThrow(jobWebhookPayloadSchema, json, 'webhook payload');
+}
+
+/**
+ * Remembers recently seen webhook ids so a repeated delivery is handled once. Bounded: the oldest
+ * ids are forgotten first, long after the 5-minute replay window has closed for them.
+ */
+export class WebhookDeduplicator {
+  private readonly seen = new Set<string>();
+  constructor(private readonly capacity = 10_000) {}
+
+  /** True the first time an id is offered, false for every repeat. */
+  firstDelivery(id: string): boolean {
+    if (this.seen.has(id)) return false;
+    this.seen.add(id);
+    if (this.seen.size > this.capacity) {
+      const oldest = this.seen.values().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+    return true;
+  }
+}
