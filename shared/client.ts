@@ -1,0 +1,221 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from './clock';
+import { sharedRateLimiter } from './rate-limiter';
+import { AmbiguousOutcomeError, RequestExecutor } from './request';
+import type { RetryPolicy } from './retry';
+import {
+  LIMITS,
+  createJobRequestSchema,
+  createQueueRequestSchema,
+  inferenceEndpointPageSchema,
+  inferenceEndpointSchema,
+  jobPageSchema,
+  jobSchema,
+  pageQuerySchema,
+  pageSizeSchema,
+  queueSchema,
+  resourceNameSchema,
+  uuidSchema,
+  webhookSecretKeySchema,
+  type CreateJobRequest,
+  type CreateQueueRequest,
+  type InferenceEndpoint,
+  type InferenceEndpointPage,
+  type Job,
+  type JobPage,
+  type PageQuery,
+  type Queue,
+} from './schemas';
+import type { Transport } from './transport';
+import { parseOrThrow } from './validation';
+import { waitForJob, type WaitOptions } from './wait';
+
+export { WorkloadClient, type WorkloadClientOptions, type ImageSource, type ChatDelta, type CollectedChat } from './workload-client';
+
+/** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
+export const REQUEST_ID_METADATA_KEY = 'client_request_id';
+
+export interface ManagementClientOptions {
+  /** The API root, e.g. `https://host/api/public` or the emulator's `http://127.0.0.1:4010/api/public`. */
+  baseUrl: string;
+  organization: string;
+  /** Sent as `Service-Api-Key`; leave unset when the transport authenticates (n8n credentials). */
+  apiKey?: string;
+  transport: Transport;
+  clock: Clock;
+  /** Per request. Default 30 s. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  /**
+   * Client-side limit shared by every client of the same key in this process. Default 240/min,
+   * the service's own. `key` must identify the API key without revealing it (a hash).
+   */
+  rateLimit?: { requestsPerMinute: number; key: string } | false;
+  random?: () => number;
+}
+
+export interface CreateJobOptions {
+  signal?: AbortSignal;
+  /**
+   * When the reply to a create is lost (connection reset, timeout, 5xx, garbled body) the job may
+   * exist. By default the client tags the job with a request id in its metadata (when there is room
+   * under the 20-property limit), looks it up, and creates again only if it is not there.
+   * `repeatWhenUnknown: true` skips the look-up and simply repeats (may duplicate).
+   */
+  repeatWhenUnknown?: boolean;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+}
+
+const pathPart = encodeURIComponent;
+
+export class ManagementClient {
+  readonly organization: string;
+  private readonly http: RequestExecutor;
+  private readonly clock: Clock;
+
+  constructor(options: ManagementClientOptions) {
+    this.organization = parseOrThrow(resourceNameSchema, options.organization, 'organization name');
+    this.clock = options.clock;
+    const limit = options.rateLimit === undefined ? { requestsPerMinute: LIMITS.rateLimitPerMinute, key: options.baseUrl } : options.rateLimit;
+    this.http = new RequestExecutor({
+      baseUrl: options.baseUrl,
+      transport: options.transport,
+      clock: options.clock,
+      apiKey: options.apiKey,
+      timeoutMs: options.timeoutMs ?? 30_000,
+      retry: options.retry,
+      random: options.random,
+      limiter: limit ? sharedRateLimiter(limit.key, limit.requestsPerMinute, options.clock) : undefined,
+      serviceName: 'GPU Cloud',
+    });
+  }
+
+  private get orgPath(): string {
+    return `/organizations/${pathPart(this.organization)}`;
+  }
+
+  private jobsPath(endpointName: string): string {
+    const name = parseOrThrow(resourceNameSchema, endpointName, 'endpoint name');
+    return `${this.orgPath}/inference-endpoints/${pathPart(name)}/jobs`;
+  }
+
+  readonly jobs = {
+    create: async (endpointName: string, request: CreateJobRequest, options: CreateJobOptions = {}): Promise<Job> => {
+      const path = this.jobsPath(endpointName);
+      const body = parseOrThrow(createJobRequestSchema, request, 'job');
+      const metadata = body.metadata ?? {};
+      const canTag = !options.repeatWhenUnknown && Object.keys(metadata).length < LIMITS.metadataMaxProperties;
+      const requestId = canTag ? (typeof metadata[REQUEST_ID_METADATA_KEY] === 'string' ? String(metadata[REQUEST_ID_METADATA_KEY]) : randomUUID()) : undefined;
+      const tagged = requestId ? { ...body, metadata: { ...metadata, [REQUEST_ID_METADATA_KEY]: requestId } } : body;
+      const send = () =>
+        this.http.json({ method: 'POST', path, body: tagged, idempotent: options.repeatWhenUnknown === true, signal: options.signal }, jobSchema);
+      try {
+        return await send();
+      } catch (error) {
+        if (!(error instanceof AmbiguousOutcomeError) || !requestId) throw error;
+        const found = await this.findJobByRequestId(endpointName, requestId, options.signal).catch(() => {
+          throw error;
+        });
+        return found ?? send();
+      }
+    },
+
+    get: (endpointName: string, jobId: string, options: CallOptions = {}): Promise<Job> => {
+      const id = parseOrThrow(uuidSchema, jobId, 'job id');
+      return this.http.json({ method: 'GET', path: `${this.jobsPath(endpointName)}/${id}`, idempotent: true, signal: options.signal }, jobSchema);
+    },
+
+    cancel: (endpointName: string, jobId: string, options: CallOptions = {}): Promise<void> => {
+      const id = parseOrThrow(uuidSchema, jobId, 'job id');
+      return this.http.empty({ method: 'DELETE', path: `${this.jobsPath(endpointName)}/${id}`, idempotent: true, signal: options.signal });
+    },
+
+    list: (endpointName: string, query: PageQuery = {}, options: CallOptions = {}): Promise<JobPage> => {
+      const page = parseOrThrow(pageQuerySchema, query);
+      return this.http.json(
+        { method: 'GET', path: this.jobsPath(endpointName), query: page, idempotent: true, signal: options.signal },
+        jobPageSchema,
+      );
+    },
+
+    /** Resolves with the job in its final state, whichever it is; see `requireSucceeded`. */
+    wait: (endpointName: string, jobId: string, options: WaitOptions = {}): Promise<Job> => {
+      const id = parseOrThrow(uuidSchema, jobId, 'job id');
+      this.jobsPath(endpointName);
+      return waitForJob(() => this.jobs.get(endpointName, id, { signal: options.signal }), this.clock, id, options);
+    },
+
+    createAndWait: async (
+      endpointName: string,
+      request: CreateJobRequest,
+      options: WaitOptions & CreateJobOptions = {},
+    ): Promise<Job> => {
+      const job = await this.jobs.create(endpointName, request, options);
+      return this.jobs.wait(endpointName, job.id, { initialDelayMs: 250, ...options });
+    },
+  };
+
+  readonly endpoints = {
+    list: (query: PageQuery = {}, options: CallOptions = {}): Promise<InferenceEndpointPage> => {
+      const page = parseOrThrow(pageQuerySchema, query);
+      return this.http.json(
+        { method: 'GET', path: `${this.orgPath}/inference-endpoints`, query: page, idempotent: true, signal: options.signal },
+        inferenceEndpointPageSchema,
+      );
+    },
+
+    /** Every endpoint in the catalogue, fetching pages as the caller iterates. */
+    listAll: (options: { pageSize?: number; signal?: AbortSignal } = {}): AsyncIterable<InferenceEndpoint> => {
+      const pageSize = parseOrThrow(pageSizeSchema, options.pageSize ?? LIMITS.pageSizeMax, 'page size');
+      const list = this.endpoints.list;
+      return {
+        async *[Symbol.asyncIterator]() {
+          for (let page = 1; ; page++) {
+            const result = await list({ page, page_size: pageSize }, { signal: options.signal });
+            yield* result.items;
+            if (result.items.length < pageSize || page * pageSize >= result.total_size) return;
+          }
+        },
+      };
+    },
+
+    get: (endpointName: string, options: CallOptions = {}): Promise<InferenceEndpoint> => {
+      const name = parseOrThrow(resourceNameSchema, endpointName, 'endpoint name');
+      return this.http.json(
+        { method: 'GET', path: `${this.orgPath}/inference-endpoints/${pathPart(name)}`, idempotent: true, signal: options.signal },
+        inferenceEndpointSchema,
+      );
+    },
+  };
+
+  readonly queues = {
+    create: (projectName: string, request: CreateQueueRequest, options: CallOptions = {}): Promise<Queue> => {
+      const project = parseOrThrow(resourceNameSchema, projectName, 'project name');
+      const body = parseOrThrow(createQueueRequestSchema, request, 'queue');
+      return this.http.json(
+        { method: 'POST', path: `${this.orgPath}/projects/${pathPart(project)}/queues`, body, idempotent: false, signal: options.signal },
+        queueSchema,
+      );
+    },
+  };
+
+  readonly webhookSecret = {
+    /** The organization's base64 secret that signs job-completion webhooks. */
+    get: async (options: CallOptions = {}): Promise<string> => {
+      const reply = await this.http.json(
+        { method: 'GET', path: `${this.orgPath}/webhook-secret-key`, idempotent: true, signal: options.signal },
+        webhookSecretKeySchema,
+      );
+      return reply.secret_key;
+    },
+  };
+
+  /** Looks through the newest jobs of an endpoint for the one a lost create made. */
+  private async findJobByRequestId(endpointName: string, requestId: string, signal?: AbortSignal): Promise<Job | undefined> {
+    const page = await this.jobs.list(endpointName, { page: 1, page_size: LIMITS.pageSizeMax }, { signal });
+    return page.items.find((job) => job.metadata?.[REQUEST_ID_METADATA_KEY] === requestId);
+  }
+}

@@ -1,0 +1,186 @@
+import type { Clock } from './clock';
+import { StreamError, ValidationError } from './errors';
+import { RequestExecutor } from './request';
+import type { RetryPolicy } from './retry';
+import {
+  chatCompletionChunkSchema,
+  chatCompletionSchema,
+  chatErrorBodySchema,
+  chatRequestSchema,
+  httpUrlSchema,
+  imageAcceptedSchema,
+  imagePromptRequestSchema,
+  imageResultSchema,
+  textToImageRequestSchema,
+  workflowNameSchema,
+  type ChatCompletion,
+  type ChatRequest,
+  type ChatUsage,
+  type ImageAccepted,
+  type ImagePromptRequest,
+  type ImageResult,
+  type TextToImageRequest,
+} from './schemas';
+import { sseData } from './sse';
+import type { Transport } from './transport';
+import { parseOrThrow } from './validation';
+
+export interface WorkloadClientOptions {
+  /** The deployed container group's address (its `service_url`). */
+  serviceUrl: string;
+  /** Needed only when the workload's gateway authentication is on. */
+  apiKey?: string;
+  transport: Transport;
+  clock: Clock;
+  /** Per request. Default 110 s: just past the gateway's own 100 s limit, so its answer wins. */
+  timeoutMs?: number;
+  retry?: Partial<RetryPolicy>;
+  random?: () => number;
+}
+
+/** What to draw: a plain text prompt through a named workflow, or a full node graph. */
+export type ImageSource =
+  | { kind: 'text'; workflow: string; request: TextToImageRequest }
+  | { kind: 'graph'; request: ImagePromptRequest };
+
+export interface ChatDelta {
+  content: string;
+  role?: string;
+  finishReason?: string | null;
+  /** Of the completion this delta belongs to. */
+  id: string;
+  model: string;
+  /** Servers that report usage do so on the last chunk. */
+  usage?: ChatUsage;
+}
+
+export interface CollectedChat {
+  id: string;
+  model: string;
+  text: string;
+  finishReason: string | null;
+  usage?: ChatUsage;
+}
+
+function parseSource(source: ImageSource): { path: string; body: ImagePromptRequest | TextToImageRequest } {
+  if (source.kind === 'text') {
+    const workflow = parseOrThrow(workflowNameSchema, source.workflow, 'workflow name');
+    return { path: `/workflow/${workflow}`, body: parseOrThrow(textToImageRequestSchema, source.request, 'image request') };
+  }
+  return { path: '/prompt', body: parseOrThrow(imagePromptRequestSchema, source.request, 'image request') };
+}
+
+function hasWebhook(body: ImagePromptRequest | TextToImageRequest): boolean {
+  return 'webhook' in body && body.webhook !== undefined ? true : body.webhook_v2 !== undefined;
+}
+
+export class WorkloadClient {
+  private readonly http: RequestExecutor;
+  private readonly canStream: boolean;
+
+  constructor(options: WorkloadClientOptions) {
+    this.canStream = typeof options.transport.stream === 'function';
+    this.http = new RequestExecutor({
+      baseUrl: parseOrThrow(httpUrlSchema, options.serviceUrl, 'service URL'),
+      transport: options.transport,
+      clock: options.clock,
+      apiKey: options.apiKey,
+      timeoutMs: options.timeoutMs ?? 110_000,
+      retry: options.retry,
+      random: options.random,
+      serviceName: 'The GPU Cloud workload',
+    });
+  }
+
+  readonly images = {
+    /** Generates and waits for the images (base64 in `images`). */
+    generate: (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageResult> => {
+      const { path, body } = parseSource(source);
+      if (hasWebhook(body)) {
+        throw new ValidationError([{ field: 'webhook', rule: 'must be empty when waiting for the images; use submit for webhook delivery' }], 'image request');
+      }
+      // Generation has no lasting side effect but costs GPU time: repeat only what never ran.
+      return this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageResultSchema);
+    },
+
+    /** Queues a generation whose images the workload will POST to the request's webhook. */
+    submit: (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageAccepted> => {
+      const { path, body } = parseSource(source);
+      if (!hasWebhook(body)) {
+        throw new ValidationError([{ field: 'webhook_v2', rule: 'is required to deliver the images by webhook' }], 'image request');
+      }
+      return this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageAcceptedSchema);
+    },
+  };
+
+  readonly chat = {
+    complete: (request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatCompletion> => {
+      const body = parseOrThrow(chatRequestSchema, { ...request, stream: false }, 'chat request');
+      return this.http.json(
+        { method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal },
+        chatCompletionSchema,
+      );
+    },
+
+    /** The reply as it is generated. An error reported mid-stream is thrown as StreamError. */
+    stream: (request: ChatRequest, options: { signal?: AbortSignal } = {}): AsyncIterable<ChatDelta> => {
+      const body = parseOrThrow(chatRequestSchema, { ...request, stream: true }, 'chat request');
+      const http = this.http;
+      return {
+        async *[Symbol.asyncIterator]() {
+          const response = await http.openStream({ method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal });
+          for await (const data of sseData(response.body)) {
+            if (data === '[DONE]') return;
+            let json: unknown;
+            try {
+              json = JSON.parse(data);
+            } catch {
+              throw new StreamError('The chat stream sent an event that is not valid JSON.');
+            }
+            const failure = chatErrorBodySchema.safeParse(json);
+            if (failure.success) {
+              const { error, error_type: errorType } = failure.data;
+              const text = typeof error === 'string' ? error : (error.message ?? 'unknown error');
+              throw new StreamError(`The chat model stopped with an error: ${text}`, { errorType });
+            }
+            const chunk = chatCompletionChunkSchema.safeParse(json);
+            if (!chunk.success) throw new StreamError('The chat stream sent an event of an unexpected shape.');
+            const { id, model, usage } = chunk.data;
+            for (const choice of chunk.data.choices) {
+              yield { content: choice.delta.content ?? '', role: choice.delta.role, finishReason: choice.finish_reason, id, model, usage: usage ?? undefined };
+            }
+            if (chunk.data.choices.length === 0 && usage) yield { content: '', id, model, usage };
+          }
+          throw new StreamError('The chat stream ended before it was complete (no [DONE]).');
+        },
+      };
+    },
+
+    /**
+     * The whole reply, received as a stream when the transport can: tokens keep the connection busy,
+     * so a long answer does not hit the gateway's 100 s limit for a silent request.
+     */
+    collect: async (request: ChatRequest, options: { signal?: AbortSignal; streaming?: boolean } = {}): Promise<CollectedChat> => {
+      if (options.streaming === false || !this.canStream) {
+        const completion = await this.chat.complete(request, options);
+        const choice = completion.choices[0];
+        return {
+          id: completion.id,
+          model: completion.model,
+          text: choice.message.content ?? '',
+          finishReason: choice.finish_reason,
+          usage: completion.usage,
+        };
+      }
+      const collected: CollectedChat = { id: '', model: request.model ?? '', text: '', finishReason: null };
+      for await (const delta of this.chat.stream(request, options)) {
+        collected.id = delta.id;
+        collected.model = delta.model;
+        collected.text += delta.content;
+        if (delta.finishReason) collected.finishReason = delta.finishReason;
+        if (delta.usage) collected.usage = delta.usage;
+      }
+      return collected;
+    },
+  };
+}
