@@ -1,0 +1,196 @@
+import { z } from 'zod/v4';
+import { isHttpUrl, NAME_PATTERN, NAME_RULE } from '../shared/schemas';
+
+/**
+ * Every setting of the Slack app, read from the environment in this one place and checked at start.
+ * Error messages name the variable and the rule; they never echo a secret's value.
+ */
+
+export type SlackConnection =
+  | { mode: 'http'; botToken: string; signingSecret: string; port: number; host: string }
+  | { mode: 'socket'; botToken: string; appToken: string; signingSecret?: string; port: number; host: string };
+
+export interface AppConfig {
+  slack: SlackConnection & {
+    /** Web API root; only set to reach a stand-in (tests, `npm start` without credentials). */
+    apiUrl?: string;
+    /** `auto` tries chat.startStream first and falls back to throttled chat.update edits. */
+    nativeStreaming: boolean;
+  };
+  service: {
+    baseUrl: string;
+    apiKey: string;
+    organization: string;
+    project?: string;
+    imageUrl?: string;
+    imageWorkflow: string;
+    chatUrl?: string;
+    chatModel?: string;
+    /** When unset the app reads the organization's secret from the service at start. */
+    webhookSecret?: string;
+  };
+  /** Where the service can reach this app; unset means completion is watched by polling only. */
+  publicUrl?: string;
+  webhookPath: string;
+  access: {
+    allowedUsers: string[];
+    allowedChannels: string[];
+    maxJobsPerUser: number;
+    contact: string;
+  };
+  stateFile: string;
+  /** How far back the app looks for its unfinished jobs when it starts. */
+  resumeWindowHours: number;
+  /** How often a running job is polled for progress (and completion, when no webhook can arrive). */
+  pollIntervalMs: number;
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`The Slack app cannot start; fix these settings:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((value) => (value === undefined || value.trim() === '' ? undefined : value.trim()));
+
+const secret = (prefix: string | undefined, what: string) =>
+  optionalText.refine((value) => value === undefined || prefix === undefined || value.startsWith(prefix), {
+    // The rule only: a secret's value never appears in a message.
+    error: prefix ? `must be ${what} (it starts with "${prefix}")` : `must be ${what}`,
+  });
+
+const url = optionalText.refine((value) => value === undefined || isHttpUrl(value), {
+  error: 'must be a full http:// or https:// URL',
+});
+
+const integer = (min: number, max: number, fallback: number) =>
+  optionalText
+    .refine((value) => value === undefined || (/^\d+$/.test(value) && Number(value) >= min && Number(value) <= max), {
+      error: `must be a whole number from ${min} to ${max}`,
+    })
+    .transform((value) => (value === undefined ? fallback : Number(value)));
+
+const idList = (what: string) =>
+  optionalText
+    .refine((value) => value === undefined || value.split(',').every((id) => /^[A-Z0-9]{2,}$/.test(id.trim())), {
+      error: `must be a comma-separated list of Slack ${what} IDs (like U012ABCDEF); empty means everyone`,
+    })
+    .transform((value) => (value === undefined ? [] : value.split(',').map((id) => id.trim())));
+
+const envSchema = z.object({
+  SLACK_BOT_TOKEN: secret('xoxb-', 'a bot token'),
+  SLACK_SIGNING_SECRET: secret(undefined, 'the signing secret from Basic Information'),
+  SLACK_APP_TOKEN: secret('xapp-', 'an app-level token with connections:write'),
+  SLACK_API_URL: url,
+  SLACK_NATIVE_STREAMING: optionalText
+    .refine((value) => value === undefined || value === 'auto' || value === 'off', { error: 'must be "auto" or "off"' })
+    .transform((value) => value !== 'off'),
+  PORT: integer(0, 65535, 3000),
+  HOST: optionalText.transform((value) => value ?? '0.0.0.0'),
+  GPU_CLOUD_BASE_URL: url,
+  GPU_CLOUD_API_KEY: secret(undefined, 'the API key from the portal (API Access)'),
+  GPU_CLOUD_ORGANIZATION: optionalText.refine((value) => value === undefined || NAME_PATTERN.test(value), { error: NAME_RULE }),
+  GPU_CLOUD_PROJECT: optionalText.refine((value) => value === undefined || NAME_PATTERN.test(value), { error: NAME_RULE }),
+  GPU_CLOUD_IMAGE_URL: url,
+  GPU_CLOUD_IMAGE_WORKFLOW: optionalText
+    .refine((value) => value === undefined || /^[A-Za-z0-9_-]{1,64}$/.test(value), {
+      error: 'must be 1-64 letters, digits, hyphens or underscores (for example "txt2img")',
+    })
+    .transform((value) => value ?? 'txt2img'),
+  GPU_CLOUD_CHAT_URL: url,
+  GPU_CLOUD_CHAT_MODEL: optionalText,
+  GPU_CLOUD_WEBHOOK_SECRET: secret(undefined, 'the organization webhook secret (base64, optionally "whsec_"-prefixed)').refine(
+    (value) => value === undefined || /^(whsec_)?[A-Za-z0-9+/]+={0,2}$/.test(value),
+    { error: 'must be the organization webhook secret (base64, optionally "whsec_"-prefixed)' },
+  ),
+  SLACK_PUBLIC_URL: url,
+  SLACK_WEBHOOK_PATH: optionalText
+    .refine((value) => value === undefined || /^\/[A-Za-z0-9/_-]*$/.test(value), { error: 'must be a path starting with "/"' })
+    .transform((value) => value ?? '/gpu-cloud/webhook'),
+  SLACK_ALLOWED_USERS: idList('user'),
+  SLACK_ALLOWED_CHANNELS: idList('channel'),
+  SLACK_MAX_JOBS_PER_USER: integer(1, 100, 3),
+  SLACK_ACCESS_CONTACT: optionalText.transform((value) => value ?? 'a workspace admin'),
+  SLACK_STATE_FILE: optionalText.transform((value) => value ?? '.gpu-cloud-slack/state.json'),
+  SLACK_RESUME_WINDOW_HOURS: integer(1, 24 * 14, 24),
+  SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 2000),
+});
+
+type Env = Record<string, string | undefined>;
+
+/** Reads and checks the whole configuration; throws one ConfigError listing every problem. */
+export function loadConfig(env: Env): AppConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`));
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  const required = <T>(name: string, value: T | undefined, why: string): T | undefined => {
+    if (value === undefined) problems.push(`${name} is required (${why})`);
+    return value;
+  };
+
+  const botToken = required('SLACK_BOT_TOKEN', e.SLACK_BOT_TOKEN, 'the bot token from OAuth & Permissions');
+  const socket = e.SLACK_APP_TOKEN !== undefined;
+  const signingSecret = socket
+    ? e.SLACK_SIGNING_SECRET
+    : required('SLACK_SIGNING_SECRET', e.SLACK_SIGNING_SECRET, 'HTTP mode verifies every request from Slack with it');
+  const baseUrl = required('GPU_CLOUD_BASE_URL', e.GPU_CLOUD_BASE_URL, 'the management API root, ending in /api/public');
+  const apiKey = required('GPU_CLOUD_API_KEY', e.GPU_CLOUD_API_KEY, 'sent as the Service-Api-Key header');
+  const organization = required('GPU_CLOUD_ORGANIZATION', e.GPU_CLOUD_ORGANIZATION, 'the organization that owns the jobs');
+  if (problems.length > 0 || !botToken || !baseUrl || !apiKey || !organization) throw new ConfigError(problems);
+
+  const common = { botToken, port: e.PORT, host: e.HOST, apiUrl: e.SLACK_API_URL, nativeStreaming: e.SLACK_NATIVE_STREAMING };
+  const slack =
+    socket && e.SLACK_APP_TOKEN
+      ? { ...common, mode: 'socket' as const, appToken: e.SLACK_APP_TOKEN, signingSecret }
+      : { ...common, mode: 'http' as const, signingSecret: signingSecret ?? '' };
+
+  return {
+    slack,
+    service: {
+      baseUrl,
+      apiKey,
+      organization,
+      project: e.GPU_CLOUD_PROJECT,
+      imageUrl: e.GPU_CLOUD_IMAGE_URL,
+      imageWorkflow: e.GPU_CLOUD_IMAGE_WORKFLOW,
+      chatUrl: e.GPU_CLOUD_CHAT_URL,
+      chatModel: e.GPU_CLOUD_CHAT_MODEL,
+      webhookSecret: e.GPU_CLOUD_WEBHOOK_SECRET,
+    },
+    publicUrl: e.SLACK_PUBLIC_URL?.replace(/\/+$/, ''),
+    webhookPath: e.SLACK_WEBHOOK_PATH,
+    access: {
+      allowedUsers: e.SLACK_ALLOWED_USERS,
+      allowedChannels: e.SLACK_ALLOWED_CHANNELS,
+      maxJobsPerUser: e.SLACK_MAX_JOBS_PER_USER,
+      contact: e.SLACK_ACCESS_CONTACT,
+    },
+    stateFile: e.SLACK_STATE_FILE,
+    resumeWindowHours: e.SLACK_RESUME_WINDOW_HOURS,
+    pollIntervalMs: e.SLACK_POLL_INTERVAL_MS,
+  };
+}
+
+/** The settings worth printing at start: everything except secrets. */
+export function describeConfig(config: AppConfig): string {
+  const s = config.service;
+  return [
+    `Slack: ${config.slack.mode === 'socket' ? 'Socket Mode' : `HTTP on ${config.slack.host}:${config.slack.port}`}` +
+      (config.slack.apiUrl ? ` (Web API at ${config.slack.apiUrl})` : ''),
+    `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
+    `Images: ${s.imageUrl ? `${s.imageUrl} (workflow ${s.imageWorkflow})` : 'off (GPU_CLOUD_IMAGE_URL unset)'}`,
+    `Chat: ${s.chatUrl ?? 'off (GPU_CLOUD_CHAT_URL unset)'}`,
+    `Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,
+    `Access: ${config.access.allowedUsers.length || 'all'} users, ${config.access.allowedChannels.length || 'all'} channels, ` +
+      `${config.access.maxJobsPerUser} concurrent jobs per user`,
+  ].join('\n');
+}

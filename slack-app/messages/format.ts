@@ -1,0 +1,62 @@
+import type { KnownBlock } from '../model';
+
+/** Slack's limits that the renderers must respect. */
+export const SLACK_LIMITS = {
+  sectionText: 3000,
+  /** A code block plus its fences must fit a section. */
+  codeBlock: 2900,
+  headerText: 150,
+  buttonValue: 2000,
+  optionText: 75,
+  staticSelectOptions: 100,
+  blocksPerMessage: 50,
+  blocksPerModal: 100,
+  fallbackText: 3000,
+} as const;
+
+/** Escapes the three characters Slack treats as markup in mrkdwn and plain `text`. */
+export function escapeText(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+export function truncate(text: string, max: number): string {
+  if (text.length <= max) return text;
+  return `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+export function mention(userId: string): string {
+  return `<@${userId}>`;
+}
+
+/** `1h 2m`, `3m 4s`, `5s`: short enough for a status line. */
+export function formatDuration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds}s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes}m ${seconds % 60}s`;
+  return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
+}
+
+/** A code block that survives Slack: no triple backticks inside, within the section limit. */
+export function codeBlock(text: string, max: number = SLACK_LIMITS.codeBlock): string {
+  const safe = text.replace(/```/g, '`\u200b``');
+  return `\`\`\`${truncate(safe, max)}\`\`\``;
+}
+
+export function section(text: string): KnownBlock {
+  return { type: 'section', text: { type: 'mrkdwn', text: truncate(text, SLACK_LIMITS.sectionText) } };
+}
+
+export function context(text: string): KnownBlock {
+  return { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(text, SLACK_LIMITS.sectionText) }] };
+}
+
+export function header(text: string): KnownBlock {
+  return { type: 'header', text: { type: 'plain_text', text: truncate(text, SLACK_LIMITS.headerText), emoji: true } };
+}
+
+/** Pretty JSON for people: strings stay strings, everything else is indented. */
+export function readableJson(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}

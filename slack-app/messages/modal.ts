@@ -1,0 +1,84 @@
+import { z } from 'zod/v4';
+import type { InferenceEndpoint } from '../../shared/schemas';
+import type { ModalView } from '../model';
+import { VIEWS } from './actions';
+import { SLACK_LIMITS, section, truncate } from './format';
+
+/** Block and action ids of the job form, read back by the view_submission listener. */
+export const JOB_FORM = {
+  endpoint: { block: 'endpoint', action: 'value' },
+  input: { block: 'input', action: 'value' },
+  metadata: { block: 'metadata', action: 'value' },
+} as const;
+
+/** Where the form was opened; carried through Slack in `private_metadata`. */
+export const jobFormContextSchema = z.strictObject({ channel: z.string().min(1), endpoint: z.string().optional() });
+export type JobFormContext = z.infer<typeof jobFormContextSchema>;
+
+const title = { type: 'plain_text' as const, text: 'Run a GPU job' };
+
+/** Opened at once (the trigger id lives ~3 s); replaced when the catalogue has loaded. */
+export function loadingJobModal(context: JobFormContext): ModalView {
+  return {
+    type: 'modal',
+    callback_id: VIEWS.jobModal,
+    title,
+    close: { type: 'plain_text', text: 'Cancel' },
+    private_metadata: JSON.stringify(context),
+    blocks: [section(':hourglass_flowing_sand: Loading the endpoint catalogue…')],
+  };
+}
+
+export function unavailableJobModal(context: JobFormContext, detail: string): ModalView {
+  return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${truncate(detail, 500)}`)] };
+}
+
+export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]): ModalView {
+  const options = endpoints.slice(0, SLACK_LIMITS.staticSelectOptions).map((endpoint) => ({
+    text: { type: 'plain_text' as const, text: truncate(`${endpoint.display_name} (${endpoint.name})`, SLACK_LIMITS.optionText) },
+    value: endpoint.name,
+  }));
+  const initial = options.find((option) => option.value === context.endpoint);
+  return {
+    type: 'modal',
+    callback_id: VIEWS.jobModal,
+    title,
+    submit: { type: 'plain_text', text: 'Run job' },
+    close: { type: 'plain_text', text: 'Cancel' },
+    private_metadata: JSON.stringify(context),
+    blocks: [
+      {
+        type: 'input',
+        block_id: JOB_FORM.endpoint.block,
+        label: { type: 'plain_text', text: 'Endpoint' },
+        element: {
+          type: 'static_select',
+          action_id: JOB_FORM.endpoint.action,
+          placeholder: { type: 'plain_text', text: 'Choose an endpoint' },
+          options,
+          ...(initial ? { initial_option: initial } : {}),
+        },
+      },
+      {
+        type: 'input',
+        block_id: JOB_FORM.input.block,
+        label: { type: 'plain_text', text: 'Input (JSON)' },
+        hint: { type: 'plain_text', text: 'Any JSON value the endpoint accepts, e.g. {"url": "https://..."}' },
+        element: {
+          type: 'plain_text_input',
+          action_id: JOB_FORM.input.action,
+          multiline: true,
+          placeholder: { type: 'plain_text', text: '{"prompt": "hello"}' },
+        },
+      },
+      {
+        type: 'input',
+        block_id: JOB_FORM.metadata.block,
+        optional: true,
+        label: { type: 'plain_text', text: 'Metadata (JSON object)' },
+        hint: { type: 'plain_text', text: 'Optional; stored with the job.' },
+        element: { type: 'plain_text_input', action_id: JOB_FORM.metadata.action, multiline: true },
+      },
+    ],
+  };
+}

@@ -1,0 +1,101 @@
+import type { KnownBlock, RequestState, SlackMessage } from '../model';
+import { ACTIONS, encodeValue, type ImageRequestValue, type JobRef } from './actions';
+import { context, escapeText, formatDuration, mention, section, truncate } from './format';
+
+/** What the parent message says was asked for. */
+export type RequestSubject =
+  | { kind: 'job'; endpoint: string }
+  | { kind: 'transcribe'; url: string }
+  | { kind: 'image'; request: ImageRequestValue }
+  | { kind: 'chat'; message: string }
+  | { kind: 'queue'; name: string; project: string };
+
+export interface ParentView {
+  user: string;
+  subject: RequestSubject;
+  state: RequestState;
+  elapsedMs?: number;
+  job?: JobRef;
+  /** One more line under the status, e.g. who cancelled or the service's error. */
+  note?: string;
+}
+
+const STATE_LINE: Record<RequestState, { emoji: string; label: (elapsed: string) => string }> = {
+  pending: { emoji: ':hourglass_flowing_sand:', label: (t) => `Pending · waiting ${t}` },
+  running: { emoji: ':gear:', label: (t) => `Running · ${t}` },
+  succeeded: { emoji: ':white_check_mark:', label: (t) => `Succeeded in ${t}` },
+  failed: { emoji: ':x:', label: (t) => `Failed after ${t}` },
+  cancelled: { emoji: ':no_entry_sign:', label: (t) => `Cancelled after ${t}` },
+  interrupted: { emoji: ':warning:', label: () => 'Interrupted: the app restarted while this ran' },
+};
+
+export function describeSubject(subject: RequestSubject): string {
+  switch (subject.kind) {
+    case 'job':
+      return `ran a job on \`${escapeText(subject.endpoint)}\``;
+    case 'transcribe':
+      return `asked for a transcription of ${escapeText(subject.url)}`;
+    case 'image': {
+      const { count, prompt } = subject.request;
+      return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeText(truncate(prompt, 500))}_`;
+    }
+    case 'chat':
+      return `asked: ${escapeText(truncate(subject.message, 2000))}`;
+    case 'queue':
+      return `is creating queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
+  }
+}
+
+export function statusLine(state: RequestState, elapsedMs = 0): string {
+  const line = STATE_LINE[state];
+  return `${line.emoji} ${line.label(formatDuration(elapsedMs))}`;
+}
+
+function buttons(view: ParentView): KnownBlock | undefined {
+  const elements = [];
+  const active = view.state === 'pending' || view.state === 'running';
+  if (view.job) {
+    const value = encodeValue(view.job);
+    if (active && value) {
+      elements.push({
+        type: 'button' as const,
+        action_id: ACTIONS.cancel,
+        text: { type: 'plain_text' as const, text: 'Cancel' },
+        style: 'danger' as const,
+        value,
+        confirm: {
+          title: { type: 'plain_text' as const, text: 'Cancel this job?' },
+          text: { type: 'plain_text' as const, text: 'GPU time already used is still billed.' },
+          confirm: { type: 'plain_text' as const, text: 'Cancel job' },
+          deny: { type: 'plain_text' as const, text: 'Keep running' },
+        },
+      });
+    }
+    if (value) {
+      elements.push({ type: 'button' as const, action_id: ACTIONS.showInput, text: { type: 'plain_text' as const, text: 'Show input' }, value });
+    }
+  }
+  if (view.subject.kind === 'image') {
+    const value = encodeValue(view.subject.request);
+    if (value) {
+      elements.push({ type: 'button' as const, action_id: ACTIONS.showInput, text: { type: 'plain_text' as const, text: 'Show input' }, value });
+      if (!active) {
+        elements.push({ type: 'button' as const, action_id: ACTIONS.regenerateImage, text: { type: 'plain_text' as const, text: 'Regenerate' }, value });
+      }
+    }
+  }
+  return elements.length > 0 ? { type: 'actions', block_id: 'gpu.parent_actions', elements } : undefined;
+}
+
+/** The parent message in the channel: who asked for what, and where it stands. Edited in place. */
+export function parentMessage(view: ParentView): SlackMessage {
+  const who = `${mention(view.user)} ${describeSubject(view.subject)}`;
+  const status = statusLine(view.state, view.elapsedMs);
+  const lines = [status];
+  if (view.job) lines.push(`Job \`${view.job.jobId}\` on \`${escapeText(view.job.endpoint)}\``);
+  const blocks: KnownBlock[] = [section(who), context(lines.join(' · '))];
+  if (view.note) blocks.push(context(escapeText(view.note)));
+  const actions = buttons(view);
+  if (actions) blocks.push(actions);
+  return { text: truncate(`${who} · ${status}`, 3000), blocks };
+}

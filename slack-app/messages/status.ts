@@ -1,0 +1,20 @@
+import type { Job } from '../../shared/schemas';
+import type { SlackMessage } from '../model';
+import { codeBlock, context, escapeText, readableJson, section } from './format';
+import { statusLine } from './parent';
+
+/** `/gpu status <id>`, shown to the asker only. */
+export function jobStatusMessage(job: Job, nowMs: number): SlackMessage {
+  const started = Date.parse(job.create_time);
+  const ended = job.status === 'pending' || job.status === 'running' ? nowMs : Date.parse(job.update_time);
+  const status = statusLine(job.status, ended - started);
+  const events = job.events.map((event) => `${event.action} ${event.time}`).join(' → ');
+  const blocks = [section(`Job \`${job.id}\` on \`${escapeText(job.inference_endpoint_name)}\`\n${status}`)];
+  if (events) blocks.push(context(escapeText(events)));
+  if (job.output !== undefined) blocks.push(section(`*Output*\n${codeBlock(readableJson(job.output), 1500)}`));
+  return { text: `Job ${job.id}: ${job.status}`, blocks };
+}
+
+export function inputMessage(title: string, input: unknown): SlackMessage {
+  return { text: `${title}: ${readableJson(input).slice(0, 500)}`, blocks: [section(`*${escapeText(title)}*\n${codeBlock(readableJson(input))}`)] };
+}
