@@ -1,0 +1,164 @@
+import { createHmac } from 'node:crypto';
+import { BOT, TEAM, Workspace, type StoredMessage } from './workspace';
+
+/**
+ * Sends what Slack sends to an app: slash commands, button clicks, modal submissions and message
+ * events, signed with the app's signing secret (`v0=` HMAC-SHA256 of `v0:<ts>:<body>`).
+ */
+
+export function slackSignature(signingSecret: string, timestampSeconds: number, body: string): string {
+  return `v0=${createHmac('sha256', signingSecret).update(`v0:${timestampSeconds}:${body}`).digest('hex')}`;
+}
+
+export interface AppReply {
+  status: number;
+  body: string;
+}
+
+export interface SlashCommandOptions {
+  user: string;
+  channel: string;
+  text: string;
+  command?: string;
+  userName?: string;
+}
+
+export interface ButtonClick {
+  user: string;
+  channel: string;
+  actionId: string;
+  blockId?: string;
+  value?: string;
+  /** The channel message carrying the button, or the ephemeral message's id. */
+  message?: StoredMessage;
+  ephemeralId?: string;
+}
+
+export interface ViewSubmission {
+  user: string;
+  viewId: string;
+  /** `values[blockId][actionId]` as Slack sends them. */
+  values: Record<string, Record<string, unknown>>;
+}
+
+export interface AppLinkOptions {
+  signingSecret: string;
+  /** Where the app listens for Slack, e.g. `http://127.0.0.1:3000/slack/events`. */
+  eventsUrl: () => string | undefined;
+  /** Creates a response_url on the stand-in for this request. */
+  responseUrl: (target: { channel: string; user: string; ephemeralId?: string; messageTs?: string }) => string;
+}
+
+export class AppLink {
+  constructor(
+    private readonly workspace: Workspace,
+    private readonly options: AppLinkOptions,
+  ) {}
+
+  /** Posts a signed body; `timestampSeconds` and `signature` are overridable to forge requests in tests. */
+  async send(body: string, contentType: string, overrides: { timestampSeconds?: number; signature?: string | null } = {}): Promise<AppReply> {
+    const url = this.options.eventsUrl();
+    if (!url) throw new Error('The stand-in does not know where the app listens yet.');
+    const timestamp = overrides.timestampSeconds ?? Math.floor(Date.now() / 1000);
+    const headers: Record<string, string> = { 'content-type': contentType, 'x-slack-request-timestamp': String(timestamp) };
+    const signature = overrides.signature === undefined ? slackSignature(this.options.signingSecret, timestamp, body) : overrides.signature;
+    if (signature !== null) headers['x-slack-signature'] = signature;
+    const response = await fetch(url, { method: 'POST', headers, body });
+    return { status: response.status, body: await response.text() };
+  }
+
+  slashCommandBody(options: SlashCommandOptions): string {
+    return new URLSearchParams({
+      token: 'standin-verification-token',
+      team_id: TEAM.id,
+      team_domain: TEAM.domain,
+      channel_id: options.channel,
+      channel_name: this.workspace.channelName(options.channel),
+      user_id: options.user,
+      user_name: options.userName ?? options.user.toLowerCase(),
+      command: options.command ?? '/gpu',
+      text: options.text,
+      api_app_id: BOT.appId,
+      is_enterprise_install: 'false',
+      response_url: this.options.responseUrl({ channel: options.channel, user: options.user }),
+      trigger_id: this.workspace.issueTrigger(options.user),
+    }).toString();
+  }
+
+  slashCommand(options: SlashCommandOptions): Promise<AppReply> {
+    return this.send(this.slashCommandBody(options), 'application/x-www-form-urlencoded');
+  }
+
+  click(click: ButtonClick): Promise<AppReply> {
+    const ephemeral = click.ephemeralId ? this.workspace.ephemerals.find((message) => message.id === click.ephemeralId) : undefined;
+    const container = click.message
+      ? { type: 'message', message_ts: click.message.ts, channel_id: click.channel, is_ephemeral: false, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) }
+      : { type: 'message', message_ts: ephemeral?.ts ?? '', channel_id: click.channel, is_ephemeral: true };
+    const payload = {
+      type: 'block_actions',
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: click.user, username: click.user.toLowerCase(), team_id: TEAM.id },
+      api_app_id: BOT.appId,
+      token: 'standin-verification-token',
+      container,
+      trigger_id: this.workspace.issueTrigger(click.user),
+      channel: { id: click.channel, name: this.workspace.channelName(click.channel) },
+      ...(click.message
+        ? { message: { type: 'message', ts: click.message.ts, user: click.message.user, bot_id: click.message.botId, text: click.message.text, blocks: click.message.blocks, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) } }
+        : {}),
+      response_url: this.options.responseUrl({ channel: click.channel, user: click.user, ephemeralId: click.ephemeralId, messageTs: click.message?.ts }),
+      actions: [
+        {
+          type: 'button',
+          action_id: click.actionId,
+          block_id: click.blockId ?? 'block',
+          ...(click.value !== undefined ? { value: click.value } : {}),
+          action_ts: String(Date.now() / 1000),
+        },
+      ],
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
+  submitView(submission: ViewSubmission): Promise<AppReply> {
+    const open = this.workspace.views.get(submission.viewId);
+    if (!open) throw new Error(`No open view ${submission.viewId}.`);
+    const payload = {
+      type: 'view_submission',
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: submission.user, username: submission.user.toLowerCase(), team_id: TEAM.id },
+      api_app_id: BOT.appId,
+      token: 'standin-verification-token',
+      trigger_id: this.workspace.issueTrigger(submission.user),
+      view: { ...open.view, id: open.id, hash: open.hash, team_id: TEAM.id, app_id: BOT.appId, state: { values: submission.values } },
+      response_urls: [],
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
+  /** A person's message in a channel or thread, as the Events API delivers it. */
+  messageEvent(message: StoredMessage): Promise<AppReply> {
+    const event = {
+      type: 'message',
+      channel: message.channel,
+      user: message.user,
+      text: message.text,
+      ts: message.ts,
+      ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+      channel_type: 'channel',
+      event_ts: message.ts,
+      team: TEAM.id,
+    };
+    const body = {
+      token: 'standin-verification-token',
+      team_id: TEAM.id,
+      api_app_id: BOT.appId,
+      event,
+      type: 'event_callback',
+      event_id: this.workspace.newId('Ev'),
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
+    };
+    return this.send(JSON.stringify(body), 'application/json');
+  }
+}

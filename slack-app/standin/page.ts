@@ -1,0 +1,349 @@
+/**
+ * The stand-in's web page: the channel as Slack would show it (parent messages with live status,
+ * threads, uploaded images, working buttons, modals) and a box to type `/gpu ...`. Plain DOM code,
+ * no build step; every text the app sent is escaped before it is formatted.
+ */
+export function renderPage(): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>#general · GPU Cloud (local Slack stand-in)</title>
+<style>
+  :root { --border: #ddd; --muted: #616061; --accent: #1264a3; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 15px/1.46 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d1c1d; display: flex; flex-direction: column; height: 100vh; }
+  header { padding: 10px 20px; border-bottom: 1px solid var(--border); display: flex; align-items: baseline; gap: 12px; }
+  header h1 { font-size: 18px; margin: 0; }
+  header span { color: var(--muted); font-size: 13px; }
+  #feed { flex: 1; overflow-y: auto; padding: 12px 20px; }
+  .message { padding: 6px 0; border-bottom: 1px solid #f3f3f3; }
+  .meta { font-size: 13px; color: var(--muted); }
+  .meta b { color: #1d1c1d; font-size: 15px; }
+  .app-badge { background: #e8e8e8; border-radius: 3px; font-size: 10px; padding: 1px 4px; margin-left: 4px; }
+  .ephemeral { background: #f8f8ff; border-left: 3px solid #9b9bd4; padding: 6px 10px; margin: 6px 0; }
+  .ephemeral .meta { font-style: italic; }
+  .block { margin: 4px 0; }
+  .context { color: var(--muted); font-size: 13px; }
+  .header-block { font-weight: 700; font-size: 17px; }
+  pre { background: #f8f8f8; border: 1px solid #e4e4e4; border-radius: 4px; padding: 8px; white-space: pre-wrap; word-break: break-word; margin: 4px 0; font-size: 13px; }
+  code { background: #f4f4f4; border: 1px solid #e4e4e4; border-radius: 3px; padding: 0 3px; font-size: 13px; color: #c01343; }
+  blockquote { border-left: 4px solid #ddd; margin: 4px 0; padding-left: 8px; }
+  .mention { background: #e8f5fa; color: var(--accent); border-radius: 3px; padding: 0 2px; }
+  button.slack-button { border: 1px solid #bbb; background: #fff; border-radius: 4px; padding: 4px 12px; margin: 4px 6px 0 0; font-weight: 600; cursor: pointer; }
+  button.slack-button.primary { background: #007a5a; color: #fff; border-color: #007a5a; }
+  button.slack-button.danger { color: #e01e5a; border-color: #e01e5a; }
+  .thread { margin: 6px 0 4px 28px; padding-left: 12px; border-left: 2px solid #e8e8e8; }
+  .thread .message { border-bottom: none; }
+  .thread-reply { display: flex; gap: 6px; margin-top: 4px; }
+  .thread-reply input { flex: 1; padding: 4px 8px; border: 1px solid var(--border); border-radius: 4px; }
+  .file { margin: 4px 0; }
+  .file img { max-width: 360px; max-height: 360px; border-radius: 6px; border: 1px solid var(--border); display: block; }
+  .streaming::after { content: " ▍"; color: var(--muted); }
+  footer { border-top: 1px solid var(--border); padding: 10px 20px; }
+  #composer { width: 100%; padding: 10px 12px; font-size: 15px; border: 1px solid #bbb; border-radius: 6px; }
+  .hint { font-size: 12px; color: var(--muted); margin-top: 4px; }
+  #modal-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
+  #modal { background: #fff; border-radius: 8px; width: min(560px, 94vw); max-height: 90vh; overflow-y: auto; padding: 18px 22px; }
+  #modal h2 { margin: 0 0 12px; font-size: 20px; }
+  #modal label { display: block; font-weight: 700; margin-top: 12px; }
+  #modal select, #modal textarea, #modal input[type=text] { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; }
+  #modal textarea { min-height: 90px; font-family: monospace; }
+  .field-hint { color: var(--muted); font-size: 12px; }
+  .field-error { color: #e01e5a; font-size: 13px; margin-top: 2px; }
+  .modal-actions { display: flex; justify-content: flex-end; gap: 8px; margin-top: 16px; }
+</style>
+</head>
+<body>
+<header><h1># general</h1><span>GPU Cloud · local Slack stand-in (127.0.0.1)</span></header>
+<main id="feed" aria-live="polite"></main>
+<footer>
+  <form id="composer-form"><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
+  <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
+</footer>
+<div id="modal-backdrop"><form id="modal"></form></div>
+<script>
+(() => {
+  const EMOJI = { white_check_mark: '✅', x: '❌', gear: '⚙️', hourglass_flowing_sand: '⏳', no_entry_sign: '🚫', warning: '⚠️', no_entry: '⛔', robot_face: '🤖', frame_with_picture: '🖼️', memo: '📝', speech_balloon: '💬' };
+  let state = null;
+  let shownView = '';
+  const drafts = new Map();
+
+  const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+  function userName(id) {
+    if (state && id === state.me.id) return state.me.name;
+    if (state && id === state.bot.id) return state.bot.name;
+    return id;
+  }
+
+  /** Slack mrkdwn to safe HTML: links and mentions first, then escape, then formatting. */
+  function mrkdwn(source) {
+    const saved = [];
+    const keep = (html) => '\\u0000' + (saved.push(html) - 1) + '\\u0000';
+    let s = source.replace(/<([^<>]+)>/g, (_, inner) => {
+      const [target, label] = inner.split('|');
+      if (target.startsWith('@')) return keep('<span class="mention">@' + escapeHtml(userName(target.slice(1))) + '</span>');
+      if (target.startsWith('#')) return keep('<span class="mention">#' + escapeHtml(label || target.slice(1)) + '</span>');
+      if (/^https?:\\/\\//.test(decode(target))) return keep('<a href="' + escapeHtml(decode(target)) + '" target="_blank" rel="noopener">' + escapeHtml(decode(label || target)) + '</a>');
+      return keep(escapeHtml(decode(inner)));
+    });
+    s = escapeHtml(decode(s));
+    s = s.replace(/\`\`\`([\\s\\S]*?)\`\`\`/g, (_, code) => keep('<pre>' + code.replace(/^\\n/, '') + '</pre>'));
+    s = s.replace(/\`([^\`\\n]+)\`/g, (_, code) => keep('<code>' + code + '</code>'));
+    s = s.replace(/(^|[\\s(])\\*([^*\\n]+)\\*/g, '$1<b>$2</b>');
+    s = s.replace(/(^|[\\s(])_([^_\\n]+)_/g, '$1<i>$2</i>');
+    s = s.replace(/(^|[\\s(])~([^~\\n]+)~/g, '$1<s>$2</s>');
+    s = s.replace(/(^|\\n)&gt; ?([^\\n]*)/g, '$1<blockquote>$2</blockquote>');
+    s = s.replace(/:([a-z0-9_+-]+):/g, (m, name) => EMOJI[name] || m);
+    s = s.replace(/\\n/g, '<br>');
+    return s.replace(/\\u0000(\\d+)\\u0000/g, (_, i) => saved[Number(i)]);
+  }
+
+  function textObject(t) {
+    if (!t) return '';
+    return t.type === 'mrkdwn' ? mrkdwn(t.text) : escapeHtml(t.text).replace(/\\n/g, '<br>');
+  }
+
+  function el(tag, className, html) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (html !== undefined) node.innerHTML = html;
+    return node;
+  }
+
+  function button(element, source) {
+    const b = el('button', 'slack-button' + (element.style ? ' ' + element.style : ''), textObject(element.text));
+    b.type = 'button';
+    b.dataset.actionId = element.action_id;
+    b.addEventListener('click', async () => {
+      if (element.confirm && !window.confirm((element.confirm.title ? element.confirm.title.text + '\\n' : '') + element.confirm.text.text)) return;
+      b.disabled = true;
+      await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
+    });
+    return b;
+  }
+
+  function renderBlocks(blocks, source) {
+    const out = document.createDocumentFragment();
+    for (const block of blocks) {
+      let node;
+      switch (block.type) {
+        case 'section':
+          node = el('div', 'block section', textObject(block.text));
+          if (block.fields) for (const f of block.fields) node.appendChild(el('div', '', textObject(f)));
+          break;
+        case 'context':
+          node = el('div', 'block context', (block.elements || []).map((e) => (e.type === 'image' ? '' : textObject(e))).join(' '));
+          break;
+        case 'header':
+          node = el('div', 'block header-block', textObject(block.text));
+          break;
+        case 'divider':
+          node = el('hr', 'block');
+          break;
+        case 'image':
+          node = el('div', 'block');
+          { const img = el('img'); img.src = block.image_url; img.alt = block.alt_text || ''; img.style.maxWidth = '360px'; node.appendChild(img); }
+          break;
+        case 'actions':
+          node = el('div', 'block actions');
+          for (const element of block.elements || []) {
+            if (element.type === 'button') node.appendChild(button(element, { ...source, blockId: block.block_id }));
+          }
+          break;
+        default:
+          node = el('div', 'block context', '[' + escapeHtml(block.type) + ' block]');
+      }
+      out.appendChild(node);
+    }
+    return out;
+  }
+
+  function renderFiles(files) {
+    const out = document.createDocumentFragment();
+    for (const file of files) {
+      const box = el('div', 'file');
+      if (file.mimetype.startsWith('image/')) {
+        const img = el('img', 'file-image');
+        img.src = file.url;
+        img.alt = file.title;
+        box.appendChild(img);
+      }
+      const link = el('a', 'file-link', '📎 ' + escapeHtml(file.name));
+      link.href = file.url;
+      link.target = '_blank';
+      box.appendChild(link);
+      out.appendChild(box);
+    }
+    return out;
+  }
+
+  function renderMessage(message, inThread) {
+    const node = el('div', 'message');
+    node.dataset.ts = message.ts;
+    const when = new Date(Number(message.ts) * 1000).toLocaleTimeString();
+    node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
+    const source = { messageTs: message.ts };
+    const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
+    if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
+    else if (message.text) body.innerHTML = mrkdwn(message.text);
+    node.appendChild(body);
+    node.appendChild(renderFiles(message.files));
+    if (!inThread && (message.replies.length || message.bot)) {
+      const thread = el('div', 'thread');
+      thread.dataset.threadTs = message.ts;
+      for (const reply of message.replies) thread.appendChild(renderMessage(reply, true));
+      const form = el('form', 'thread-reply');
+      const input = el('input');
+      input.placeholder = 'Reply in thread…';
+      input.value = drafts.get(message.ts) || '';
+      input.addEventListener('input', () => drafts.set(message.ts, input.value));
+      form.appendChild(input);
+      form.addEventListener('submit', async (event) => {
+        event.preventDefault();
+        const value = input.value.trim();
+        if (!value) return;
+        drafts.delete(message.ts);
+        input.value = '';
+        await post('/ui/reply', { threadTs: message.ts, text: value });
+      });
+      thread.appendChild(form);
+      node.appendChild(thread);
+    }
+    return node;
+  }
+
+  function renderEphemeral(message) {
+    const node = el('div', 'ephemeral');
+    node.dataset.ephemeralId = message.id;
+    node.appendChild(el('div', 'meta', '<b>' + escapeHtml(state.bot.name) + '</b><span class="app-badge">APP</span> · Only visible to you'));
+    const body = el('div', 'body');
+    if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, { ephemeralId: message.id }));
+    else body.innerHTML = mrkdwn(message.text);
+    node.appendChild(body);
+    const dismiss = el('button', 'slack-button', 'Dismiss');
+    dismiss.type = 'button';
+    dismiss.addEventListener('click', () => post('/ui/dismiss', { ephemeralId: message.id }));
+    node.appendChild(dismiss);
+    return node;
+  }
+
+  function renderFeed() {
+    const feed = document.getElementById('feed');
+    const nearBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 80;
+    const focused = document.activeElement && document.activeElement.closest('.thread') ? document.activeElement.closest('.thread').dataset.threadTs : null;
+    const items = [
+      ...state.messages.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, false) })),
+      ...state.ephemerals.map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
+    ].sort((a, b) => a.ts - b.ts);
+    feed.replaceChildren(...items.map((item) => item.node()));
+    if (focused) { const input = feed.querySelector('.thread[data-thread-ts="' + focused + '"] input'); if (input) input.focus(); }
+    if (nearBottom) feed.scrollTop = feed.scrollHeight;
+  }
+
+  function renderModal() {
+    const backdrop = document.getElementById('modal-backdrop');
+    const key = state.view ? JSON.stringify(state.view) : '';
+    if (key === shownView) return;
+    shownView = key;
+    if (!state.view) { backdrop.style.display = 'none'; return; }
+    const { id, view, errors } = state.view;
+    const form = document.getElementById('modal');
+    form.replaceChildren();
+    form.dataset.viewId = id;
+    form.appendChild(el('h2', '', escapeHtml(view.title ? view.title.text : 'App')));
+    for (const block of view.blocks || []) {
+      if (block.type !== 'input') { form.appendChild(renderBlocks([block], {})); continue; }
+      const label = el('label', '', escapeHtml(block.label.text) + (block.optional ? ' <span class="field-hint">(optional)</span>' : ''));
+      const element = block.element;
+      let control;
+      if (element.type === 'static_select') {
+        control = el('select');
+        control.appendChild(el('option', '', escapeHtml(element.placeholder ? element.placeholder.text : 'Choose…')));
+        control.firstChild.value = '';
+        for (const option of element.options || []) {
+          const o = el('option', '', escapeHtml(option.text.text));
+          o.value = option.value;
+          if (element.initial_option && element.initial_option.value === option.value) o.selected = true;
+          control.appendChild(o);
+        }
+      } else {
+        control = el(element.multiline ? 'textarea' : 'input');
+        if (!element.multiline) control.type = 'text';
+        if (element.placeholder) control.placeholder = element.placeholder.text;
+        if (element.initial_value) control.value = element.initial_value;
+      }
+      control.dataset.blockId = block.block_id;
+      control.dataset.actionId = element.action_id;
+      control.dataset.kind = element.type;
+      control.name = block.block_id;
+      label.appendChild(control);
+      if (block.hint) label.appendChild(el('div', 'field-hint', escapeHtml(block.hint.text)));
+      if (errors[block.block_id]) label.appendChild(el('div', 'field-error', escapeHtml(errors[block.block_id])));
+      form.appendChild(label);
+    }
+    if (errors['']) form.appendChild(el('div', 'field-error', escapeHtml(errors[''])));
+    const actions = el('div', 'modal-actions');
+    const close = el('button', 'slack-button', escapeHtml(view.close ? view.close.text : 'Close'));
+    close.type = 'button';
+    close.addEventListener('click', () => post('/ui/view-close', { viewId: id }));
+    actions.appendChild(close);
+    if (view.submit) {
+      const submit = el('button', 'slack-button primary', escapeHtml(view.submit.text));
+      submit.type = 'submit';
+      actions.appendChild(submit);
+    }
+    form.appendChild(actions);
+    backdrop.style.display = 'flex';
+  }
+
+  document.getElementById('modal').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    const values = {};
+    for (const control of form.querySelectorAll('[data-block-id]')) {
+      const entry = control.dataset.kind === 'static_select'
+        ? { type: 'static_select', selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
+        : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
+      values[control.dataset.blockId] = { [control.dataset.actionId]: entry };
+    }
+    shownView = '';
+    await post('/ui/view-submit', { viewId: form.dataset.viewId, values });
+  });
+
+  async function post(path, body) {
+    await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  async function refresh() {
+    state = await (await fetch('/ui/state')).json();
+    renderFeed();
+    renderModal();
+  }
+
+  document.getElementById('composer-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const input = document.getElementById('composer');
+    const value = input.value.trim();
+    if (!value) return;
+    input.value = '';
+    await post('/ui/command', { text: value });
+  });
+
+  // Each change on the server pushes its revision; refreshes never overlap and none is lost.
+  let running = false;
+  let again = false;
+  async function scheduleRefresh() {
+    if (running) { again = true; return; }
+    running = true;
+    try { do { again = false; await refresh(); } while (again); } finally { running = false; }
+  }
+  new EventSource('/ui/events').onmessage = scheduleRefresh;
+})();
+</script>
+</body>
+</html>`;
+}

@@ -1,0 +1,206 @@
+import { EventEmitter } from 'node:events';
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The state of the stand-in workspace: one team, its channels' messages and threads, ephemeral
+ * messages, uploaded files and open modals. Pure bookkeeping; the HTTP layers read and change it.
+ */
+
+export const TEAM = { id: 'T0STANDIN', domain: 'standin', name: 'Stand-in workspace' } as const;
+export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud' } as const;
+export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
+export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
+
+export interface MessageMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
+}
+
+export interface StoredFile {
+  id: string;
+  name: string;
+  title: string;
+  mimetype: string;
+  size: number;
+  altText?: string;
+  content?: Buffer;
+  /** Set once files.completeUploadExternal shared it. */
+  shared: boolean;
+}
+
+export interface StoredMessage {
+  ts: string;
+  channel: string;
+  /** The author: a user id, or the bot's user id for the app's messages. */
+  user: string;
+  botId?: string;
+  text: string;
+  blocks?: unknown[];
+  threadTs?: string;
+  metadata?: MessageMetadata;
+  fileIds: string[];
+  edited: boolean;
+  /** True while a chat.startStream message is still being appended to. */
+  streaming: boolean;
+}
+
+export interface EphemeralMessage {
+  id: string;
+  ts: string;
+  channel: string;
+  user: string;
+  text: string;
+  blocks?: unknown[];
+  threadTs?: string;
+}
+
+export interface OpenView {
+  id: string;
+  hash: string;
+  user: string;
+  view: Record<string, unknown>;
+  /** Field errors from the app's last `response_action: errors` answer. */
+  errors: Record<string, string>;
+}
+
+export interface IssuedTrigger {
+  id: string;
+  user: string;
+  issuedAt: number;
+}
+
+/** Slack's own rule: a trigger id is usable for 3 seconds. */
+export const TRIGGER_LIFETIME_MS = 3000;
+
+export class Workspace extends EventEmitter {
+  readonly messages: StoredMessage[] = [];
+  readonly ephemerals: EphemeralMessage[] = [];
+  readonly files = new Map<string, StoredFile>();
+  readonly views = new Map<string, OpenView>();
+  readonly triggers = new Map<string, IssuedTrigger>();
+  readonly channelNames = new Map<string, string>([[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name]]);
+  private lastTs = 0;
+  private version = 0;
+
+  constructor(private readonly now: () => number = Date.now) {
+    super();
+    this.setMaxListeners(100);
+  }
+
+  get revision(): number {
+    return this.version;
+  }
+
+  /** Every change bumps the revision and tells listeners (the page, tests waiting for a state). */
+  changed(): void {
+    this.version++;
+    this.emit('change', this.version);
+  }
+
+  /** Strictly increasing `seconds.micros` timestamps, like Slack's message ids. */
+  nextTs(): string {
+    const candidate = Math.max(this.now() * 1000, this.lastTs + 1);
+    this.lastTs = candidate;
+    return `${Math.floor(candidate / 1e6)}.${String(candidate % 1e6).padStart(6, '0')}`;
+  }
+
+  newId(prefix: string): string {
+    return `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
+  }
+
+  post(message: Omit<StoredMessage, 'ts' | 'edited' | 'streaming' | 'fileIds'> & Partial<Pick<StoredMessage, 'fileIds' | 'streaming'>>): StoredMessage {
+    const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming: message.streaming ?? false, fileIds: message.fileIds ?? [] };
+    this.messages.push(stored);
+    this.changed();
+    return stored;
+  }
+
+  find(channel: string, ts: string): StoredMessage | undefined {
+    return this.messages.find((message) => message.channel === channel && message.ts === ts);
+  }
+
+  update(channel: string, ts: string, change: Partial<Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming'>>): StoredMessage | undefined {
+    const message = this.find(channel, ts);
+    if (!message) return undefined;
+    Object.assign(message, change, { edited: true });
+    this.changed();
+    return message;
+  }
+
+  /** Top-level messages of a channel, oldest first. */
+  channelMessages(channel: string): StoredMessage[] {
+    return this.messages.filter((message) => message.channel === channel && (!message.threadTs || message.threadTs === message.ts));
+  }
+
+  /** The parent followed by its replies, oldest first, as conversations.replies returns them. */
+  thread(channel: string, ts: string): StoredMessage[] {
+    return this.messages.filter((message) => message.channel === channel && (message.ts === ts || message.threadTs === ts));
+  }
+
+  replies(channel: string, ts: string): StoredMessage[] {
+    return this.messages.filter((message) => message.channel === channel && message.threadTs === ts && message.ts !== ts);
+  }
+
+  postEphemeral(message: Omit<EphemeralMessage, 'id' | 'ts'>): EphemeralMessage {
+    const stored = { ...message, id: this.newId('E'), ts: this.nextTs() };
+    this.ephemerals.push(stored);
+    this.changed();
+    return stored;
+  }
+
+  replaceEphemeral(id: string, change: Pick<EphemeralMessage, 'text' | 'blocks'>): boolean {
+    const message = this.ephemerals.find((candidate) => candidate.id === id);
+    if (!message) return false;
+    Object.assign(message, change);
+    this.changed();
+    return true;
+  }
+
+  deleteEphemeral(id: string): void {
+    const index = this.ephemerals.findIndex((candidate) => candidate.id === id);
+    if (index >= 0) this.ephemerals.splice(index, 1);
+    this.changed();
+  }
+
+  ephemeralsFor(user: string): EphemeralMessage[] {
+    return this.ephemerals.filter((message) => message.user === user);
+  }
+
+  issueTrigger(user: string): string {
+    const id = `${Date.now()}.${this.newId('TRIG')}`;
+    this.triggers.set(id, { id, user, issuedAt: this.now() });
+    return id;
+  }
+
+  /** A trigger is good once, for a few seconds. */
+  redeemTrigger(id: string): IssuedTrigger | 'invalid' | 'expired' {
+    const trigger = this.triggers.get(id);
+    if (!trigger) return 'invalid';
+    this.triggers.delete(id);
+    return this.now() - trigger.issuedAt > TRIGGER_LIFETIME_MS ? 'expired' : trigger;
+  }
+
+  openView(user: string, view: Record<string, unknown>): OpenView {
+    const open: OpenView = { id: this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
+    this.views.set(open.id, open);
+    this.changed();
+    return open;
+  }
+
+  updateView(id: string, view: Record<string, unknown>): OpenView | undefined {
+    const open = this.views.get(id);
+    if (!open) return undefined;
+    Object.assign(open, { view, hash: this.newId('H'), errors: {} });
+    this.changed();
+    return open;
+  }
+
+  closeView(id: string): void {
+    this.views.delete(id);
+    this.changed();
+  }
+
+  channelName(id: string): string {
+    return this.channelNames.get(id) ?? id.toLowerCase();
+  }
+}
