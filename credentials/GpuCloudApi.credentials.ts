@@ -1,0 +1,73 @@
+import type {
+  IAuthenticateGeneric,
+  ICredentialTestRequest,
+  ICredentialType,
+  Icon,
+  INodeProperties,
+} from 'n8n-workflow';
+
+/** The management API: jobs, the endpoint catalogue, queues and the webhook secret. */
+export class GpuCloudApi implements ICredentialType {
+  name = 'gpuCloudApi';
+
+  displayName = 'GPU Cloud API';
+
+  icon: Icon = { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' };
+
+  documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-gpu-cloud#credentials';
+
+  properties: INodeProperties[] = [
+    {
+      displayName: 'API Key',
+      name: 'apiKey',
+      type: 'string',
+      typeOptions: { password: true },
+      default: '',
+      required: true,
+      description: 'The key from the API Access area of your GPU Cloud account profile',
+    },
+    {
+      displayName: 'API Base URL',
+      name: 'baseUrl',
+      type: 'string',
+      default: '',
+      required: true,
+      placeholder: 'https://api.example.com/api/public',
+      description: 'The public API root of your GPU Cloud account, ending in /api/public',
+    },
+    {
+      displayName: 'Organization Name',
+      name: 'organizationName',
+      type: 'string',
+      default: '',
+      required: true,
+      placeholder: 'e.g. acme-research',
+      hint: '2-63 lower-case letters, digits or hyphens, as shown in the portal URL',
+    },
+    {
+      displayName: 'Default Project',
+      name: 'defaultProject',
+      type: 'string',
+      default: '',
+      placeholder: 'e.g. default',
+      description: 'Used by operations that need a project (such as creating a queue) when the node does not name one',
+    },
+  ];
+
+  authenticate: IAuthenticateGeneric = {
+    type: 'generic',
+    properties: {
+      headers: {
+        'Service-Api-Key': '={{$credentials.apiKey}}',
+      },
+    },
+  };
+
+  test: ICredentialTestRequest = {
+    request: {
+      baseURL: '={{$credentials.baseUrl}}',
+      url: '=/organizations/{{$credentials.organizationName}}/inference-endpoints',
+      qs: { page: 1, page_size: 1 },
+    },
+  };
+}

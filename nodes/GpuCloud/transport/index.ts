@@ -1,0 +1,200 @@
+import { createHash } from 'node:crypto';
+import type { IExecuteFunctions, IHttpRequestOptions, ILoadOptionsFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { sleepWithAbort } from 'n8n-workflow';
+import { z } from 'zod/v4';
+import {
+  LIMITS,
+  ManagementClient,
+  TransportError,
+  WorkloadClient,
+  parseOrThrow,
+  resourceNameSchema,
+  type Clock,
+  type StreamingTransportResponse,
+  type Transport,
+  type TransportFailure,
+  type TransportRequest,
+  type TransportResponse,
+} from '../../../shared';
+
+/**
+ * The only place in the nodes that touches HTTP: the shared clients' Transport seam, implemented
+ * on n8n's request helper so that proxies, credential authentication and execution cancelling all
+ * work as for n8n's own nodes. Operations never build URLs; they call the shared clients.
+ */
+
+export const MANAGEMENT_CREDENTIAL = 'gpuCloudApi';
+export const WORKLOAD_CREDENTIAL = 'gpuCloudWorkloadApi';
+
+/** Every context that may send authenticated requests: node runs, list searches, webhooks. */
+export type RequestContext = IExecuteFunctions | ILoadOptionsFunctions | IWebhookFunctions;
+
+const fullResponseSchema = z.object({
+  statusCode: z.number().int(),
+  headers: z.record(z.string(), z.unknown()).optional(),
+  body: z.unknown(),
+});
+
+function lowerCaseHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+  const result: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    if (value === undefined || value === null) continue;
+    result[name.toLowerCase()] = Array.isArray(value) ? value.map(String).join(', ') : String(value);
+  }
+  return result;
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** The first string `code` along an error's cause chain (n8n wraps the HTTP library's error). */
+function errorCode(error: unknown): string | undefined {
+  let current: unknown = error;
+  for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
+    if ('code' in current && typeof current.code === 'string') return current.code;
+    current = 'cause' in current ? current.cause : undefined;
+  }
+  return undefined;
+}
+
+function errorText(error: unknown): string {
+  let current: unknown = error;
+  const parts: string[] = [];
+  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
+    parts.push(current.message);
+    current = current.cause;
+  }
+  return parts.join(' | ');
+}
+
+const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/**
+ * Maps what n8n's request helper throws to a TransportError. Deliberately keeps neither the original
+ * error nor its request config as `cause`: those carry the request headers, and so the API key.
+ */
+export function toN8nTransportError(error: unknown): TransportError {
+  const code = errorCode(error);
+  const text = errorText(error);
+  const fail = (failure: TransportFailure, message: string, mayHaveReachedServer = true) =>
+    new TransportError(failure, message, { mayHaveReachedServer });
+  if (code === 'ERR_CANCELED' || /aborted|cancel/i.test(text)) return fail('aborted', 'The request was aborted.');
+  if (code && NEVER_CONNECTED.has(code)) return fail('connect', `Could not connect (${code}).`, false);
+  if (code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(text)) || /timeout of \d+ms exceeded/i.test(text)) {
+    return fail('timeout', 'The request timed out.');
+  }
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(text)) {
+    return fail('reset', 'The connection was closed before the reply was complete.');
+  }
+  return fail('other', `The request failed${code ? ` (${code})` : ''}.`);
+}
+
+export class N8nTransport implements Transport {
+  constructor(
+    private readonly context: RequestContext,
+    private readonly credentialType: string,
+  ) {}
+
+  private options(request: TransportRequest, encoding: 'text' | 'stream'): IHttpRequestOptions {
+    return {
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body: request.body,
+      returnFullResponse: true,
+      ignoreHttpStatusErrors: true,
+      json: false,
+      encoding,
+      timeout: request.timeoutMs,
+      abortSignal: request.signal,
+    };
+  }
+
+  private async call(request: TransportRequest, encoding: 'text' | 'stream'): Promise<z.infer<typeof fullResponseSchema>> {
+    let raw: unknown;
+    try {
+      raw = await this.context.helpers.httpRequestWithAuthentication.call(this.context, this.credentialType, this.options(request, encoding));
+    } catch (error) {
+      throw toN8nTransportError(error);
+    }
+    const parsed = fullResponseSchema.safeParse(raw);
+    if (!parsed.success) throw new TransportError('other', 'n8n returned an HTTP response of an unexpected shape.', { mayHaveReachedServer: true });
+    return parsed.data;
+  }
+
+  async send(request: TransportRequest): Promise<TransportResponse> {
+    const response = await this.call(request, 'text');
+    const { body } = response;
+    return {
+      status: response.statusCode,
+      headers: lowerCaseHeaders(response.headers),
+      body: typeof body === 'string' ? body : body === undefined || body === null ? '' : Buffer.isBuffer(body) ? body.toString('utf8') : JSON.stringify(body),
+    };
+  }
+
+  async stream(request: TransportRequest): Promise<StreamingTransportResponse> {
+    const response = await this.call(request, 'stream');
+    if (!isAsyncIterable(response.body)) throw new TransportError('other', 'n8n did not return a readable stream.', { mayHaveReachedServer: true });
+    return { status: response.statusCode, headers: lowerCaseHeaders(response.headers), body: response.body };
+  }
+}
+
+/** n8n forbids timers in node code; its own sleep honours the execution's cancel signal. */
+export const n8nClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) => sleepWithAbort(ms, signal),
+};
+
+const text = z.string({ error: 'is required' });
+
+const managementCredentialSchema = z.object({
+  apiKey: text.min(1, { error: 'is required' }),
+  baseUrl: text.min(1, { error: 'is required' }),
+  organizationName: text,
+  defaultProject: z.string().optional(),
+});
+export type ManagementCredentials = z.infer<typeof managementCredentialSchema>;
+
+const workloadCredentialSchema = z.object({
+  serviceUrl: text.min(1, { error: 'is required' }),
+  apiKey: z.string().optional(),
+});
+
+export async function readManagementCredentials(context: RequestContext): Promise<ManagementCredentials> {
+  const raw = await context.getCredentials(MANAGEMENT_CREDENTIAL);
+  const credentials = parseOrThrow(managementCredentialSchema, raw, 'GPU Cloud API credential');
+  return {
+    ...credentials,
+    baseUrl: credentials.baseUrl.trim(),
+    organizationName: parseOrThrow(resourceNameSchema, credentials.organizationName.trim(), 'GPU Cloud API credential Organization Name'),
+    defaultProject: credentials.defaultProject?.trim() || undefined,
+  };
+}
+
+/** Identifies the API key for the shared rate limiter without revealing it. */
+export function rateLimitKey(baseUrl: string, apiKey: string): string {
+  return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
+}
+
+export async function managementClient(context: RequestContext): Promise<{ client: ManagementClient; credentials: ManagementCredentials }> {
+  const credentials = await readManagementCredentials(context);
+  const client = new ManagementClient({
+    baseUrl: credentials.baseUrl,
+    organization: credentials.organizationName,
+    transport: new N8nTransport(context, MANAGEMENT_CREDENTIAL),
+    clock: n8nClock,
+    rateLimit: { requestsPerMinute: LIMITS.rateLimitPerMinute, key: rateLimitKey(credentials.baseUrl, credentials.apiKey) },
+  });
+  return { client, credentials };
+}
+
+export async function workloadClient(context: RequestContext): Promise<WorkloadClient> {
+  const raw = await context.getCredentials(WORKLOAD_CREDENTIAL);
+  const credentials = parseOrThrow(workloadCredentialSchema, raw, 'GPU Cloud Workload credential');
+  return new WorkloadClient({
+    serviceUrl: credentials.serviceUrl.trim(),
+    transport: new N8nTransport(context, WORKLOAD_CREDENTIAL),
+    clock: n8nClock,
+  });
+}
