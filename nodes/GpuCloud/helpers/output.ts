@@ -2,7 +2,7 @@ import type { GenericValue, IDataObject } from 'n8n-workflow';
 import { transcriptionOutputSchema, type Job } from '../../../shared';
 
 /** JSON that came from the service (already parsed from text) as n8n item data. */
-function toGeneric(value: unknown): GenericValue {
+export function toGeneric(value: unknown): GenericValue {
   if (value === undefined || value === null || typeof value === 'object') return value;
   if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
   return String(value);
