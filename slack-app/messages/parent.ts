@@ -1,3 +1,4 @@
+import { isTerminalStatus, type Job } from '../../shared/schemas';
 import type { KnownBlock, RequestState, SlackMessage } from '../model';
 import { ACTIONS, encodeValue, type ImageRequestValue, type JobRef } from './actions';
 import { context, escapeText, formatDuration, mention, section, truncate } from './format';
@@ -98,4 +99,24 @@ export function parentMessage(view: ParentView): SlackMessage {
   const actions = buttons(view);
   if (actions) blocks.push(actions);
   return { text: truncate(`${who} · ${status}`, 3000), blocks };
+}
+
+function inputUrl(input: unknown): string {
+  return input && typeof input === 'object' && 'url' in input && typeof input.url === 'string' ? input.url : '(no URL)';
+}
+
+/** The parent of a job, from the job itself: its status, elapsed time and (for transcriptions) the URL. */
+export function jobParentMessage(job: Job, origin: { user: string; kind: 'job' | 'transcribe' }, nowMs: number, note?: string): SlackMessage {
+  const created = Date.parse(job.create_time);
+  const end = isTerminalStatus(job.status) ? Date.parse(job.update_time) : nowMs;
+  const subject: RequestSubject =
+    origin.kind === 'transcribe' ? { kind: 'transcribe', url: inputUrl(job.input) } : { kind: 'job', endpoint: job.inference_endpoint_name };
+  return parentMessage({
+    user: origin.user,
+    subject,
+    state: job.status,
+    elapsedMs: Math.max(0, end - created),
+    job: { endpoint: job.inference_endpoint_name, jobId: job.id },
+    note,
+  });
 }

@@ -18,6 +18,9 @@ import { parseOrThrow } from '../../shared/validation';
  * Slack, no network. Everything that can be checked without the service is checked here.
  */
 
+/** The slash command as registered in the manifest. */
+export const COMMAND = '/gpu';
+
 export const MAX_IMAGES_PER_REQUEST = 4;
 
 export type GpuCommand =

@@ -1,0 +1,138 @@
+import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { App, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
+import type { Clock } from '../shared/clock';
+import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
+import type { Transport } from '../shared/transport';
+import type { AppConfig } from './config';
+import { registerListeners } from './listeners';
+import { createContainer, type Container } from './services/container';
+import { errorSummary } from './services/errors';
+import { StateStore } from './services/state-store';
+import { createWebhookHandler } from './services/webhook-receiver';
+
+export interface SlackAppOptions {
+  config: AppConfig;
+  logger?: Logger;
+  logLevel?: LogLevel;
+  clock?: Clock;
+  /** How the app reaches GPU Cloud; a private keep-alive pool by default. */
+  transport?: Transport;
+  streamIntervalMs?: number;
+  statusRefreshMs?: number;
+}
+
+export interface RunningSlackApp {
+  app: App;
+  /** HTTP mode: where Slack's requests go (`/slack/events`). */
+  eventsUrl?: string;
+  /** Where this process listens for job webhooks (behind `publicUrl` in production). */
+  localWebhookUrl?: string;
+  container: Container;
+  /** Resolves when background work and result deliveries have finished. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
+const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 };
+
+/** Builds the Bolt app, connects it to Slack and GPU Cloud, resumes unfinished work and starts listening. */
+export async function startSlackApp(options: SlackAppOptions): Promise<RunningSlackApp> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const ownTransport = options.transport ? undefined : new UndiciTransport();
+  const transport = options.transport ?? ownTransport;
+  const service = config.service;
+  const management = createManagementClient({ baseUrl: service.baseUrl, organization: service.organization, apiKey: service.apiKey, transport, clock });
+  const workload = (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: service.apiKey, transport, clock }) : undefined);
+
+  // Custom routes bypass Bolt's signature check: the handler verifies webhook signatures itself.
+  let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+  const customRoutes: CustomRoute[] = config.publicUrl
+    ? [{ path: config.webhookPath, method: ['POST'], handler: (req, res) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end()) }]
+    : [];
+  const slack = config.slack;
+  const app = new App({
+    token: slack.botToken,
+    ...(slack.mode === 'socket'
+      ? { socketMode: true, appToken: slack.appToken, installerOptions: { port: slack.port } }
+      : { signingSecret: slack.signingSecret }),
+    customRoutes,
+    processBeforeResponse: false,
+    // Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
+    deferInitialization: true,
+    ...(options.logger ? { logger: options.logger } : {}),
+    logLevel: options.logLevel ?? LogLevel.INFO,
+    clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
+  });
+  const logger = app.logger;
+  await app.init();
+  const auth = await app.client.auth.test();
+  if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
+
+  const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+  const container = createContainer({
+    config,
+    client: app.client,
+    identity: { team: auth.team_id, botUserId: auth.user_id },
+    management,
+    images: workload(service.imageUrl),
+    chat: workload(service.chatUrl),
+    state,
+    clock,
+    logger,
+    streamIntervalMs: options.streamIntervalMs,
+    statusRefreshMs: options.statusRefreshMs,
+  });
+  if (config.publicUrl) {
+    const secret = service.webhookSecret ?? (await management.webhookSecret.get());
+    webhookHandler = createWebhookHandler({ secret, tracker: container.tracker, clock, logger });
+  }
+  registerListeners(app, container.services);
+  app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
+
+  let eventsUrl: string | undefined;
+  let localWebhookUrl: string | undefined;
+  if (slack.mode === 'http') {
+    const server = await app.start({ port: slack.port, host: slack.host });
+    const address = server.address() as AddressInfo;
+    const host = slack.host === '0.0.0.0' ? '127.0.0.1' : slack.host;
+    eventsUrl = `http://${host}:${address.port}/slack/events`;
+    if (config.publicUrl) localWebhookUrl = `http://${host}:${address.port}${config.webhookPath}`;
+  } else {
+    await app.start();
+  }
+
+  await resumeUnfinishedWork(container, state, logger);
+
+  return {
+    app,
+    eventsUrl,
+    localWebhookUrl,
+    container,
+    idle: async () => {
+      await container.background.idle();
+      await container.tracker.idle();
+    },
+    stop: async () => {
+      container.tracker.stop();
+      await app.stop();
+      await ownTransport?.close();
+    },
+  };
+}
+
+/** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */
+async function resumeUnfinishedWork(container: Container, state: StateStore, logger: Logger): Promise<void> {
+  try {
+    const { watching, delivered } = await container.tracker.resume();
+    if (watching || delivered) logger.info(`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`);
+  } catch (error) {
+    logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
+  }
+  for (const inflight of [...state.inflight]) {
+    if (inflight.kind === 'image') container.services.images.resume(inflight);
+    else await container.services.chat.interrupted(inflight).catch((error: unknown) => logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`));
+  }
+}

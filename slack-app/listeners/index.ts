@@ -1,0 +1,13 @@
+import type { App } from '@slack/bolt';
+import type { AppServices } from '../services';
+import { registerActions } from './actions';
+import { registerCommands } from './commands';
+import { registerEvents } from './events';
+import { registerViews } from './views';
+
+export function registerListeners(app: App, services: AppServices): void {
+  registerCommands(app, services);
+  registerActions(app, services);
+  registerViews(app, services);
+  registerEvents(app, services);
+}

@@ -1,0 +1,8 @@
+import type { App } from '@slack/bolt';
+import { VIEWS } from '../../messages/actions';
+import type { AppServices } from '../../services';
+import { submitJobForm } from './job-form';
+
+export function registerViews(app: App, services: AppServices): void {
+  app.view(VIEWS.jobModal, submitJobForm(services));
+}

@@ -1,0 +1,38 @@
+import type { KnownBlock, SlackMessage } from '../model';
+import { ACTIONS } from './actions';
+import { context, escapeText, truncate } from './format';
+
+/** Slack's `markdown` block holds up to 12,000 characters of standard Markdown. */
+export const ANSWER_MAX_LENGTH = 11_000;
+
+export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted';
+
+function regenerateButton(): KnownBlock {
+  return {
+    type: 'actions',
+    block_id: 'gpu.answer_actions',
+    elements: [{ type: 'button', action_id: ACTIONS.regenerateChat, text: { type: 'plain_text', text: 'Regenerate' }, value: 'answer' }],
+  };
+}
+
+/** The blocks under an answer: a status line while it streams or when it stopped early, and Regenerate. */
+export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] {
+  switch (state) {
+    case 'streaming':
+      return [context('_Generating…_')];
+    case 'done':
+      return [regenerateButton()];
+    case 'failed':
+      return [context(`:x: The answer stopped: ${escapeText(detail ?? 'unknown error')}`), regenerateButton()];
+    case 'interrupted':
+      return [context(':warning: The app restarted while answering. Press Regenerate to try again.'), regenerateButton()];
+  }
+}
+
+/** A chat answer as one message (used when native streaming is not available). */
+export function answerMessage(text: string, state: AnswerState, detail?: string): SlackMessage {
+  const body = truncate(text, ANSWER_MAX_LENGTH);
+  const blocks: KnownBlock[] = body.trim() ? [{ type: 'markdown', text: body }] : [];
+  // The full text stays in `text`: follow-ups read the answer back from it as conversation context.
+  return { text: truncate(text || 'Thinking…', ANSWER_MAX_LENGTH), blocks: [...blocks, ...answerFooter(state, detail)] };
+}

@@ -1,0 +1,75 @@
+/**
+ * Who may spend GPU time from Slack: allow-lists of users and channels (empty means everyone) and a
+ * limit on each user's concurrent jobs, since GPU time costs money.
+ */
+
+export interface AccessSettings {
+  allowedUsers: string[];
+  allowedChannels: string[];
+  maxJobsPerUser: number;
+  contact: string;
+}
+
+export interface Denial {
+  reason: string;
+  hint: string;
+}
+
+export class AccessPolicy {
+  private readonly users: Set<string>;
+  private readonly channels: Set<string>;
+  /** Running work per user, by request reference (job id or request id). */
+  private readonly running = new Map<string, Set<string>>();
+
+  constructor(readonly settings: AccessSettings) {
+    this.users = new Set(settings.allowedUsers);
+    this.channels = new Set(settings.allowedChannels);
+  }
+
+  /** Undefined when the user may use the app in this channel. */
+  check(user: string, channel: string): Denial | undefined {
+    if (this.users.size > 0 && !this.users.has(user)) {
+      return { reason: 'You are not on the list of people who can use GPU Cloud from Slack.', hint: 'To get access, ask' };
+    }
+    if (this.channels.size > 0 && !this.channels.has(channel)) {
+      return { reason: 'GPU Cloud is not enabled in this channel.', hint: 'Use it in an allowed channel, or to enable this one ask' };
+    }
+    return undefined;
+  }
+
+  /** Reserves one of the user's slots for `ref`; a Denial when they are all in use. */
+  acquire(user: string, ref: string): Denial | undefined {
+    const mine = this.running.get(user) ?? new Set<string>();
+    if (mine.has(ref)) return undefined;
+    if (mine.size >= this.settings.maxJobsPerUser) {
+      return {
+        reason: `You already have ${mine.size} GPU job${mine.size === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
+        hint: 'To raise the limit, ask',
+      };
+    }
+    mine.add(ref);
+    this.running.set(user, mine);
+    return undefined;
+  }
+
+  /** Counts work the app resumed after a restart, even past the limit: it is already running. */
+  adopt(user: string, ref: string): void {
+    const mine = this.running.get(user) ?? new Set<string>();
+    mine.add(ref);
+    this.running.set(user, mine);
+  }
+
+  /** Moves a reservation to its final reference (a request id becomes the job id). */
+  rename(user: string, from: string, to: string): void {
+    const mine = this.running.get(user);
+    if (mine?.delete(from)) mine.add(to);
+  }
+
+  release(user: string, ref: string): void {
+    this.running.get(user)?.delete(ref);
+  }
+
+  runningCount(user: string): number {
+    return this.running.get(user)?.size ?? 0;
+  }
+}

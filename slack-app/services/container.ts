@@ -1,0 +1,71 @@
+import type { Logger, webApi } from '@slack/bolt';
+import type { ManagementClient, WorkloadClient } from '../../shared/client';
+import type { Clock } from '../../shared/clock';
+import type { AppConfig } from '../config';
+import { AccessPolicy } from './access';
+import { AnswerWriter } from './answer-stream';
+import { BackgroundTasks } from './background';
+import { Catalogue } from './catalogue';
+import { ChatService } from './chat';
+import { CommandRouter } from './commands';
+import { ImageService } from './images';
+import { JobForm } from './job-form';
+import { JobTracker } from './job-tracker';
+import { JobService } from './jobs';
+import { QueueService } from './queues';
+import { SlackThreads } from './slack-thread';
+import type { StateStore } from './state-store';
+import type { AppServices } from '.';
+
+export interface ContainerOptions {
+  config: AppConfig;
+  client: webApi.WebClient;
+  identity: { team: string; botUserId: string };
+  management: ManagementClient;
+  images?: WorkloadClient;
+  chat?: WorkloadClient;
+  state: StateStore;
+  clock: Clock;
+  logger: Logger;
+  /** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
+  streamIntervalMs?: number;
+  statusRefreshMs?: number;
+}
+
+export interface Container {
+  services: AppServices;
+  tracker: JobTracker;
+  background: BackgroundTasks;
+}
+
+/** Builds every service once, wired to each other; the listeners see only `services`. */
+export function createContainer(options: ContainerOptions): Container {
+  const { config, client, identity, management, state, clock, logger } = options;
+  const botUserId = () => identity.botUserId;
+  const threads = new SlackThreads(client, botUserId);
+  const access = new AccessPolicy(config.access);
+  const background = new BackgroundTasks(logger);
+  const catalogue = new Catalogue(management, clock);
+  const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
+  const tracker = new JobTracker({
+    management,
+    threads,
+    state,
+    access,
+    clock,
+    logger,
+    team: identity.team,
+    webhooks: webhookUrl !== undefined,
+    pollIntervalMs: config.pollIntervalMs,
+    statusRefreshMs: options.statusRefreshMs,
+    resumeWindowHours: config.resumeWindowHours,
+  });
+  const jobs = new JobService({ management, catalogue, tracker, threads, access, state, clock, logger, team: identity.team, webhookUrl });
+  const jobForm = new JobForm(catalogue, logger);
+  const queues = new QueueService({ management, threads, access, clock, logger, project: config.service.project });
+  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, threads, access, state, background, clock, logger });
+  const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
+  const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, threads, access, state, background, clock, logger, team: identity.team, botUserId });
+  const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
+  return { services: { router, jobs, jobForm, images, chat, access, logger }, tracker, background };
+}

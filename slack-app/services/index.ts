@@ -1,0 +1,18 @@
+import type { Logger } from '@slack/bolt';
+import type { AccessPolicy } from './access';
+import type { ChatService } from './chat';
+import type { CommandRouter } from './commands';
+import type { ImageService } from './images';
+import type { JobForm } from './job-form';
+import type { JobService } from './jobs';
+
+/** What the listeners may call: one object, handed to every `register` function. */
+export interface AppServices {
+  router: CommandRouter;
+  jobs: JobService;
+  jobForm: JobForm;
+  images: ImageService;
+  chat: ChatService;
+  access: AccessPolicy;
+  logger: Logger;
+}

@@ -1,0 +1,254 @@
+import type { Logger } from '@slack/bolt';
+import type { ManagementClient } from '../../shared/client';
+import type { Clock } from '../../shared/clock';
+import { AbortedError, NotFoundError } from '../../shared/errors';
+import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
+import { jobParentMessage } from '../messages/parent';
+import { errorParts, jobResultParts } from '../messages/results';
+import type { AccessPolicy } from './access';
+import { describeError, errorSummary } from './errors';
+import { readJobOrigin, type JobOrigin } from './job-metadata';
+import type { SlackThreads } from './slack-thread';
+import type { StateStore } from './state-store';
+
+/**
+ * Follows every job the app started until its result is in the thread, exactly once. Completion
+ * arrives by webhook (`complete`) or by polling (`jobs.wait`), whichever is first; the parent
+ * message shows the status as it changes. After a restart `resume` finds the app's jobs again from
+ * their metadata.
+ */
+
+export interface JobTrackerOptions {
+  management: ManagementClient;
+  threads: SlackThreads;
+  state: StateStore;
+  access: AccessPolicy;
+  clock: Clock;
+  logger: Logger;
+  team: string;
+  /** With webhooks, polling only refreshes the status; without, it also detects completion. */
+  webhooks: boolean;
+  pollIntervalMs: number;
+  /** How often a running job's parent refreshes its elapsed time. */
+  statusRefreshMs?: number;
+  resumeWindowHours: number;
+}
+
+interface TrackedJob {
+  endpoint: string;
+  jobId: string;
+  origin: JobOrigin;
+  watcher: AbortController;
+  ticker?: NodeJS.Timeout;
+  lastJob?: Job;
+  /** Parent edits run one after another so a late "running" never overwrites "succeeded". */
+  edits: Promise<void>;
+  delivery?: Promise<void>;
+  done: boolean;
+  cancelledBy?: string;
+}
+
+const DELIVERY_ATTEMPTS = 3;
+const RESUME_MAX_PAGES = 10;
+
+export class JobTracker {
+  private readonly jobs = new Map<string, TrackedJob>();
+  private stopped = false;
+
+  constructor(private readonly options: JobTrackerOptions) {}
+
+  /** Starts following a job the app just created. */
+  watch(job: Job, origin: JobOrigin): void {
+    if (this.stopped || this.jobs.has(job.id)) return;
+    const entry: TrackedJob = {
+      endpoint: job.inference_endpoint_name,
+      jobId: job.id,
+      origin,
+      watcher: new AbortController(),
+      lastJob: job,
+      edits: Promise.resolve(),
+      done: false,
+    };
+    this.jobs.set(job.id, entry);
+    this.options.access.adopt(origin.user, job.id);
+    if (isTerminalStatus(job.status)) {
+      void this.complete(job);
+      return;
+    }
+    // Shows the job id and the Cancel button at once, then keeps the elapsed time fresh.
+    void this.editParent(entry);
+    const refresh = this.options.statusRefreshMs ?? 15_000;
+    entry.ticker = setInterval(() => void this.editParent(entry), refresh);
+    entry.ticker.unref();
+    void this.poll(entry);
+  }
+
+  isTracking(jobId: string): boolean {
+    const entry = this.jobs.get(jobId);
+    return entry !== undefined && !entry.done;
+  }
+
+  /** The endpoint of a job this process knows, for `/gpu status|cancel <id>`. */
+  endpointOf(jobId: string): string | undefined {
+    return this.jobs.get(jobId)?.endpoint;
+  }
+
+  /** Endpoints worth searching for a job id: the ones this app has created jobs on. */
+  knownEndpoints(): string[] {
+    return [...new Set([TRANSCRIPTION_ENDPOINT, ...this.options.state.endpoints, ...[...this.jobs.values()].map((entry) => entry.endpoint)])];
+  }
+
+  /** Remembers who pressed Cancel, for the note in the thread. */
+  noteCancelledBy(jobId: string, user: string): void {
+    const entry = this.jobs.get(jobId);
+    if (entry) entry.cancelledBy = user;
+  }
+
+  /**
+   * A job reached its end (a webhook said so, or polling saw it). Jobs this app did not start are
+   * ignored. Each job is delivered once however many times this is called.
+   */
+  complete(job: Job): Promise<void> {
+    if (!isTerminalStatus(job.status)) return Promise.resolve();
+    let entry = this.jobs.get(job.id);
+    if (!entry) {
+      const origin = readJobOrigin(job, this.options.team);
+      if (!origin) return Promise.resolve();
+      entry = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, watcher: new AbortController(), edits: Promise.resolve(), done: false };
+      this.jobs.set(job.id, entry);
+    }
+    if (entry.done) return Promise.resolve();
+    entry.delivery ??= this.deliver(entry, job);
+    return entry.delivery;
+  }
+
+  /** Finds the app's jobs of the last hours again and follows or delivers each. */
+  async resume(): Promise<{ watching: number; delivered: number }> {
+    const { management, clock, team, logger } = this.options;
+    const cutoff = clock.now() - this.options.resumeWindowHours * 3600_000;
+    let watching = 0;
+    let delivered = 0;
+    const deliveries: Promise<void>[] = [];
+    for (const endpoint of this.knownEndpoints()) {
+      for (let page = 1; page <= RESUME_MAX_PAGES; page++) {
+        let result;
+        try {
+          result = await management.jobs.list(endpoint, { page, page_size: LIMITS.pageSizeMax });
+        } catch (error) {
+          if (!(error instanceof NotFoundError)) logger.warn(`Could not list jobs of ${endpoint} to resume them: ${errorSummary(error)}`);
+          break;
+        }
+        for (const job of result.items) {
+          if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id)) continue;
+          const origin = readJobOrigin(job, team);
+          if (!origin) continue;
+          if (!isTerminalStatus(job.status)) {
+            this.watch(job, origin);
+            watching++;
+          } else if (!this.options.state.isPosted(job.id)) {
+            deliveries.push(this.complete(job));
+            delivered++;
+          }
+        }
+        if (page * result.page_size >= result.total_size || result.items.length === 0) break;
+      }
+    }
+    await Promise.all(deliveries);
+    return { watching, delivered };
+  }
+
+  /** Stops watching (on shutdown). Results not yet posted are found again by `resume`. */
+  stop(): void {
+    this.stopped = true;
+    for (const entry of this.jobs.values()) this.release(entry);
+  }
+
+  /** Resolves when every delivery under way has finished (graceful shutdown, tests). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.jobs.values()].map((entry) => entry.delivery?.catch(() => undefined)));
+  }
+
+  private async poll(entry: TrackedJob): Promise<void> {
+    const { management, pollIntervalMs, webhooks, logger } = this.options;
+    // With webhooks, polling is a slow safety net and status refresh; without, it must notice the end.
+    const schedule = webhooks ? { minDelayMs: pollIntervalMs, maxDelayMs: pollIntervalMs } : { maxDelayMs: pollIntervalMs };
+    try {
+      const job = await management.jobs.wait(entry.endpoint, entry.jobId, {
+        signal: entry.watcher.signal,
+        schedule,
+        initialDelayMs: webhooks ? pollIntervalMs : 250,
+        onProgress: (progress) => {
+          if (progress.status !== entry.lastJob?.status && !isTerminalStatus(progress.status)) {
+            entry.lastJob = progress;
+            void this.editParent(entry);
+          }
+        },
+      });
+      await this.complete(job);
+    } catch (error) {
+      if (entry.watcher.signal.aborted || error instanceof AbortedError) return;
+      logger.warn(`Stopped following job ${entry.jobId}: ${errorSummary(error)}`);
+      await this.giveUp(entry, describeError(error));
+    }
+  }
+
+  /** The job cannot be followed any more (deleted, key revoked): say so in the thread. */
+  private async giveUp(entry: TrackedJob, detail: string): Promise<void> {
+    if (entry.done) return;
+    entry.done = true;
+    this.release(entry);
+    const { threads, logger } = this.options;
+    try {
+      await threads.postParts(entry.origin.thread, errorParts(entry.jobId, 'Following the job', detail));
+    } catch (error) {
+      logger.error(`Could not report job ${entry.jobId} in Slack: ${errorSummary(error)}`);
+    }
+  }
+
+  private editParent(entry: TrackedJob, job = entry.lastJob): Promise<void> {
+    if (!job) return entry.edits;
+    const { threads, clock, logger } = this.options;
+    const thread = entry.origin.thread;
+    entry.edits = entry.edits.then(async () => {
+      if (entry.done && !isTerminalStatus(job.status)) return;
+      try {
+        await threads.update(thread.channel, thread.threadTs, jobParentMessage(job, entry.origin, clock.now()));
+      } catch (error) {
+        logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
+        if (isTerminalStatus(job.status)) throw error;
+      }
+    });
+    return entry.edits;
+  }
+
+  private async deliver(entry: TrackedJob, job: Job): Promise<void> {
+    const { threads, state, clock, logger } = this.options;
+    entry.watcher.abort();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (!state.isPosted(job.id)) await threads.postParts(entry.origin.thread, jobResultParts(job, entry.cancelledBy));
+        entry.lastJob = job;
+        await this.editParent(entry, job);
+        await state.markPosted(job.id);
+        entry.done = true;
+        this.release(entry);
+        return;
+      } catch (error) {
+        if (attempt >= DELIVERY_ATTEMPTS || this.stopped) {
+          logger.error(`Could not post the result of job ${job.id}; it will be retried when the app restarts: ${errorSummary(error)}`);
+          entry.delivery = undefined;
+          entry.edits = Promise.resolve();
+          return;
+        }
+        await clock.sleep(attempt * 2000).catch(() => undefined);
+      }
+    }
+  }
+
+  private release(entry: TrackedJob): void {
+    entry.watcher.abort();
+    if (entry.ticker) clearInterval(entry.ticker);
+    entry.ticker = undefined;
+    this.options.access.release(entry.origin.user, entry.jobId);
+  }
+}

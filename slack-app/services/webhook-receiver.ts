@@ -1,0 +1,86 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '@slack/bolt';
+import type { Clock } from '../../shared/clock';
+import { ValidationError } from '../../shared/errors';
+import { parseJobWebhook, verifyWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag } from '../../shared/webhooks';
+import { errorSummary } from './errors';
+import type { JobTracker } from './job-tracker';
+
+/** Job payloads carry the output; transcripts can be large, but not this large. */
+const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
+
+class BodyTooLarge extends Error {}
+
+async function readRaw(req: IncomingMessage): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buffer.length;
+    if (size > MAX_WEBHOOK_BYTES) throw new BodyTooLarge();
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function answer(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+  res.end(text);
+}
+
+export interface WebhookReceiverOptions {
+  secret: string;
+  tracker: JobTracker;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * The app's own HTTP route for job-completion webhooks. Bolt does not check custom routes, so this
+ * verifies the Standard Webhooks signature on the raw bytes itself, answers 401 to anything
+ * unsigned, forged or stale (and does nothing else), and drops repeated deliveries by id.
+ */
+export function createWebhookHandler(options: WebhookReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const deduplicator = new WebhookDeduplicator();
+  const { secret, tracker, clock, logger } = options;
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let raw: Buffer;
+    try {
+      raw = await readRaw(req);
+    } catch (error) {
+      return answer(res, error instanceof BodyTooLarge ? 413 : 400, 'unreadable body');
+    }
+    let id: string;
+    try {
+      ({ id } = verifyWebhook(secret, req.headers as HeaderBag, raw, { nowSeconds: Math.floor(clock.now() / 1000) }));
+    } catch (error) {
+      if (error instanceof WebhookVerificationError) {
+        logger.warn(`Refused a webhook: ${error.reason}`);
+        return answer(res, 401, 'invalid signature');
+      }
+      throw error;
+    }
+    let payload;
+    try {
+      payload = parseJobWebhook(raw);
+    } catch (error) {
+      if (error instanceof ValidationError || error instanceof WebhookVerificationError) {
+        logger.warn(`Refused a signed webhook with an unexpected payload: ${errorSummary(error)}`);
+        return answer(res, 400, 'unexpected payload');
+      }
+      throw error;
+    }
+    if (!deduplicator.firstDelivery(id)) return answer(res, 200, 'duplicate');
+    answer(res, 202, 'accepted');
+    // Posting happens after the answer; if the app dies first, resume-on-start delivers the job.
+    void tracker.complete(payload.data).catch((error: unknown) => logger.error(`Delivering job ${payload.data.id} failed: ${errorSummary(error)}`));
+  };
+
+  return (req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      logger.error(`The webhook route failed: ${errorSummary(error)}`);
+      if (!res.headersSent) answer(res, 500, 'internal error');
+    });
+  };
+}
