@@ -123,17 +123,17 @@ export class ManagementClient {
       }
     },
 
-    get: (endpointName: string, jobId: string, options: CallOptions = {}): Promise<Job> => {
+    get: async (endpointName: string, jobId: string, options: CallOptions = {}): Promise<Job> => {
       const id = parseOrThrow(uuidSchema, jobId, 'job id');
       return this.http.json({ method: 'GET', path: `${this.jobsPath(endpointName)}/${id}`, idempotent: true, signal: options.signal }, jobSchema);
     },
 
-    cancel: (endpointName: string, jobId: string, options: CallOptions = {}): Promise<void> => {
+    cancel: async (endpointName: string, jobId: string, options: CallOptions = {}): Promise<void> => {
       const id = parseOrThrow(uuidSchema, jobId, 'job id');
       return this.http.empty({ method: 'DELETE', path: `${this.jobsPath(endpointName)}/${id}`, idempotent: true, signal: options.signal });
     },
 
-    list: (endpointName: string, query: PageQuery = {}, options: CallOptions = {}): Promise<JobPage> => {
+    list: async (endpointName: string, query: PageQuery = {}, options: CallOptions = {}): Promise<JobPage> => {
       const page = parseOrThrow(pageQuerySchema, query);
       return this.http.json(
         { method: 'GET', path: this.jobsPath(endpointName), query: page, idempotent: true, signal: options.signal },
@@ -142,7 +142,7 @@ export class ManagementClient {
     },
 
     /** Resolves with the job in its final state, whichever it is; see `requireSucceeded`. */
-    wait: (endpointName: string, jobId: string, options: WaitOptions = {}): Promise<Job> => {
+    wait: async (endpointName: string, jobId: string, options: WaitOptions = {}): Promise<Job> => {
       const id = parseOrThrow(uuidSchema, jobId, 'job id');
       this.jobsPath(endpointName);
       return waitForJob(() => this.jobs.get(endpointName, id, { signal: options.signal }), this.clock, id, options);
@@ -159,7 +159,7 @@ export class ManagementClient {
   };
 
   readonly endpoints = {
-    list: (query: PageQuery = {}, options: CallOptions = {}): Promise<InferenceEndpointPage> => {
+    list: async (query: PageQuery = {}, options: CallOptions = {}): Promise<InferenceEndpointPage> => {
       const page = parseOrThrow(pageQuerySchema, query);
       return this.http.json(
         { method: 'GET', path: `${this.orgPath}/inference-endpoints`, query: page, idempotent: true, signal: options.signal },
@@ -182,7 +182,7 @@ export class ManagementClient {
       };
     },
 
-    get: (endpointName: string, options: CallOptions = {}): Promise<InferenceEndpoint> => {
+    get: async (endpointName: string, options: CallOptions = {}): Promise<InferenceEndpoint> => {
       const name = parseOrThrow(resourceNameSchema, endpointName, 'endpoint name');
       return this.http.json(
         { method: 'GET', path: `${this.orgPath}/inference-endpoints/${pathPart(name)}`, idempotent: true, signal: options.signal },
@@ -192,7 +192,7 @@ export class ManagementClient {
   };
 
   readonly queues = {
-    create: (projectName: string, request: CreateQueueRequest, options: CallOptions = {}): Promise<Queue> => {
+    create: async (projectName: string, request: CreateQueueRequest, options: CallOptions = {}): Promise<Queue> => {
       const project = parseOrThrow(resourceNameSchema, projectName, 'project name');
       const body = parseOrThrow(createQueueRequestSchema, request, 'queue');
       return this.http.json(

@@ -25,8 +25,8 @@ function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
 }
 
 function ruleOf(issue: z.core.$ZodIssue, value: unknown): string {
-  if (issue.code === 'invalid_type' && value === undefined) return 'is required';
   if (issue.code === 'unrecognized_keys') return `has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (value === undefined && issue.code !== 'custom') return 'is required';
   return issue.message;
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from './clock';
 import { StreamError, ValidationError } from './errors';
-import { RequestExecutor } from './request';
+import { AmbiguousOutcomeError, RequestExecutor, type RequestSpec } from './request';
 import type { RetryPolicy } from './retry';
 import {
   chatCompletionChunkSchema,
@@ -74,6 +74,18 @@ function hasWebhook(body: ImagePromptRequest | TextToImageRequest): boolean {
   return 'webhook' in body && body.webhook !== undefined ? true : body.webhook_v2 !== undefined;
 }
 
+/**
+ * A workload request leaves nothing behind on the service, so an unknown outcome needs no look-up:
+ * report what actually went wrong.
+ */
+async function plainFailure<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw error instanceof AmbiguousOutcomeError ? error.underlying : error;
+  }
+}
+
 export class WorkloadClient {
   private readonly http: RequestExecutor;
   private readonly canStream: boolean;
@@ -94,31 +106,30 @@ export class WorkloadClient {
 
   readonly images = {
     /** Generates and waits for the images (base64 in `images`). */
-    generate: (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageResult> => {
+    generate: async (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageResult> => {
       const { path, body } = parseSource(source);
       if (hasWebhook(body)) {
         throw new ValidationError([{ field: 'webhook', rule: 'must be empty when waiting for the images; use submit for webhook delivery' }], 'image request');
       }
       // Generation has no lasting side effect but costs GPU time: repeat only what never ran.
-      return this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageResultSchema);
+      return plainFailure(this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageResultSchema));
     },
 
     /** Queues a generation whose images the workload will POST to the request's webhook. */
-    submit: (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageAccepted> => {
+    submit: async (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageAccepted> => {
       const { path, body } = parseSource(source);
       if (!hasWebhook(body)) {
         throw new ValidationError([{ field: 'webhook_v2', rule: 'is required to deliver the images by webhook' }], 'image request');
       }
-      return this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageAcceptedSchema);
+      return plainFailure(this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageAcceptedSchema));
     },
   };
 
   readonly chat = {
-    complete: (request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatCompletion> => {
+    complete: async (request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatCompletion> => {
       const body = parseOrThrow(chatRequestSchema, { ...request, stream: false }, 'chat request');
-      return this.http.json(
-        { method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal },
-        chatCompletionSchema,
+      return plainFailure(
+        this.http.json({ method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal }, chatCompletionSchema),
       );
     },
 
@@ -128,7 +139,8 @@ export class WorkloadClient {
       const http = this.http;
       return {
         async *[Symbol.asyncIterator]() {
-          const response = await http.openStream({ method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal });
+          const spec: RequestSpec = { method: 'POST', path: '/v1/chat/completions', body, idempotent: false, signal: options.signal };
+          const response = await plainFailure(http.openStream(spec));
           for await (const data of sseData(response.body)) {
             if (data === '[DONE]') return;
             let json: unknown;

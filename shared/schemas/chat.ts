@@ -26,7 +26,7 @@ export const chatRequestSchema = z
     frequency_penalty: z.number({ error: 'must be a number' }).min(-2, { error: 'must be -2 to 2' }).max(2, { error: 'must be -2 to 2' }).optional(),
     stream: z.boolean({ error: 'must be true or false' }).optional(),
   })
-  .refine((request) => request.messages.some((message) => message.content.trim().length > 0), {
+  .refine((request) => request.messages.length === 0 || request.messages.some((message) => message.content.trim().length > 0), {
     error: 'must contain a message with some text',
     path: ['messages'],
   });
