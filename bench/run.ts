@@ -1,0 +1,46 @@
+/**
+ * `npm run bench [-- <scenario>...] [--smoke] [--runs N]`: runs the scenarios against loopback
+ * servers and writes docs/benchmarks.md (not in smoke mode). Compare ratios within one run only.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { clientOverhead } from './client-overhead';
+import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
+import { webhookVerification } from './webhook-verify';
+
+export const SCENARIOS: Record<string, Scenario> = {
+  'client-overhead': clientOverhead,
+  'webhook-verify': webhookVerification,
+};
+
+export async function runScenarios(names: string[], options: { smoke: boolean; runs: number }): Promise<ScenarioResult[]> {
+  const results: ScenarioResult[] = [];
+  for (const name of names) {
+    const scenario = SCENARIOS[name];
+    if (!scenario) throw new Error(`Unknown scenario "${name}". Known: ${Object.keys(SCENARIOS).join(', ')}`);
+    results.push(await scenario(options));
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const smoke = args.includes('--smoke');
+  const runsFlag = args.indexOf('--runs');
+  const runs = runsFlag >= 0 ? Number(args[runsFlag + 1]) : smoke ? 1 : 5;
+  const names = args.filter((arg, i) => !arg.startsWith('--') && args[i - 1] !== '--runs');
+  const results = await runScenarios(names.length ? names : Object.keys(SCENARIOS), { smoke, runs });
+  const report = results.map(renderScenario).join('\n');
+  console.log(report);
+  if (!smoke) {
+    const header = `# Benchmarks\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${machineLine()} with \`npm run bench\`.\nEach figure is the median of ${runs} runs with its spread; ratios compare figures taken in the same run. Timings on a shared machine are noisy: compare ratios, not absolute numbers across runs.\n\n`;
+    await writeFile(join(__dirname, '..', 'docs', 'benchmarks.md'), header + report);
+  }
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}
