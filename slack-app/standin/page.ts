@@ -102,6 +102,22 @@ export function renderPage(): string {
     return s.replace(/\\u0000(\\d+)\\u0000/g, (_, i) => saved[Number(i)]);
   }
 
+  /** Standard Markdown (answers of the model) to safe HTML: the subset models use. */
+  function markdown(source) {
+    const saved = [];
+    const keep = (html) => '\\u0000' + (saved.push(html) - 1) + '\\u0000';
+    let s = escapeHtml(source);
+    s = s.replace(/\`\`\`[^\\n]*\\n?([\\s\\S]*?)\`\`\`/g, (_, code) => keep('<pre>' + code + '</pre>'));
+    s = s.replace(/\`([^\`\\n]+)\`/g, (_, code) => keep('<code>' + code + '</code>'));
+    s = s.replace(/\\[([^\\]]+)\\]\\((https?:[^)\\s]+)\\)/g, (_, label, url) => keep('<a href="' + url + '" target="_blank" rel="noopener">' + label + '</a>'));
+    s = s.replace(/\\*\\*([^*\\n]+)\\*\\*/g, '<b>$1</b>');
+    s = s.replace(/(^|[\\s(])[*_]([^*_\\n]+)[*_]/g, '$1<i>$2</i>');
+    s = s.replace(/(^|\\n)#{1,6} ([^\\n]*)/g, '$1<b>$2</b>');
+    s = s.replace(/(^|\\n)[-*] /g, '$1• ');
+    s = s.replace(/\\n/g, '<br>');
+    return s.replace(/\\u0000(\\d+)\\u0000/g, (_, i) => saved[Number(i)]);
+  }
+
   function textObject(t) {
     if (!t) return '';
     return t.type === 'mrkdwn' ? mrkdwn(t.text) : escapeHtml(t.text).replace(/\\n/g, '<br>');
@@ -140,6 +156,9 @@ export function renderPage(): string {
           break;
         case 'header':
           node = el('div', 'block header-block', textObject(block.text));
+          break;
+        case 'markdown':
+          node = el('div', 'block markdown', markdown(block.text || ''));
           break;
         case 'divider':
           node = el('hr', 'block');
@@ -188,8 +207,9 @@ export function renderPage(): string {
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
     const source = { messageTs: message.ts };
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
+    if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
-    else if (message.text) body.innerHTML = mrkdwn(message.text);
+    else if (message.text && !message.markdown) body.innerHTML = mrkdwn(message.text);
     node.appendChild(body);
     node.appendChild(renderFiles(message.files));
     if (!inThread && (message.replies.length || message.bot)) {

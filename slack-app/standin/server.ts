@@ -260,6 +260,7 @@ export class Standin {
       blocks: message.blocks ?? null,
       edited: message.edited,
       streaming: message.streaming,
+      markdown: message.streamed,
       files: message.fileIds.flatMap((fileId) => {
         const file = ws.files.get(fileId);
         return file ? [{ id: file.id, name: file.name, title: file.title, mimetype: file.mimetype, url: `/files/${file.id}/${encodeURIComponent(file.name)}` }] : [];

@@ -42,6 +42,8 @@ export interface StoredMessage {
   edited: boolean;
   /** True while a chat.startStream message is still being appended to. */
   streaming: boolean;
+  /** Created by chat.startStream: its text is standard Markdown, shown above its blocks. */
+  streamed: boolean;
 }
 
 export interface EphemeralMessage {
@@ -108,8 +110,9 @@ export class Workspace extends EventEmitter {
     return `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
   }
 
-  post(message: Omit<StoredMessage, 'ts' | 'edited' | 'streaming' | 'fileIds'> & Partial<Pick<StoredMessage, 'fileIds' | 'streaming'>>): StoredMessage {
-    const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming: message.streaming ?? false, fileIds: message.fileIds ?? [] };
+  post(message: Omit<StoredMessage, 'ts' | 'edited' | 'streaming' | 'streamed' | 'fileIds'> & Partial<Pick<StoredMessage, 'fileIds' | 'streaming'>>): StoredMessage {
+    const streaming = message.streaming ?? false;
+    const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming, streamed: streaming, fileIds: message.fileIds ?? [] };
     this.messages.push(stored);
     this.changed();
     return stored;
