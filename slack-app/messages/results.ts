@@ -1,4 +1,4 @@
-import { transcriptionOutputSchema, type Job, type TranscriptionOutput } from '../../shared/schemas';
+import { TRANSCRIPTION_ENDPOINT, transcriptionOutputSchema, type Job, type TranscriptionOutput } from '../../shared/schemas';
 import type { ResultPart, SlackMessage } from '../model';
 import { codeBlock, context, escapeText, formatDuration, readableJson, section, SLACK_LIMITS, truncate } from './format';
 
@@ -90,10 +90,8 @@ function transcriptOutput(job: Job, output: TranscriptionOutput): ResultPart[] {
 export function jobResultParts(job: Job, cancelledBy?: string): ResultPart[] {
   switch (job.status) {
     case 'succeeded': {
-      const transcript = transcriptionOutputSchema.safeParse(job.output);
-      const looksLikeTranscript =
-        transcript.success && job.output !== null && typeof job.output === 'object' && ('text' in job.output || 'url' in job.output);
-      return looksLikeTranscript ? transcriptOutput(job, transcript.data) : genericOutput(job);
+      const transcript = job.inference_endpoint_name === TRANSCRIPTION_ENDPOINT ? transcriptionOutputSchema.safeParse(job.output) : undefined;
+      return transcript?.success ? transcriptOutput(job, transcript.data) : genericOutput(job);
     }
     case 'failed': {
       const detail = failureDetail(job.output);
