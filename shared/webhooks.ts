@@ -23,11 +23,11 @@ export class WebhookVerificationError extends Error {
   }
 }
 
-export interface WebhookHeaders {
+export type WebhookHeaders = {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
-}
+};
 
 /** Accepts a plain header bag (any case, string or string[] values) as Node and n8n hand it over. */
 export type HeaderBag = Record<string, string | string[] | undefined>;
