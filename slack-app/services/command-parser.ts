@@ -26,7 +26,8 @@ export const MAX_IMAGES_PER_REQUEST = 4;
 export type GpuCommand =
   | { kind: 'help' }
   | { kind: 'endpoints'; search?: string }
-  | { kind: 'job'; endpoint: string; input?: unknown }
+  | { kind: 'job'; endpoint: string; input: unknown }
+  | { kind: 'job-form'; endpoint?: string }
   | { kind: 'transcribe'; input: TranscriptionInput }
   | { kind: 'status'; jobId: string }
   | { kind: 'cancel'; jobId: string }
@@ -34,7 +35,7 @@ export type GpuCommand =
   | { kind: 'image'; input: TextToImageInput; count: number }
   | { kind: 'chat'; message: string };
 
-export type Subcommand = Exclude<GpuCommand['kind'], 'help'>;
+export type Subcommand = Exclude<GpuCommand['kind'], 'help' | 'job-form'>;
 
 export type ParseResult = { ok: true; command: GpuCommand } | { ok: false; problem: string; subcommand?: Subcommand };
 
@@ -49,7 +50,7 @@ export const USAGE: Record<Subcommand, Usage> = {
   job: {
     syntax: 'job <endpoint> [json input]',
     example: 'job my-endpoint {"prompt": "hello"}',
-    summary: 'Create a job (no input opens a form).',
+    summary: 'Create a job (without input, a form opens).',
   },
   transcribe: {
     syntax: 'transcribe <url> [--language fr] [--summary 100] [--translate german,spanish] [--word-timestamps]',
@@ -183,11 +184,12 @@ export function parseJsonInput(text: string): { ok: true; value: unknown } | { o
   }
 }
 
+/** With no input the job form opens (with the endpoint preselected when one was named). */
 function parseJob(rest: string): GpuCommand {
   const match = /^(\S+)\s*([\s\S]*)$/.exec(rest.trim());
-  if (!match) throw new UsageProblem('Name the endpoint to run.');
+  if (!match) return { kind: 'job-form' };
   const endpoint = check(resourceNameSchema, match[1], { '': 'The endpoint name' });
-  if (match[2].trim() === '') return { kind: 'job', endpoint };
+  if (match[2].trim() === '') return { kind: 'job-form', endpoint };
   const json = parseJsonInput(match[2]);
   if (!json.ok) throw new UsageProblem(json.problem);
   return { kind: 'job', endpoint, input: json.value };

@@ -47,11 +47,12 @@ export class CommandRouter {
         return helpMessage(COMMAND);
       case 'endpoints':
         return this.endpointsPage(context, 1, command.search);
-      case 'job': {
-        if (command.input !== undefined) return jobs.run(context, command.endpoint, command.input);
+      case 'job':
+        return jobs.run(context, command.endpoint, command.input);
+      case 'job-form': {
         const denial = access.check(context.user, context.channel);
         if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
-        await jobForm.open(interaction.client, interaction.triggerId, { channel: context.channel, endpoint: command.endpoint });
+        await jobForm.open(interaction.client, interaction.triggerId, { channel: context.channel, ...(command.endpoint ? { endpoint: command.endpoint } : {}) });
         return undefined;
       }
       case 'transcribe':
