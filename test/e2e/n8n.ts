@@ -1,0 +1,209 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod/v4';
+import { cleanEnv, type N8nInstall } from './install';
+import { Service, freePort, run, runOrThrow, type RunResult } from './processes';
+
+/**
+ * One n8n instance of the full app, driven through its command line: a private user folder
+ * (SQLite database, settings, community packages), loopback only, logs as JSON lines so that the
+ * run data `n8n execute` prints can be told apart from everything else it logs.
+ */
+
+const CLI_TIMEOUT_MS = 120_000;
+const START_TIMEOUT_MS = 120_000;
+/** What `n8n start` prints once its HTTP server is up and active workflows are registered. */
+const STARTED_TEXT = 'Editor is now accessible via';
+
+const logLineSchema = z.looseObject({ level: z.string(), message: z.string() });
+
+const itemSchema = z.looseObject({ json: z.record(z.string(), z.unknown()) });
+const taskSchema = z.looseObject({
+  executionStatus: z.string().optional(),
+  error: z.looseObject({ message: z.string().optional() }).optional(),
+  data: z.looseObject({ main: z.array(z.array(itemSchema).nullable()) }).optional(),
+});
+const runSchema = z.looseObject({
+  status: z.string(),
+  data: z.looseObject({
+    resultData: z.looseObject({
+      error: z.looseObject({ message: z.string().optional(), description: z.string().nullish() }).optional(),
+      runData: z.record(z.string(), z.array(taskSchema)),
+    }),
+  }),
+});
+
+export interface Execution {
+  status: string;
+  error?: string;
+  /** The JSON items each node output on its first output, by node name (last run of the node). */
+  outputs: Map<string, Array<Record<string, unknown>>>;
+  /** Node errors, by node name. */
+  nodeErrors: Map<string, string>;
+}
+
+/** The run data `n8n execute` logs, from its JSON log lines. */
+export function parseExecution(stdout: string): Execution | undefined {
+  let found: z.infer<typeof runSchema> | undefined;
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    const log = logLineSchema.safeParse(entry);
+    if (!log.success || !log.data.message.startsWith('{')) continue;
+    try {
+      const run = runSchema.safeParse(JSON.parse(log.data.message));
+      if (run.success) found = run.data;
+    } catch {
+      // Some other JSON-looking message.
+    }
+  }
+  if (!found) return undefined;
+  const outputs = new Map<string, Array<Record<string, unknown>>>();
+  const nodeErrors = new Map<string, string>();
+  for (const [node, tasks] of Object.entries(found.data.resultData.runData)) {
+    const last = tasks.at(-1);
+    outputs.set(node, (last?.data?.main[0] ?? []).map((item) => item.json));
+    if (last?.error) nodeErrors.set(node, last.error.message ?? 'error without a message');
+  }
+  const error = found.data.resultData.error;
+  return {
+    status: found.status,
+    error: error ? [error.message, error.description].filter(Boolean).join(' - ') : undefined,
+    outputs,
+    nodeErrors,
+  };
+}
+
+export interface N8nOptions {
+  install: N8nInstall;
+  /** A fresh directory for this instance: user folder, inputs and logs. */
+  root: string;
+}
+
+export class N8n {
+  readonly port: Promise<number>;
+  readonly userFolder: string;
+  readonly logDir: string;
+  private commands = 0;
+
+  constructor(private readonly options: N8nOptions) {
+    this.port = freePort();
+    this.userFolder = join(options.root, 'home');
+    this.logDir = join(options.root, 'logs');
+  }
+
+  /** Where n8n installs community packages: `<user folder>/.n8n/nodes/node_modules`. */
+  get communityNodesDir(): string {
+    return join(this.userFolder, '.n8n', 'nodes', 'node_modules');
+  }
+
+  async baseUrl(): Promise<string> {
+    return `http://127.0.0.1:${await this.port}`;
+  }
+
+  private async env(extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
+    const env = cleanEnv();
+    // A developer's own n8n settings must not leak into the test instance.
+    for (const name of Object.keys(env)) {
+      if (name.startsWith('N8N_') || name.startsWith('DB_') || name === 'WEBHOOK_URL' || name.startsWith('EXECUTIONS_')) delete env[name];
+    }
+    const port = await this.port;
+    return {
+      ...env,
+      N8N_USER_FOLDER: this.userFolder,
+      N8N_DIAGNOSTICS_ENABLED: 'false',
+      N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+      N8N_TEMPLATES_ENABLED: 'false',
+      N8N_PERSONALIZATION_ENABLED: 'false',
+      N8N_LISTEN_ADDRESS: '127.0.0.1',
+      N8N_HOST: '127.0.0.1',
+      N8N_PORT: String(port),
+      N8N_PROTOCOL: 'http',
+      // The base of production webhook and resume URLs ($execution.resumeUrl), also in `n8n execute`.
+      WEBHOOK_URL: `http://127.0.0.1:${port}/`,
+      // Each n8n process runs a task broker; the default port could belong to a developer's n8n.
+      N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+      N8N_LOG_FORMAT: 'json',
+      N8N_LOG_LEVEL: 'info',
+      ...extra,
+    };
+  }
+
+  private logFile(name: string): string {
+    this.commands += 1;
+    return join(this.logDir, `${String(this.commands).padStart(2, '0')}-${name.replace(/[^a-z0-9-]+/gi, '-')}.log`);
+  }
+
+  async cli(args: string[], extraEnv: Record<string, string> = {}): Promise<RunResult> {
+    await mkdir(this.logDir, { recursive: true });
+    return await run(process.execPath, [this.options.install.bin, ...args], {
+      cwd: this.options.root,
+      env: await this.env(extraEnv),
+      timeoutMs: CLI_TIMEOUT_MS,
+      logFile: this.logFile(args.join(' ')),
+    });
+  }
+
+  private async cliOrThrow(args: string[]): Promise<RunResult> {
+    await mkdir(this.logDir, { recursive: true });
+    return await runOrThrow(process.execPath, [this.options.install.bin, ...args], {
+      cwd: this.options.root,
+      env: await this.env({}),
+      timeoutMs: CLI_TIMEOUT_MS,
+      logFile: this.logFile(args.join(' ')),
+    });
+  }
+
+  /** Imports credentials given with plaintext data (n8n encrypts them on import). */
+  async importCredentials(credentials: unknown[]): Promise<void> {
+    const file = join(this.options.root, 'credentials.json');
+    await writeFile(file, JSON.stringify(credentials, null, 2));
+    await this.cliOrThrow(['import:credentials', `--input=${file}`]);
+  }
+
+  /** Imports workflows; n8n imports every workflow inactive. */
+  async importWorkflows(workflows: unknown[], fileName = 'workflows.json'): Promise<void> {
+    const file = join(this.options.root, fileName);
+    await writeFile(file, JSON.stringify(workflows, null, 2));
+    await this.cliOrThrow(['import:workflow', `--input=${file}`]);
+  }
+
+  /** Activates a workflow (n8n 2 calls it publishing); takes effect when the server starts. */
+  async publish(workflowId: string): Promise<void> {
+    await this.cliOrThrow(['publish:workflow', `--id=${workflowId}`]);
+  }
+
+  /** `n8n execute --id` and its run data; `env` adds settings for this one run. */
+  async execute(workflowId: string, env: Record<string, string> = {}): Promise<Execution> {
+    const result = await this.cli(['execute', `--id=${workflowId}`, '--rawOutput'], env);
+    const execution = parseExecution(result.stdout);
+    if (!execution) {
+      const why = result.timedOut ? 'timed out' : `exited with ${result.code ?? result.signal}`;
+      const tail = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-8).join('\n');
+      throw new Error(`n8n execute --id=${workflowId} ${why} without printing run data\n${tail}`);
+    }
+    return execution;
+  }
+
+  /** `n8n start`, resolved once the server is up with its active workflows registered. */
+  async start(): Promise<Service> {
+    await mkdir(this.logDir, { recursive: true });
+    const server = new Service(process.execPath, [this.options.install.bin, 'start'], {
+      cwd: this.options.root,
+      env: await this.env({}),
+      logFile: this.logFile('start'),
+    });
+    try {
+      await server.waitForOutput(STARTED_TEXT, START_TIMEOUT_MS);
+    } catch (error) {
+      await server.stop();
+      throw new Error(`n8n start: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    return server;
+  }
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * The credentials and workflows the end-to-end run imports into n8n, as n8n's own export format.
+ * Node types carry the prefix n8n gives our package where it was loaded from:
+ * `n8n-nodes-gpu-cloud.` for a community package in `<user folder>/.n8n/nodes`, `CUSTOM.` for a
+ * directory in N8N_CUSTOM_EXTENSIONS.
+ */
+
+export const PACKAGE_PREFIX = 'n8n-nodes-gpu-cloud';
+export const CUSTOM_PREFIX = 'CUSTOM';
+
+export const CREDENTIAL = { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' };
+
+export interface EmulatorAccess {
+  baseUrl: string;
+  apiKey: string;
+  organization: string;
+  project: string;
+}
+
+export function credentials(emulator: EmulatorAccess): unknown[] {
+  return [
+    {
+      ...CREDENTIAL,
+      type: 'gpuCloudApi',
+      data: { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project },
+    },
+  ];
+}
+
+interface NodeSpec {
+  name: string;
+  type: string;
+  typeVersion?: number;
+  parameters: Record<string, unknown>;
+  webhookId?: string;
+  gpuCloudCredential?: boolean;
+}
+
+export interface WorkflowJson {
+  id: string;
+  name: string;
+  nodes: Array<Record<string, unknown>>;
+  connections: Record<string, unknown>;
+  active: boolean;
+  settings: Record<string, unknown>;
+}
+
+/** A straight line of nodes, each feeding the next. */
+function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
+  const nodes = specs.map((spec, index) => ({
+    id: randomUUID(),
+    name: spec.name,
+    type: spec.type,
+    typeVersion: spec.typeVersion ?? 1,
+    position: [index * 220, 0],
+    parameters: spec.parameters,
+    ...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
+    ...(spec.gpuCloudCredential ? { credentials: { gpuCloudApi: CREDENTIAL } } : {}),
+  }));
+  const connections: Record<string, unknown> = {};
+  for (let index = 0; index + 1 < specs.length; index++) {
+    connections[specs[index].name] = { main: [[{ node: specs[index + 1].name, type: 'main', index: 0 }]] };
+  }
+  return { id, name, nodes, connections, active: false, settings: { executionOrder: 'v1' } };
+}
+
+const start: NodeSpec = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', parameters: {} };
+
+const byName = (value: string) => ({ __rl: true, mode: 'name', value });
+
+/** n8n's HTTP Request node posting the item it receives, and the execution id, to the receiver. */
+function report(url: string): NodeSpec {
+  return {
+    name: 'Report',
+    type: 'n8n-nodes-base.httpRequest',
+    typeVersion: 4.2,
+    parameters: {
+      method: 'POST',
+      url,
+      sendBody: true,
+      specifyBody: 'json',
+      jsonBody: '={{ JSON.stringify({ executionId: $execution.id, item: $json }) }}',
+      options: {},
+    },
+  };
+}
+
+export const IDS = {
+  createJob: 'e2eCreateJob',
+  listEndpoints: 'e2eListEndpoints',
+  transcribePoll: 'e2eTranscribePoll',
+  customList: 'e2eCustomList',
+  trigger: 'e2eTrigger',
+  resume: 'e2eWebhookResume',
+};
+
+export function createJob(prefix: string, marker: string): WorkflowJson {
+  return chain(IDS.createJob, 'e2e: create a job', [
+    start,
+    {
+      name: 'Create Job',
+      type: `${prefix}.gpuCloud`,
+      gpuCloudCredential: true,
+      parameters: {
+        resource: 'job',
+        operation: 'create',
+        endpoint: byName('transcribe'),
+        input: JSON.stringify({ url: 'https://files.example/e2e-create.mp3?signature=e2e' }),
+        options: { metadata: JSON.stringify({ e2e: marker }) },
+      },
+    },
+  ]);
+}
+
+export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
+  return chain(id, `e2e: list endpoints (${prefix})`, [
+    start,
+    {
+      name: 'List Endpoints',
+      type: `${prefix}.gpuCloud`,
+      gpuCloudCredential: true,
+      parameters: { resource: 'inferenceEndpoint', operation: 'getAll', returnAll: true, options: {} },
+    },
+  ]);
+}
+
+export function transcribePoll(prefix: string): WorkflowJson {
+  return chain(IDS.transcribePoll, 'e2e: transcribe, polling', [
+    start,
+    {
+      name: 'Transcribe',
+      type: `${prefix}.gpuCloud`,
+      gpuCloudCredential: true,
+      parameters: {
+        resource: 'transcription',
+        operation: 'transcribe',
+        url: 'https://files.example/e2e-poll.mp3?signature=e2e',
+        transcriptionOptions: { summarize: 20 },
+        waitMode: 'poll',
+        timeoutMinutes: 2,
+        options: {},
+      },
+    },
+  ]);
+}
+
+export const TRIGGER_WEBHOOK_ID = randomUUID();
+/** The trigger's production URL: `/webhook/<webhookId>/<path of the node's webhook>`. */
+export const TRIGGER_PATH = `/webhook/${TRIGGER_WEBHOOK_ID}/job-events`;
+
+export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
+  return chain(IDS.trigger, 'e2e: GPU Cloud Trigger', [
+    {
+      name: 'GPU Cloud Trigger',
+      type: `${prefix}.gpuCloudTrigger`,
+      webhookId: TRIGGER_WEBHOOK_ID,
+      gpuCloudCredential: true,
+      parameters: { verification: 'credential', events: ['succeeded', 'failed', 'cancelled'], options: {} },
+    },
+    report(receiverUrl),
+  ]);
+}
+
+export const RESUME_START_PATH = '/webhook/e2e-webhook-resume';
+
+/** Started over HTTP; the transcription parks the execution until GPU Cloud calls its resume URL. */
+export function webhookResume(prefix: string, receiverUrl: string): WorkflowJson {
+  return chain(IDS.resume, 'e2e: transcribe, paused until the webhook', [
+    {
+      name: 'Start Webhook',
+      type: 'n8n-nodes-base.webhook',
+      typeVersion: 2,
+      webhookId: randomUUID(),
+      parameters: { httpMethod: 'POST', path: RESUME_START_PATH.replace('/webhook/', ''), responseMode: 'onReceived', options: {} },
+    },
+    {
+      name: 'Transcribe',
+      type: `${prefix}.gpuCloud`,
+      gpuCloudCredential: true,
+      parameters: {
+        resource: 'transcription',
+        operation: 'transcribe',
+        url: '={{ $json.body.url }}',
+        waitMode: 'webhook',
+        timeoutMinutes: 5,
+        options: { metadata: '={{ JSON.stringify({ e2e: $json.body.marker }) }}' },
+      },
+    },
+    report(receiverUrl),
+  ]);
+}
