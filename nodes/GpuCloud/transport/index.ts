@@ -31,13 +31,15 @@ export type RequestContext = IExecuteFunctions | ILoadOptionsFunctions | IWebhoo
 
 const fullResponseSchema = z.object({
   statusCode: z.number().int(),
-  headers: z.record(z.string(), z.unknown()).optional(),
+  // The HTTP library's header class, not a plain object.
+  headers: z.unknown(),
   body: z.unknown(),
 });
 
-function lowerCaseHeaders(headers: Record<string, unknown> | undefined): Record<string, string> {
+function lowerCaseHeaders(headers: unknown): Record<string, string> {
   const result: Record<string, string> = {};
-  for (const [name, value] of Object.entries(headers ?? {})) {
+  if (typeof headers !== 'object' || headers === null) return result;
+  for (const [name, value] of Object.entries(headers)) {
     if (value === undefined || value === null) continue;
     result[name.toLowerCase()] = Array.isArray(value) ? value.map(String).join(', ') : String(value);
   }

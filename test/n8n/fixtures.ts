@@ -1,0 +1,61 @@
+import type { INodeParameters } from 'n8n-workflow';
+import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
+import { Harness, ITEMS_TYPE, NODE_TYPE, type NodeSpec, type WorkflowSpec } from './harness';
+
+/** One emulator and one n8n harness for a test file, the harness holding credentials for both APIs. */
+export interface Rig {
+  emulator: RunningEmulator;
+  harness: Harness;
+  close(): Promise<void>;
+}
+
+export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
+  const emulator = await startEmulator({ jobDurationMs: 300, webhookRetryDelaysMs: [200, 400, 800], ...options });
+  const harness = await Harness.start();
+  harness.setCredentials('management', 'gpuCloudApi', {
+    apiKey: emulator.apiKey,
+    baseUrl: emulator.baseUrl,
+    organizationName: emulator.organization,
+    defaultProject: emulator.project,
+  });
+  harness.setCredentials('images', 'gpuCloudWorkloadApi', { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey });
+  harness.setCredentials('chat', 'gpuCloudWorkloadApi', { serviceUrl: emulator.chatUrl, apiKey: '' });
+  return {
+    emulator,
+    harness,
+    async close() {
+      await harness.close();
+      await emulator.close();
+    },
+  };
+}
+
+let workflowCount = 0;
+
+const CREDENTIAL_TYPES = { management: 'gpuCloudApi', images: 'gpuCloudWorkloadApi', chat: 'gpuCloudWorkloadApi' } as const;
+
+/** Test Items -> GPU Cloud, the node configured with `parameters` and one of the rig's credentials. */
+export function gpuCloudWorkflow(
+  parameters: INodeParameters,
+  options: { items?: unknown[]; credential?: keyof typeof CREDENTIAL_TYPES; node?: Partial<NodeSpec> } = {},
+): WorkflowSpec {
+  const credential = options.credential ?? 'management';
+  return {
+    id: `workflow-${++workflowCount}`,
+    nodes: [
+      { name: 'Items', type: ITEMS_TYPE, parameters: { items: JSON.stringify(options.items ?? [{}]) } },
+      { name: 'GPU Cloud', type: NODE_TYPE, parameters, credentials: { [CREDENTIAL_TYPES[credential]]: credential }, ...options.node },
+    ],
+    connections: [['Items', 'GPU Cloud']],
+  };
+}
+
+/** A resource locator value as the editor stores it. */
+export function byName(name: string): INodeParameters {
+  return { __rl: true, mode: 'name', value: name };
+}
+
+/** Requests that reached the emulator's management API (not counting webhook deliveries). */
+export function managementRequests(emulator: RunningEmulator) {
+  return emulator.requests.filter((request) => request.surface === 'management');
+}

@@ -1,0 +1,566 @@
+import './env';
+import express, { type Request, type Response } from 'express';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Container } from '@n8n/di';
+import { ExecutionLifecycleHooks, ExternalSecretsProxy, LoadOptionsContext, WebhookContext, WorkflowExecute } from 'n8n-core';
+// Not exported by n8n-core's index; n8n calls onShutdown() on it when it stops.
+import { SSHClientsManager } from 'n8n-core/dist/execution-engine/ssh-clients-manager';
+import {
+  ICredentialsHelper,
+  NodeConnectionTypes,
+  NodeHelpers,
+  Workflow,
+  createRunExecutionData,
+  migrateRunExecutionData,
+  type ICredentialDataDecryptedObject,
+  type ICredentialType,
+  type ICredentials,
+  type IConnections,
+  type IDataObject,
+  type IExecuteFunctions,
+  type IHttpRequestOptions,
+  type INode,
+  type INodeCredentialsDetails,
+  type INodeExecutionData,
+  type INodeListSearchResult,
+  type INodeParameters,
+  type INodeType,
+  type INodeTypeDescription,
+  type INodeTypes,
+  type IRequestOptionsSimplified,
+  type IRun,
+  type IRunExecutionData,
+  type IVersionedNodeType,
+  type IWebhookData,
+  type IWebhookDescription,
+  type IWorkflowBase,
+  type IWorkflowExecuteAdditionalData,
+  type OnError,
+  type WorkflowExecuteMode,
+} from 'n8n-workflow';
+import { GpuCloudApi } from '../../credentials/GpuCloudApi.credentials';
+import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.credentials';
+import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
+import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
+
+/**
+ * Runs real workflows through n8n's own engine (n8n-core's WorkflowExecute, WebhookContext and
+ * execution hooks) without the n8n app: node types are our classes, credentials are plaintext,
+ * and a small HTTP server plays the part of n8n's webhook endpoints:
+ *   POST /webhook-waiting/<executionId>  resumes a paused execution, as n8n's WaitingWebhooks does;
+ *   POST /webhook/<webhookId>/<path>     runs an active workflow's trigger, as n8n's production webhooks do.
+ * A paused execution is kept as JSON (as n8n keeps it in its database) and resumed when its
+ * deadline passes, as n8n's WaitTracker does.
+ */
+
+export const PACKAGE = 'n8n-nodes-gpu-cloud';
+export const NODE_TYPE = `${PACKAGE}.gpuCloud`;
+export const TRIGGER_TYPE = `${PACKAGE}.gpuCloudTrigger`;
+export const ITEMS_TYPE = 'harness.items';
+
+/** The test's own start node: outputs the items written in its parameter (n8n's manual trigger lives in n8n-nodes-base). */
+class TestItems implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'Test Items',
+    name: 'items',
+    group: ['input'],
+    version: 1,
+    description: 'Outputs the JSON items of its "items" parameter',
+    defaults: { name: 'Items' },
+    inputs: [],
+    outputs: [NodeConnectionTypes.Main],
+    properties: [{ displayName: 'Items', name: 'items', type: 'json', default: '[{}]' }],
+  };
+
+  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+    const value: unknown = this.getNodeParameter('items', 0);
+    const list: unknown = typeof value === 'string' ? JSON.parse(value) : value;
+    if (!Array.isArray(list)) throw new Error('items must be a JSON array');
+    return [list.map((json: IDataObject, index) => ({ json, pairedItem: { item: index } }))];
+  }
+}
+
+class HarnessNodeTypes implements INodeTypes {
+  private readonly types = new Map<string, INodeType | IVersionedNodeType>([
+    [NODE_TYPE, new GpuCloud()],
+    [TRIGGER_TYPE, new GpuCloudTrigger()],
+    [ITEMS_TYPE, new TestItems()],
+  ]);
+
+  getByName(nodeType: string): INodeType | IVersionedNodeType {
+    const type = this.types.get(nodeType);
+    if (!type) throw new Error(`Unknown node type ${nodeType}`);
+    return type;
+  }
+
+  getByNameAndVersion(nodeType: string, version?: number): INodeType {
+    return NodeHelpers.getVersionedNodeType(this.getByName(nodeType), version);
+  }
+
+  getKnownTypes(): IDataObject {
+    return {};
+  }
+}
+
+const credentialTypes = new Map<string, ICredentialType>([
+  ['gpuCloudApi', new GpuCloudApi()],
+  ['gpuCloudWorkloadApi', new GpuCloudWorkloadApi()],
+]);
+
+interface StoredCredential {
+  type: string;
+  data: ICredentialDataDecryptedObject;
+}
+
+/** Plaintext credentials by id; authentication applied as n8n's CredentialsHelper applies it. */
+class PlainCredentialsHelper extends ICredentialsHelper {
+  constructor(private readonly stored: Map<string, StoredCredential>) {
+    super();
+  }
+
+  getParentTypes(): string[] {
+    return [];
+  }
+
+  async authenticate(
+    credentials: ICredentialDataDecryptedObject,
+    typeName: string,
+    incoming: IHttpRequestOptions | IRequestOptionsSimplified,
+    workflow: Workflow,
+    node: INode,
+  ): Promise<IHttpRequestOptions> {
+    const type = credentialTypes.get(typeName);
+    const requestOptions = incoming as IHttpRequestOptions;
+    if (!type?.authenticate) return requestOptions;
+    if (typeof type.authenticate === 'function') return await type.authenticate(credentials, requestOptions);
+    const resolve = (value: string) =>
+      String(workflow.expression.getSimpleParameterValue(node, value, 'internal', { $credentials: credentials }, undefined, '') ?? '');
+    for (const [name, value] of Object.entries(type.authenticate.properties.headers ?? {})) {
+      requestOptions.headers = { ...requestOptions.headers, [resolve(name)]: resolve(String(value)) };
+    }
+    for (const [name, value] of Object.entries(type.authenticate.properties.qs ?? {})) {
+      requestOptions.qs = { ...requestOptions.qs, [resolve(name)]: resolve(String(value)) };
+    }
+    return requestOptions;
+  }
+
+  async preAuthentication(): Promise<undefined> {
+    return undefined;
+  }
+
+  async getCredentials(): Promise<ICredentials> {
+    throw new Error('The harness keeps only decrypted credentials');
+  }
+
+  async getDecrypted(
+    _additionalData: IWorkflowExecuteAdditionalData,
+    nodeCredentials: INodeCredentialsDetails,
+    type: string,
+  ): Promise<ICredentialDataDecryptedObject> {
+    const credential = nodeCredentials.id ? this.stored.get(nodeCredentials.id) : undefined;
+    if (!credential || credential.type !== type) throw new Error(`No ${type} credential "${nodeCredentials.id}" in the harness`);
+    return { ...credential.data };
+  }
+
+  async updateCredentials(): Promise<void> {}
+
+  async updateCredentialsOauthTokenData(): Promise<void> {}
+
+  getCredentialsProperties(type: string) {
+    return credentialTypes.get(type)?.properties ?? [];
+  }
+}
+
+export interface NodeSpec {
+  name: string;
+  type: string;
+  parameters: INodeParameters;
+  credentials?: Record<string, string>;
+  webhookId?: string;
+  onError?: OnError;
+}
+
+export interface WorkflowSpec {
+  id: string;
+  nodes: NodeSpec[];
+  /** Pairs of node names, output 0 to input 0. */
+  connections: Array<[string, string]>;
+}
+
+export type ExecutionStatus = 'running' | 'waiting' | 'success' | 'error';
+
+export interface Execution {
+  id: string;
+  workflowId: string;
+  mode: WorkflowExecuteMode;
+  status: ExecutionStatus;
+  run?: IRun;
+  /** Times the execution was resumed (webhook or deadline). */
+  resumes: number;
+}
+
+interface Paused {
+  spec: WorkflowSpec;
+  /** The execution data as n8n would have stored it: serialized. */
+  data: string;
+  timer: NodeJS.Timeout;
+}
+
+function toNodes(spec: WorkflowSpec): INode[] {
+  return spec.nodes.map((node, index) => ({
+    id: `${spec.id}-node-${index}`,
+    name: node.name,
+    type: node.type,
+    typeVersion: 1,
+    position: [index * 200, 0],
+    parameters: node.parameters,
+    credentials: Object.fromEntries(Object.entries(node.credentials ?? {}).map(([type, id]) => [type, { id, name: id }])),
+    webhookId: node.webhookId,
+    onError: node.onError,
+  }));
+}
+
+function toConnections(spec: WorkflowSpec): IConnections {
+  const connections: IConnections = {};
+  for (const [from, to] of spec.connections) {
+    const main = (connections[from] ??= { main: [[]] }).main;
+    main[0]?.push({ node: to, type: NodeConnectionTypes.Main, index: 0 });
+  }
+  return connections;
+}
+
+/** Restores stored execution data the way n8n reads it back from its database. */
+function restore(serialized: string): IRunExecutionData {
+  return migrateRunExecutionData(JSON.parse(serialized));
+}
+
+export class Harness {
+  readonly executions = new Map<string, Execution>();
+  private readonly nodeTypes = new HarnessNodeTypes();
+  private readonly credentials = new Map<string, StoredCredential>();
+  /** Errors thrown while handling a webhook request; a test expects none. */
+  readonly webhookErrors: unknown[] = [];
+  private readonly paused = new Map<string, Paused>();
+  private readonly active = new Map<string, { spec: WorkflowSpec; node: INode; description: IWebhookDescription }>();
+  private readonly staticData = new Map<string, IDataObject>();
+  private readonly listeners = new Set<() => void>();
+  private readonly running = new Set<Promise<unknown>>();
+  private nextId = 1;
+
+  private constructor(
+    private readonly server: Server,
+    readonly baseUrl: string,
+  ) {}
+
+  static async start(): Promise<Harness> {
+    const app = express();
+    const server = createServer(app);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const harness = new Harness(server, `http://127.0.0.1:${port}`);
+    // n8n reads the raw bytes and parses JSON bodies before a node's webhook() runs.
+    app.use(express.raw({ type: () => true, limit: '50mb' }));
+    app.use((req, _res, next) => {
+      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+      req.rawBody = raw;
+      req.body = /json/.test(req.headers['content-type'] ?? '') && raw.length > 0 ? JSON.parse(raw.toString('utf8')) : {};
+      next();
+    });
+    app.post('/webhook-waiting/:executionId', (req, res) => harness.track(harness.resumeByWebhook(req, res)));
+    app.post('/webhook/{*path}', (req, res) => harness.track(harness.runTriggerWebhook(req, res)));
+    return harness;
+  }
+
+  /** Stores a credential; nodes refer to it by `id` (see NodeSpec.credentials). */
+  setCredentials(id: string, type: string, data: ICredentialDataDecryptedObject): void {
+    this.credentials.set(id, { type, data });
+  }
+
+  /** Calls a node's list-search method as the editor does when the user opens a "From List" dropdown. */
+  async listSearch(spec: WorkflowSpec, nodeName: string, method: string, filter?: string, paginationToken?: string): Promise<INodeListSearchResult> {
+    const workflow = this.workflow(spec);
+    const node = workflow.getNode(nodeName);
+    if (!node) throw new Error(`Node ${nodeName} is missing`);
+    const search = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion).methods?.listSearch?.[method];
+    if (!search) throw new Error(`${node.type} has no list search ${method}`);
+    const context = new LoadOptionsContext(workflow, node, this.additionalData(''), 'parameters');
+    return await search.call(context, filter, paginationToken);
+  }
+
+  /** The URL a trigger node of an active workflow listens on (n8n's "Production URL"). */
+  webhookUrl(spec: WorkflowSpec, nodeName: string): string {
+    const registered = [...this.active.entries()].find(([, entry]) => entry.spec.id === spec.id && entry.node.name === nodeName);
+    if (!registered) throw new Error(`${nodeName} of ${spec.id} is not active`);
+    return `${this.baseUrl}/webhook/${registered[0]}`;
+  }
+
+  /** Registers the production webhooks of a workflow's trigger nodes, as activating it in n8n does. */
+  activate(spec: WorkflowSpec): void {
+    for (const node of toNodes(spec)) {
+      const type = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+      for (const description of type.description.webhooks ?? []) {
+        if (description.restartWebhook) continue;
+        const path = NodeHelpers.getNodeWebhookPath(spec.id, node, description.path);
+        this.active.set(path, { spec, node, description });
+      }
+    }
+  }
+
+  /** Runs a workflow from its first node; resolves when it has finished or paused. */
+  async run(spec: WorkflowSpec): Promise<Execution> {
+    const nodes = toNodes(spec);
+    const data = createRunExecutionData({
+      executionData: { nodeExecutionStack: [{ node: nodes[0], data: { main: [[{ json: {} }]] }, source: null }] },
+    });
+    return await this.execute(String(this.nextId++), spec, 'trigger', data, false);
+  }
+
+  /** Resolves when the execution is no longer running or waiting. */
+  async finished(executionId: string, timeoutMs = 15_000): Promise<Execution> {
+    return await this.until(() => {
+      const execution = this.executions.get(executionId);
+      return execution && (execution.status === 'success' || execution.status === 'error') ? execution : undefined;
+    }, timeoutMs);
+  }
+
+  /** Resolves with the first execution (of any workflow) the predicate accepts. */
+  async until<T>(check: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+    const now = check();
+    if (now !== undefined) return now;
+    return await new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(listener);
+        reject(new Error(`Timed out after ${timeoutMs} ms waiting for an execution state`));
+      }, timeoutMs);
+      const listener = () => {
+        const value = check();
+        if (value === undefined) return;
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+        resolve(value);
+      };
+      this.listeners.add(listener);
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const paused of this.paused.values()) clearTimeout(paused.timer);
+    this.paused.clear();
+    await Promise.allSettled([...this.running]);
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    // n8n-core starts this service's cleanup interval on first use; n8n stops it at shutdown.
+    Container.get(SSHClientsManager).onShutdown();
+  }
+
+  private track(work: Promise<unknown>): void {
+    const handled = work.catch((error: unknown) => {
+      this.webhookErrors.push(error);
+    });
+    this.running.add(handled);
+    void handled.finally(() => this.running.delete(handled));
+  }
+
+  private changed(): void {
+    for (const listener of [...this.listeners]) listener();
+  }
+
+  private workflow(spec: WorkflowSpec): Workflow {
+    let staticData = this.staticData.get(spec.id);
+    if (!staticData) {
+      staticData = {};
+      this.staticData.set(spec.id, staticData);
+    }
+    return new Workflow({
+      id: spec.id,
+      name: spec.id,
+      nodes: toNodes(spec),
+      connections: toConnections(spec),
+      active: this.active.size > 0,
+      nodeTypes: this.nodeTypes,
+      staticData,
+      settings: { executionOrder: 'v1' },
+    });
+  }
+
+  private additionalData(executionId: string, hooks?: ExecutionLifecycleHooks, http?: { req: Request; res: Response }): IWorkflowExecuteAdditionalData {
+    const unsupported = async (): Promise<never> => {
+      throw new Error('Not supported by the harness');
+    };
+    return {
+      credentialsHelper: new PlainCredentialsHelper(this.credentials),
+      executeWorkflow: unsupported,
+      getRunExecutionData: async () => undefined,
+      executionId,
+      currentNodeExecutionIndex: 0,
+      restApiUrl: `${this.baseUrl}/rest`,
+      instanceBaseUrl: this.baseUrl,
+      formWaitingBaseUrl: `${this.baseUrl}/form-waiting`,
+      webhookBaseUrl: `${this.baseUrl}/webhook`,
+      webhookWaitingBaseUrl: `${this.baseUrl}/webhook-waiting`,
+      webhookTestBaseUrl: `${this.baseUrl}/webhook-test`,
+      variables: {},
+      logAiEvent: () => {},
+      startRunnerTask: unsupported,
+      externalSecretsProxy: new ExternalSecretsProxy(),
+      hooks,
+      httpRequest: http?.req,
+      httpResponse: http?.res,
+    };
+  }
+
+  private async execute(
+    executionId: string,
+    spec: WorkflowSpec,
+    mode: WorkflowExecuteMode,
+    data: IRunExecutionData,
+    resumed: boolean,
+  ): Promise<Execution> {
+    const previous = this.executions.get(executionId);
+    const execution: Execution = { id: executionId, workflowId: spec.id, mode, status: 'running', resumes: (previous?.resumes ?? 0) + (resumed ? 1 : 0) };
+    this.executions.set(executionId, execution);
+    this.changed();
+    const workflowData: IWorkflowBase = {
+      id: spec.id,
+      name: spec.id,
+      active: false,
+      activeVersionId: null,
+      isArchived: false,
+      createdAt: new Date(),
+      updatedAt: new Date(),
+      nodes: toNodes(spec),
+      connections: toConnections(spec),
+    };
+    const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData);
+    const additionalData = this.additionalData(executionId, hooks);
+    if (resumed) additionalData.restartExecutionId = executionId;
+    const run = await new WorkflowExecute(additionalData, mode, data).processRunExecutionData(this.workflow(spec));
+    execution.run = run;
+    if (run.waitTill) {
+      execution.status = 'waiting';
+      const waitTill = new Date(run.waitTill).getTime();
+      const timer = setTimeout(() => this.track(this.resumeAfterDeadline(executionId)), Math.max(0, waitTill - Date.now()));
+      this.paused.set(executionId, { spec, data: JSON.stringify(run.data), timer });
+    } else {
+      execution.status = run.data.resultData.error ? 'error' : 'success';
+    }
+    this.changed();
+    return execution;
+  }
+
+  /** n8n's WaitTracker: the deadline passed, so the execution goes on (the paused node passes its input on). */
+  private async resumeAfterDeadline(executionId: string): Promise<void> {
+    const paused = this.paused.get(executionId);
+    if (!paused) return;
+    this.paused.delete(executionId);
+    await this.execute(executionId, paused.spec, this.executions.get(executionId)?.mode ?? 'trigger', restore(paused.data), true);
+  }
+
+  /** n8n's WaitingWebhooks: a POST to the resume URL runs the paused node's webhook() and resumes with its output. */
+  private async resumeByWebhook(req: Request, res: Response): Promise<void> {
+    const executionId = String(req.params.executionId);
+    const paused = this.paused.get(executionId);
+    const execution = this.executions.get(executionId);
+    if (!paused || !execution) {
+      res.status(execution ? 409 : 404).json({ message: `The execution "${executionId}" is ${execution ? execution.status : 'unknown'}.` });
+      return;
+    }
+    const data = restore(paused.data);
+    const stack = data.executionData?.nodeExecutionStack;
+    const lastNodeExecuted = data.resultData.lastNodeExecuted;
+    if (!stack?.[0] || !lastNodeExecuted) throw new Error('A paused execution must have a node to resume');
+    stack[0].node.disabled = true;
+    data.waitTill = undefined;
+    data.resultData.runData[lastNodeExecuted]?.pop();
+
+    const workflow = this.workflow(paused.spec);
+    const node = workflow.getNode(lastNodeExecuted);
+    if (!node) throw new Error(`Node ${lastNodeExecuted} is missing`);
+    const nodeType = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+    const description = nodeType.description.webhooks?.find((webhook) => webhook.restartWebhook && webhook.httpMethod === req.method && webhook.path === '');
+    if (!description || !nodeType.webhook) {
+      res.status(404).json({ message: 'The paused node has no resume webhook.' });
+      return;
+    }
+    const response = await this.callWebhook(nodeType, workflow, node, description, execution.mode, data, req, res);
+    if (!response.workflowData) return;
+    // Resuming: no longer paused (a second report now gets 409, as from n8n).
+    if (!this.paused.delete(executionId)) return;
+    clearTimeout(paused.timer);
+    stack[0].data.main = response.workflowData;
+    await this.execute(executionId, paused.spec, execution.mode, data, true);
+  }
+
+  /** A production webhook: the trigger's webhook() decides whether a new execution starts. */
+  private async runTriggerWebhook(req: Request, res: Response): Promise<void> {
+    const path = req.path.replace(/^\/webhook\//, '');
+    const registered = this.active.get(path);
+    if (!registered) {
+      res.status(404).json({ message: `The requested webhook "POST ${path}" is not registered.` });
+      return;
+    }
+    const workflow = this.workflow(registered.spec);
+    const node = workflow.getNode(registered.node.name);
+    if (!node) throw new Error(`Node ${registered.node.name} is missing`);
+    const nodeType = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+    const response = await this.callWebhook(nodeType, workflow, node, registered.description, 'webhook', undefined, req, res);
+    if (!response.workflowData) return;
+    const data = createRunExecutionData({
+      executionData: { nodeExecutionStack: [{ node, data: { main: response.workflowData }, source: null }] },
+    });
+    await this.execute(String(this.nextId++), registered.spec, 'webhook', data, false);
+  }
+
+  private async callWebhook(
+    nodeType: INodeType,
+    workflow: Workflow,
+    node: INode,
+    description: IWebhookDescription,
+    mode: WorkflowExecuteMode,
+    data: IRunExecutionData | undefined,
+    req: Request,
+    res: Response,
+  ): Promise<{ workflowData?: INodeExecutionData[][] }> {
+    const additionalData = this.additionalData('', undefined, { req, res });
+    const webhookData: IWebhookData = {
+      httpMethod: 'POST',
+      node: node.name,
+      path: description.path,
+      webhookDescription: description,
+      workflowId: workflow.id,
+      workflowExecuteAdditionalData: additionalData,
+      webhookId: node.webhookId,
+    };
+    const context = new WebhookContext(workflow, node, additionalData, mode, webhookData, [], data ?? null);
+    let response;
+    try {
+      if (!nodeType.webhook) throw new Error(`${node.type} has no webhook method`);
+      response = await nodeType.webhook.call(context);
+    } catch (error) {
+      res.status(500).json({ message: 'Error in workflow', error: error instanceof Error ? error.message : String(error) });
+      return {};
+    }
+    if (!response.noWebhookResponse && !res.headersSent) {
+      res.status(200).json(response.webhookResponse ?? { message: 'Workflow was started' });
+    }
+    return response.workflowData ? { workflowData: response.workflowData } : {};
+  }
+}
+
+/** The output items of a node in an execution's last run of it. */
+export function outputOf(execution: Execution, nodeName: string): INodeExecutionData[] {
+  const runs = execution.run?.data.resultData.runData[nodeName];
+  const last = runs?.[runs.length - 1];
+  return last?.data?.main?.[0] ?? [];
+}
+
+/** The error that stopped an execution, if any. */
+export function errorOf(execution: Execution): { message: string; description?: string | null; node?: string } | undefined {
+  const error = execution.run?.data.resultData.error;
+  if (!error) return undefined;
+  const node = 'node' in error && error.node && typeof error.node === 'object' && 'name' in error.node ? String(error.node.name) : undefined;
+  return { message: error.message, description: error.description, node };
+}
