@@ -223,7 +223,8 @@ export class JobTracker {
 
   private async deliver(entry: TrackedJob, job: Job): Promise<void> {
     const { threads, state, clock, logger } = this.options;
-    entry.watcher.abort();
+    // The job no longer uses a GPU: its owner's slot is free even before the result is posted.
+    this.release(entry);
     for (let attempt = 1; ; attempt++) {
       try {
         if (!state.isPosted(job.id)) await threads.postParts(entry.origin.thread, jobResultParts(job, entry.cancelledBy));
@@ -231,7 +232,6 @@ export class JobTracker {
         await this.editParent(entry, job);
         await state.markPosted(job.id);
         entry.done = true;
-        this.release(entry);
         return;
       } catch (error) {
         if (attempt >= DELIVERY_ATTEMPTS || this.stopped) {

@@ -1,0 +1,73 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator } from '../emulator';
+import { startSlackApp, type RunningSlackApp } from './app';
+import { ConfigError, describeConfig, loadConfig } from './config';
+import { freePort, localConfig, localSlackCredentials } from './local';
+import { startStandin, type Standin } from './standin';
+
+/**
+ * `npm start`. With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
+ * for Socket Mode) it connects to that workspace; without, it runs the local Slack stand-in and
+ * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator.
+ */
+
+const env = process.env;
+
+async function main(): Promise<void> {
+  const realSlack = Boolean(env.SLACK_BOT_TOKEN);
+  const realService = Boolean(env.GPU_CLOUD_BASE_URL);
+  const closers: (() => Promise<void>)[] = [];
+  let app: RunningSlackApp;
+  let standin: Standin | undefined;
+
+  if (realSlack && realService) {
+    const config = loadConfig(env);
+    console.log(describeConfig(config));
+    app = await startSlackApp({ config });
+  } else {
+    const emulator = realService ? undefined : await startEmulator({ port: 0 });
+    if (emulator) closers.push(() => emulator.close());
+    const slack = realSlack ? undefined : localSlackCredentials();
+    if (slack) {
+      standin = await startStandin({ port: Number(env.STANDIN_PORT ?? 0), botToken: slack.botToken, signingSecret: slack.signingSecret });
+      closers.push(() => standin?.close() ?? Promise.resolve());
+    }
+    const port = env.PORT ? Number(env.PORT) : await freePort();
+    const config = localConfig({
+      service: emulator,
+      slack: slack && standin ? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret } : undefined,
+      port,
+      webhooks: true,
+      stateFile: env.SLACK_STATE_FILE ?? join(tmpdir(), `gpu-cloud-slack-local-${port}.json`),
+      env,
+    });
+    console.log(describeConfig(config));
+    app = await startSlackApp({ config });
+    if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
+  }
+
+  console.log('');
+  if (standin) {
+    console.log(`GPU Cloud for Slack is running against a local Slack stand-in.`);
+    console.log(`Open ${standin.pageUrl} and type /gpu help (or /gpu image a red fox).`);
+  } else {
+    console.log(`GPU Cloud for Slack is connected to your workspace${app.eventsUrl ? `; Slack requests go to ${app.eventsUrl}` : ' over Socket Mode'}.`);
+  }
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await app.stop().catch(() => undefined);
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void stop());
+  process.on('SIGTERM', () => void stop());
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof ConfigError ? error.message : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});

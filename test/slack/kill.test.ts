@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../../slack-app/local';
+import { content, Stack } from './harness';
+
+/**
+ * The real entry point (`npm start` → slack-app/start.ts) in a child process, killed with SIGKILL
+ * while jobs run, then started again: every result still reaches its thread, exactly once.
+ */
+
+const ROOT = join(__dirname, '..', '..');
+const CHANNEL = 'C0KILL';
+
+function startChild(stack: Stack, port: number): Promise<{ child: ChildProcess; output: () => string }> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    SLACK_BOT_TOKEN: stack.credentials.botToken,
+    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
+    SLACK_API_URL: stack.standin.apiUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
+    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
+    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
+    SLACK_STATE_FILE: stack.stateFile,
+    SLACK_POLL_INTERVAL_MS: '200',
+  };
+  // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`The app did not start in time:\n${output}`)), 30_000);
+    const check = () => {
+      if (output.includes('Slack requests go to')) {
+        clearTimeout(timer);
+        resolve({ child, output: () => output });
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`The app exited with ${code}:\n${output}`));
+    });
+  });
+}
+
+function killed(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+it('survives SIGKILL with jobs in flight: each result is posted once after the restart', async () => {
+  const stack = await Stack.start({ app: false, emulator: { jobDurationMs: 3000 } });
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  try {
+    const first = await startChild(stack, port);
+    child = first.child;
+    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+    for (const n of [1, 2]) expect((await stack.command(`transcribe https://files.example/k${n}.mp3`, `U0K${n}`, CHANNEL)).status).toBe(200);
+    const parents = await stack.standin.waitFor(() => {
+      const all = stack.parents(CHANNEL);
+      return all.length === 2 && all.every((parent) => /Job `/.test(content(parent))) ? all : undefined;
+    }, 15_000, 'two running jobs');
+
+    await killed(first.child);
+    expect(parents.every((parent) => stack.replies(parent.ts, CHANNEL).length === 0)).toBe(true);
+
+    const second = await startChild(stack, port);
+    child = second.child;
+    for (const parent of parents) {
+      await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, CHANNEL);
+      await stack.standin.waitFor(() => stack.replies(parent.ts, CHANNEL).length > 0, 10_000, 'the result');
+    }
+    // Killed and started once more: the start resumes before it reports ready, and posts nothing new.
+    await killed(second.child);
+    const third = await startChild(stack, port);
+    child = third.child;
+    for (const parent of parents) expect(stack.replies(parent.ts, CHANNEL)).toHaveLength(1);
+    for (const secret of stack.secrets()) expect(first.output() + second.output() + third.output()).not.toContain(secret);
+  } finally {
+    if (child) await killed(child);
+    await stack.close();
+  }
+}, 90_000);
