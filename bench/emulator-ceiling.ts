@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
 import { DEV_API_KEY } from '../emulator';
+import { median, type Scenario } from './lib';
 
 export interface CeilingOptions {
   durationMs: number;
@@ -95,3 +96,24 @@ if (require.main === module) {
     },
   );
 }
+
+/** Scenario 7 for `npm run bench`. */
+export const emulatorCeiling: Scenario = async ({ smoke, runs }) => {
+  const samples: number[] = [];
+  let errors = 0;
+  for (let run = 0; run < runs; run++) {
+    const result = await measureEmulatorCeiling({ durationMs: smoke ? 300 : 5000, concurrency: 64 });
+    samples.push(result.requestsPerSecond);
+    errors += result.errors;
+  }
+  return {
+    title: '7. Emulator ceiling',
+    description: 'Authenticated `GET` of one catalogue item, 64 keep-alive connections from an undici Pool; the emulator runs in its own process (one core each).',
+    figures: [{ name: 'emulator GETs', unit: 'requests/s', samples, better: 'higher' }],
+    comparisons: [],
+    checks: [
+      { label: 'emulator GETs/s', value: median(samples), unit: '/s', op: '>=', target: 10_000 },
+      { label: 'errors', value: errors, unit: '', op: '<=', target: 0 },
+    ],
+  };
+};

@@ -5,12 +5,16 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { clientOverhead } from './client-overhead';
+import { emulatorCeiling } from './emulator-ceiling';
+import { noticingCompletion } from './noticing-completion';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { webhookVerification } from './webhook-verify';
 
 export const SCENARIOS: Record<string, Scenario> = {
   'client-overhead': clientOverhead,
+  'noticing-completion': noticingCompletion,
   'webhook-verify': webhookVerification,
+  'emulator-ceiling': emulatorCeiling,
 };
 
 export async function runScenarios(names: string[], options: { smoke: boolean; runs: number }): Promise<ScenarioResult[]> {

@@ -34,6 +34,12 @@ export { WorkloadClient, type WorkloadClientOptions, type ImageSource, type Chat
 
 /** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
 export const REQUEST_ID_METADATA_KEY = 'client_request_id';
+/** Look-ups and re-sends after creates with an unknown outcome, before the error is reported. */
+const MAX_CREATE_RECOVERIES = 3;
+/** How many pages of an endpoint's jobs a look-up reads at most. */
+const MAX_LOOKUP_PAGES = 20;
+/** Our clock and the service's may disagree; a job this much older than our create is not ours. */
+const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60_000;
 
 export interface ManagementClientOptions {
   /** The API root, e.g. `https://host/api/public` or the emulator's `http://127.0.0.1:4010/api/public`. */
@@ -112,14 +118,20 @@ export class ManagementClient {
       const tagged = requestId ? { ...body, metadata: { ...metadata, [REQUEST_ID_METADATA_KEY]: requestId } } : body;
       const send = () =>
         this.http.json({ method: 'POST', path, body: tagged, idempotent: options.repeatWhenUnknown === true, signal: options.signal }, jobSchema);
-      try {
-        return await send();
-      } catch (error) {
-        if (!(error instanceof AmbiguousOutcomeError) || !requestId) throw error;
-        const found = await this.findJobByRequestId(endpointName, requestId, options.signal).catch(() => {
-          throw error;
-        });
-        return found ?? send();
+      const since = this.clock.now();
+      for (let recovery = 0; ; recovery++) {
+        try {
+          return await send();
+        } catch (error) {
+          if (!(error instanceof AmbiguousOutcomeError) || !requestId || recovery >= MAX_CREATE_RECOVERIES) throw error;
+          let found: Job | undefined;
+          try {
+            found = await this.findJobByRequestId(endpointName, requestId, since, options.signal);
+          } catch {
+            throw error;
+          }
+          if (found) return found;
+        }
       }
     },
 
@@ -213,9 +225,28 @@ export class ManagementClient {
     },
   };
 
-  /** Looks through the newest jobs of an endpoint for the one a lost create made. */
-  private async findJobByRequestId(endpointName: string, requestId: string, signal?: AbortSignal): Promise<Job | undefined> {
-    const page = await this.jobs.list(endpointName, { page: 1, page_size: LIMITS.pageSizeMax }, { signal });
-    return page.items.find((job) => job.metadata?.[REQUEST_ID_METADATA_KEY] === requestId);
+  /**
+   * Looks for the job a lost create made, newest jobs first, until it is found or the pages reach
+   * jobs created well before the create was sent. The listing order is read from the first page
+   * rather than assumed.
+   */
+  private async findJobByRequestId(endpointName: string, requestId: string, sentAt: number, signal?: AbortSignal): Promise<Job | undefined> {
+    const pageSize = LIMITS.pageSizeMax;
+    const matches = (job: Job) => job.metadata?.[REQUEST_ID_METADATA_KEY] === requestId;
+    const first = await this.jobs.list(endpointName, { page: 1, page_size: pageSize }, { signal });
+    const hit = first.items.find(matches);
+    if (hit || first.total_size <= first.items.length || first.items.length < 2) return hit;
+    const time = (job: Job) => Date.parse(job.create_time);
+    const newestFirst = time(first.items[0]) >= time(first.items[first.items.length - 1]);
+    const pages = Math.ceil(first.total_size / pageSize);
+    const olderThanCreate = (job: Job) => time(job) < sentAt - CLOCK_SKEW_ALLOWANCE_MS;
+    for (let step = 1; step < Math.min(pages, MAX_LOOKUP_PAGES); step++) {
+      const page = newestFirst ? 1 + step : pages - step;
+      const listed = await this.jobs.list(endpointName, { page, page_size: pageSize }, { signal });
+      const found = listed.items.find(matches);
+      if (found) return found;
+      if (listed.items.every(olderThanCreate)) return undefined;
+    }
+    return undefined;
   }
 }
