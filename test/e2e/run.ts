@@ -16,6 +16,7 @@ import { ensureN8n, cleanEnv, N8N_VERSION } from './install';
 import { N8n, type Execution } from './n8n';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
+import { N8nRest, type ExecutionSummary } from './rest';
 import * as workflows from './workflows';
 
 const REPO = resolve(__dirname, '..', '..');
@@ -64,6 +65,17 @@ function outputOf(execution: Execution, node: string): Array<Record<string, unkn
 
 const reportSchema = z.object({ executionId: z.string(), item: z.record(z.string(), z.unknown()) });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The execution as n8n's executions list shows it once it is no longer running (its last node reported a moment ago). */
+async function finishedExecution(rest: N8nRest, workflowId: string, executionId: string): Promise<ExecutionSummary> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const execution = (await rest.executions(workflowId)).find((entry) => entry.id === executionId);
+    if (execution && execution.status !== 'running' && execution.status !== 'new') return execution;
+    if (Date.now() > deadline) throw new CheckFailed(`execution ${executionId} still ${execution?.status ?? 'missing'} in n8n's list`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
 
 /** Builds the package and unpacks the tarball npm would publish: what a user's n8n installs. */
 async function packPackage(work: string): Promise<string> {
@@ -163,6 +175,51 @@ async function main(): Promise<void> {
     server = await n8n.start();
     log('n8n start: server up, workflows active');
     const base = await n8n.baseUrl();
+    const rest = await N8nRest.setUpOwner(base);
+
+    await check('n8n start: the editor offers the nodes, the AI tool variant, both credentials and their icons', async () => {
+      const nodeTypes = await rest.nodeTypes();
+      const credentialTypes = await rest.credentialTypes();
+      const icons: string[] = [];
+      for (const name of ['gpuCloud', 'gpuCloudTrigger', 'gpuCloudTool']) {
+        const type = nodeTypes.find((entry) => entry.name === `${pkg}.${name}`);
+        expect(type, `n8n does not list ${pkg}.${name}`);
+        expect(typeof type.iconUrl === 'object', `${name} has no light and dark icon: ${JSON.stringify(type.iconUrl)}`);
+        icons.push(type.iconUrl.light, type.iconUrl.dark);
+        if (name !== 'gpuCloudTool') expect(type.codex?.categories?.length, `${name} has no codex categories (is its .node.json in dist?)`);
+      }
+      for (const name of ['gpuCloudApi', 'gpuCloudWorkloadApi']) {
+        const type = credentialTypes.find((entry) => entry.name === name);
+        expect(type, `n8n does not list the credential type ${name}`);
+        expect(typeof type.iconUrl === 'object', `${name} has no light and dark icon`);
+        icons.push(type.iconUrl.light, type.iconUrl.dark);
+      }
+      for (const icon of new Set(icons)) {
+        const response = await fetch(`${base}/${icon}`);
+        const body = await response.text();
+        expect(response.status === 200 && body.includes('<svg'), `icon ${icon}: HTTP ${response.status}`);
+      }
+    });
+
+    await check('n8n start: the credential Test button accepts the key and rejects a wrong one', async () => {
+      const data = { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization };
+      const good = await rest.testCredential({ ...workflows.CREDENTIAL, type: 'gpuCloudApi', data });
+      expect(good.status === 'OK', `with the right key: ${good.status} ${good.message}`);
+      const bad = await rest.testCredential({ ...workflows.CREDENTIAL, type: 'gpuCloudApi', data: { ...data, apiKey: 'not-the-key' } });
+      expect(bad.status === 'Error', `with a wrong key: ${bad.status} ${bad.message}`);
+    });
+
+    await check('n8n start: the Inference Endpoint list (resource locator) is filled from GPU Cloud', async () => {
+      const results = await rest.resourceLocatorResults({
+        path: 'parameters.endpoint',
+        methodName: 'searchEndpoints',
+        nodeTypeAndVersion: { name: `${pkg}.gpuCloud`, version: 1 },
+        currentNodeParameters: { resource: 'job', operation: 'create', endpoint: { __rl: true, mode: 'list', value: '' } },
+        credentials: { gpuCloudApi: workflows.CREDENTIAL },
+        filter: 'trans',
+      });
+      expect(results.some((entry) => entry.value === 'transcribe'), `got ${JSON.stringify(results).slice(0, 300)}`);
+    });
 
     await check('n8n start: GPU Cloud Trigger runs its workflow on the signed job webhook', async () => {
       const response = await fetch(`${emulator.baseUrl}/organizations/${emulator.organization}/inference-endpoints/transcribe/jobs`, {
@@ -182,6 +239,8 @@ async function main(): Promise<void> {
       expect(item.endpoint === 'transcribe', `endpoint ${String(item.endpoint)}`);
       expect(z.object({ e2e: z.literal(marker) }).safeParse(item.metadata).success, `metadata ${JSON.stringify(item.metadata)}`);
       expect(typeof item.webhookId === 'string' && item.webhookId.length > 0, 'no webhook-id: the signature was not checked');
+      const execution = await finishedExecution(rest, workflows.IDS.trigger, reportSchema.parse(arrived.body).executionId);
+      expect(execution.status === 'success' && execution.mode === 'webhook', `n8n lists the execution as ${JSON.stringify(execution)}`);
     });
 
     const forgedJobId = randomUUID();
@@ -227,6 +286,8 @@ async function main(): Promise<void> {
       const jobId = String(item.jobId);
       const resumedBy = emulator.deliveries.filter((delivery) => delivery.jobId === jobId && delivery.url.includes('/webhook-waiting/'));
       expect(resumedBy.some((delivery) => delivery.ok), `the emulator's call of the resume URL was not taken: ${JSON.stringify(resumedBy)}`);
+      const execution = await finishedExecution(rest, workflows.IDS.resume, reportSchema.parse(arrived.body).executionId);
+      expect(execution.status === 'success', `n8n lists the execution as ${JSON.stringify(execution)}`);
     });
 
     await check('n8n start: the forged delivery started nothing', async () => {

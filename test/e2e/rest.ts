@@ -1,0 +1,104 @@
+import { z } from 'zod/v4';
+
+/**
+ * The n8n server's own REST API, as its editor uses it: what the editor shows about our nodes
+ * (node and credential types, icons), the credential "Test" button, the endpoint list of a
+ * resource locator, and the executions list. The test sets up the instance owner and keeps the
+ * session cookie; nothing here leaves 127.0.0.1.
+ */
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const OWNER = { email: 'e2e@example.com', firstName: 'End', lastName: 'ToEnd', password: `E2e-${Math.random().toString(36).slice(2)}-Pw1` };
+
+const envelope = <T extends z.ZodType>(data: T) => z.object({ data });
+
+export class N8nRest {
+  private constructor(
+    readonly baseUrl: string,
+    private readonly cookie: string,
+  ) {}
+
+  /** Creates the owner account of the fresh instance and keeps its session. */
+  static async setUpOwner(baseUrl: string): Promise<N8nRest> {
+    const response = await fetch(`${baseUrl}/rest/owner/setup`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(OWNER),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    if (response.status !== 200) throw new Error(`owner setup: HTTP ${response.status} ${(await response.text()).slice(0, 200)}`);
+    const cookie = response.headers
+      .getSetCookie()
+      .map((header) => header.split(';')[0])
+      .find((pair) => pair.startsWith('n8n-auth='));
+    if (!cookie) throw new Error('owner setup: no n8n-auth cookie');
+    return new N8nRest(baseUrl, cookie);
+  }
+
+  async request<T extends z.ZodType>(method: 'GET' | 'POST', path: string, schema: T, body?: unknown): Promise<z.output<T>> {
+    const response = await fetch(`${this.baseUrl}${path}`, {
+      method,
+      headers: { cookie: this.cookie, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`${method} ${path}: HTTP ${response.status} ${text.slice(0, 300)}`);
+    const parsed = schema.safeParse(JSON.parse(text));
+    if (!parsed.success) throw new Error(`${method} ${path}: unexpected answer ${text.slice(0, 300)}`);
+    return parsed.data;
+  }
+
+  async nodeTypes(): Promise<NodeTypeInfo[]> {
+    return await this.request('GET', '/types/nodes.json', z.array(nodeTypeSchema));
+  }
+
+  async credentialTypes(): Promise<CredentialTypeInfo[]> {
+    return await this.request('GET', '/types/credentials.json', z.array(credentialTypeSchema));
+  }
+
+  /**
+   * The "Test" button of a saved credential's dialog: n8n sends the credential type's test request
+   * with the values in the dialog (`data`), which may differ from the saved ones.
+   */
+  async testCredential(credential: { id: string; name: string; type: string; data: Record<string, string> }): Promise<{ status: string; message: string }> {
+    return (await this.request('POST', '/rest/credentials/test', envelope(z.object({ status: z.string(), message: z.string() })), { credentials: credential })).data;
+  }
+
+  /** What a resource locator's "From List" mode shows, from the node's listSearch method. */
+  async resourceLocatorResults(body: Record<string, unknown>): Promise<Array<{ name: string; value: string | number }>> {
+    const results = z.object({ results: z.array(z.looseObject({ name: z.string(), value: z.union([z.string(), z.number()]) })) });
+    return (await this.request('POST', '/rest/dynamic-node-parameters/resource-locator-results', envelope(results), body)).data.results;
+  }
+
+  async executions(workflowId: string): Promise<ExecutionSummary[]> {
+    const filter = encodeURIComponent(JSON.stringify({ workflowId }));
+    const answer = await this.request('GET', `/rest/executions?filter=${filter}&limit=50`, envelope(z.object({ results: z.array(executionSummarySchema) })));
+    return answer.data.results;
+  }
+}
+
+const iconSchema = z.union([z.string(), z.object({ light: z.string(), dark: z.string() })]);
+
+const nodeTypeSchema = z.looseObject({
+  name: z.string(),
+  version: z.union([z.number(), z.array(z.number())]),
+  iconUrl: iconSchema.optional(),
+  codex: z.looseObject({ categories: z.array(z.string()).optional() }).optional(),
+});
+export type NodeTypeInfo = z.infer<typeof nodeTypeSchema>;
+
+const credentialTypeSchema = z.looseObject({
+  name: z.string(),
+  iconUrl: iconSchema.optional(),
+  supportedNodes: z.array(z.string()).optional(),
+});
+export type CredentialTypeInfo = z.infer<typeof credentialTypeSchema>;
+
+const executionSummarySchema = z.looseObject({
+  id: z.string(),
+  workflowId: z.string(),
+  mode: z.string(),
+  status: z.string(),
+});
+export type ExecutionSummary = z.infer<typeof executionSummarySchema>;
