@@ -111,8 +111,13 @@ export function errorParts(ref: string, action: string, detail: string): ResultP
   return [message(`${ref}:error`, `${action} failed: ${detail}`, [section(`:x: *${escapeText(action)} failed.*\n${escapeText(detail)}`)])];
 }
 
+/** Every image of one request shares this prefix, which is how a thread shows what was uploaded. */
+export function imageFilePrefix(ref: string): string {
+  return `image-${shortRef(ref)}-`;
+}
+
 export function imageFilename(ref: string, index: number, extension: string): string {
-  return `image-${shortRef(ref)}-${index + 1}.${extension}`;
+  return `${imageFilePrefix(ref)}${index + 1}.${extension}`;
 }
 
 export function queueCreatedParts(ref: string, queue: { id: string; name: string; display_name: string; description?: string }, project: string): ResultPart[] {

@@ -6,7 +6,7 @@ import type { TextToImageInput } from '../../shared/schemas';
 import type { ImageRequestValue } from '../messages/actions';
 import { deniedMessage, noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
-import { errorParts, imageFilename } from '../messages/results';
+import { errorParts, imageFilename, imageFilePrefix } from '../messages/results';
 import type { ResultPart, ThreadRef } from '../model';
 import type { AccessPolicy } from './access';
 import type { BackgroundTasks } from './background';
@@ -76,20 +76,28 @@ export class ImageService {
     return undefined;
   }
 
-  /** After a restart: generates again what was under way. Parts already in the thread are not posted twice. */
+  /**
+   * After a restart: generates again what was under way, unless the thread already shows all of its
+   * images (the app died after uploading). Parts already in the thread are never posted twice.
+   */
   resume(inflight: InflightRequest): void {
     const request = inflight.image;
     if (!request || !this.options.workload) return;
     this.options.access.adopt(inflight.user, inflight.ref);
     const view: ParentView = { user: inflight.user, subject: { kind: 'image', request }, state: 'running' };
-    this.options.background.run(`Resumed image request ${inflight.ref}`, () => this.produce(inflight, request, view));
+    this.options.background.run(`Resumed image request ${inflight.ref}`, async () => {
+      const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
+      const prefix = imageFilePrefix(inflight.ref);
+      const posted = [...(await this.options.threads.postedKeys(thread))].filter((key) => key.startsWith(prefix));
+      await this.produce(inflight, request, view, posted.length >= request.count);
+    });
   }
 
-  private async produce(inflight: InflightRequest, request: ImageRequestValue, view: ParentView): Promise<void> {
+  private async produce(inflight: InflightRequest, request: ImageRequestValue, view: ParentView, alreadyPosted = false): Promise<void> {
     const { threads, state, access, clock, logger } = this.options;
     const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
     try {
-      const parts = await this.render(inflight.ref, request);
+      const parts = alreadyPosted ? [] : await this.render(inflight.ref, request);
       await threads.postParts(thread, parts);
       await threads.update(thread.channel, thread.threadTs, parentMessage({ ...view, state: 'succeeded', note: undefined, elapsedMs: clock.now() - inflight.startedAt }));
     } catch (error) {

@@ -65,6 +65,27 @@ describe('/gpu commands', () => {
     expect(states.indexOf('Succeeded')).toBe(states.length - 1);
   });
 
+  it('shows a failed job with the service detail, and uploads long output as a file', async () => {
+    const channel = freshChannel();
+    await stack.command('job sentiment {"wrong": true}', 'U0FAIL', channel);
+    const failed = await stack.waitForParent(1, channel);
+    await stack.waitForParentText(failed.ts, /Failed after/, 15_000, channel);
+    await stack.standin.waitFor(() => stack.replies(failed.ts, channel).length === 1, 10_000, 'the failure');
+    expect(content(stack.replies(failed.ts, channel)[0])).toMatch(/The job failed\.[\s\S]*Invalid input/);
+
+    const long = 'lorem ipsum '.repeat(400);
+    await stack.command(`job ${stack.emulator.genericEndpoint} {"text": "${long}"}`, 'U0LONG', channel);
+    const parent = await stack.waitForParent(2, channel);
+    await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+    const replies = await stack.standin.waitFor(() => {
+      const all = stack.replies(parent.ts, channel);
+      return all.some((message) => message.fileIds.length > 0) ? all : undefined;
+    }, 10_000, 'the output file');
+    expect(content(replies[0])).toMatch(/the full output is in `output-[0-9a-f]{8}\.json`/);
+    const file = stack.standin.workspace.files.get(replies[1].fileIds[0]);
+    expect(JSON.parse(file?.content?.toString('utf8') ?? '{}')).toEqual({ echo: { text: long } });
+  });
+
   it('transcribe posts the transcript with summary and translations', async () => {
     const channel = freshChannel();
     await stack.command('transcribe https://files.example/talk.mp3?sig=abc --language en --summary 20 --translate german --word-timestamps', 'U0TR', channel);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { content, Stack } from './harness';
@@ -23,6 +24,8 @@ function startChild(stack: Stack, port: number): Promise<{ child: ChildProcess; 
     GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
     GPU_CLOUD_API_KEY: stack.emulator.apiKey,
     GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
+    GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
+    GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
     SLACK_STATE_FILE: stack.stateFile,
     SLACK_POLL_INTERVAL_MS: '200',
   };
@@ -84,6 +87,62 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
     child = third.child;
     for (const parent of parents) expect(stack.replies(parent.ts, CHANNEL)).toHaveLength(1);
     for (const secret of stack.secrets()) expect(first.output() + second.output() + third.output()).not.toContain(secret);
+  } finally {
+    if (child) await killed(child);
+    await stack.close();
+  }
+}, 90_000);
+
+/** The app's small state file, as the test process sees it on disk. */
+async function inflightKinds(path: string): Promise<string[]> {
+  try {
+    const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
+    return (state.inflight ?? []).map((entry) => entry.kind).sort();
+  } catch {
+    return [];
+  }
+}
+
+it('after SIGKILL mid-generation, redoes the image once and flags the interrupted chat answer', async () => {
+  const stack = await Stack.start({ app: false });
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  try {
+    const first = await startChild(stack, port);
+    child = first.child;
+    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+    // Slow workloads, so the app is killed while both are under way.
+    stack.emulator.setFaults({ latencyMs: 4000, surfaces: ['image', 'chat'] });
+    await stack.command('image a lighthouse at dusk', 'U0PAINT', CHANNEL);
+    await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL);
+    await stack.standin.waitFor(() => stack.parents(CHANNEL).length === 2, 15_000, 'two parents');
+    const deadline = Date.now() + 10_000;
+    while ((await inflightKinds(stack.stateFile)).join() !== 'chat,image') {
+      if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    await killed(first.child);
+    stack.emulator.setFaults({ latencyMs: 0 });
+
+    const second = await startChild(stack, port);
+    child = second.child;
+    const [image, chat] = stack.parents(CHANNEL);
+    await stack.waitForParentText(image.ts, /Succeeded in/, 20_000, CHANNEL);
+    await stack.standin.waitFor(() => stack.replies(image.ts, CHANNEL).some((message) => message.fileIds.length > 0), 10_000, 'the image');
+    await stack.waitForParentText(chat.ts, /Interrupted/, 10_000, CHANNEL);
+    const answer = stack.replies(chat.ts, CHANNEL).map(content).join('\n');
+    expect(answer).toContain('The app restarted while answering');
+    expect(answer).toContain('gpu.regenerate_chat');
+
+    await killed(second.child);
+    const third = await startChild(stack, port);
+    child = third.child;
+    // Whatever the second run had not yet recorded as done, the third finishes without posting again.
+    const settled = Date.now() + 10_000;
+    while ((await inflightKinds(stack.stateFile)).length > 0 && Date.now() < settled) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await inflightKinds(stack.stateFile)).toEqual([]);
+    expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
+    expect(stack.replies(chat.ts, CHANNEL)).toHaveLength(1);
   } finally {
     if (child) await killed(child);
     await stack.close();
