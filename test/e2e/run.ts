@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod/v4';
 import { startEmulator } from '../../emulator';
 import { signWebhook } from '../../shared/webhooks';
+import { importable, loadExamples, ourNodeNames, unknownNodes } from './examples';
 import { ensureN8n, cleanEnv, N8N_VERSION } from './install';
 import { N8n, type Execution } from './n8n';
 import { runOrThrow, type Service } from './processes';
@@ -132,7 +133,9 @@ async function main(): Promise<void> {
       workflows.trigger(pkg, receiver.url('/trigger')),
       workflows.webhookResume(pkg, receiver.url('/resumed')),
     ]);
-    log('imported the credential and workflows');
+    const examples = await loadExamples(REPO);
+    if (examples.length > 0) await n8n.importWorkflows(examples.map(importable), 'examples.json');
+    log(`imported the credentials and workflows, and ${examples.length} example workflow(s) from docs/workflows`);
 
     await check('n8n execute: Job > Create starts a job on the emulator', async () => {
       const execution = await n8n.execute(workflows.IDS.createJob);
@@ -170,6 +173,16 @@ async function main(): Promise<void> {
       expect(endpoints.some((endpoint) => endpoint.name === 'transcribe'), 'no "transcribe" endpoint');
     });
 
+    for (const example of examples.filter((entry) => entry.runnable)) {
+      await check(`n8n execute: docs/workflows/${example.file} runs against the emulator`, async () => {
+        const execution = await n8n.execute(example.id);
+        for (const node of ourNodeNames(example)) {
+          const items = outputOf(execution, node);
+          expect(items.length > 0, `"${node}" output nothing`);
+        }
+      });
+    }
+
     await n8n.publish(workflows.IDS.trigger);
     await n8n.publish(workflows.IDS.resume);
     server = await n8n.start();
@@ -200,6 +213,16 @@ async function main(): Promise<void> {
         expect(response.status === 200 && body.includes('<svg'), `icon ${icon}: HTTP ${response.status}`);
       }
     });
+
+    if (examples.length > 0) {
+      await check('n8n start: every docs/workflows example uses node types and versions this n8n offers', async () => {
+        const offered = await rest.nodeTypes();
+        const problems = examples.flatMap((example) => unknownNodes(example, offered).map((problem) => `${example.file}: ${problem}`));
+        expect(problems.length === 0, problems.join('\n'));
+      });
+    } else {
+      log('no docs/workflows/*.json yet: nothing to check there');
+    }
 
     await check('n8n start: the credential Test button accepts the key and rejects a wrong one', async () => {
       const data = { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization };

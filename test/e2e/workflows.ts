@@ -10,10 +10,17 @@ import { randomUUID } from 'node:crypto';
 export const PACKAGE_PREFIX = 'n8n-nodes-gpu-cloud';
 export const CUSTOM_PREFIX = 'CUSTOM';
 
-export const CREDENTIAL = { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' };
+export const CREDENTIALS = {
+  management: { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' },
+  image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
+  chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
+};
+export const CREDENTIAL = CREDENTIALS.management;
 
 export interface EmulatorAccess {
   baseUrl: string;
+  imageUrl: string;
+  chatUrl: string;
   apiKey: string;
   organization: string;
   project: string;
@@ -22,10 +29,12 @@ export interface EmulatorAccess {
 export function credentials(emulator: EmulatorAccess): unknown[] {
   return [
     {
-      ...CREDENTIAL,
+      ...CREDENTIALS.management,
       type: 'gpuCloudApi',
       data: { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project },
     },
+    { ...CREDENTIALS.image, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey } },
+    { ...CREDENTIALS.chat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey } },
   ];
 }
 
