@@ -11,8 +11,6 @@ export type RequestKind = 'job' | 'transcribe' | 'image' | 'chat' | 'queue';
 /** Job statuses plus `interrupted`: work the app lost track of (a restart during a synchronous call). */
 export type RequestState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
 
-export const FINISHED_STATES: readonly RequestState[] = ['succeeded', 'failed', 'cancelled', 'interrupted'];
-
 export interface ThreadRef {
   channel: string;
   /** The parent message; every result goes into its thread. */

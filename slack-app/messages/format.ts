@@ -5,12 +5,9 @@ export const SLACK_LIMITS = {
   sectionText: 3000,
   /** A code block plus its fences must fit a section. */
   codeBlock: 2900,
-  headerText: 150,
   buttonValue: 2000,
   optionText: 75,
   staticSelectOptions: 100,
-  blocksPerMessage: 50,
-  blocksPerModal: 100,
   fallbackText: 3000,
 } as const;
 
@@ -49,10 +46,6 @@ export function section(text: string): KnownBlock {
 
 export function context(text: string): KnownBlock {
   return { type: 'context', elements: [{ type: 'mrkdwn', text: truncate(text, SLACK_LIMITS.sectionText) }] };
-}
-
-export function header(text: string): KnownBlock {
-  return { type: 'header', text: { type: 'plain_text', text: truncate(text, SLACK_LIMITS.headerText), emoji: true } };
 }
 
 /** Pretty JSON for people: strings stay strings, everything else is indented. */

@@ -83,11 +83,6 @@ export class JobTracker {
     void this.poll(entry);
   }
 
-  isTracking(jobId: string): boolean {
-    const entry = this.jobs.get(jobId);
-    return entry !== undefined && !entry.done;
-  }
-
   /** The endpoint of a job this process knows, for `/gpu status|cancel <id>`. */
   endpointOf(jobId: string): string | undefined {
     return this.jobs.get(jobId)?.endpoint;

@@ -8,10 +8,19 @@ import { Stack } from './harness';
  */
 
 const CHROMIUM = '/usr/bin/chromium';
-const available = existsSync(CHROMIUM);
-if (!available) {
-  console.warn(`Skipping the stand-in page click-through: ${CHROMIUM} is absent (apt-get install chromium).`);
+
+function playwrightInstalled(): boolean {
+  try {
+    require.resolve('playwright-core');
+    return true;
+  } catch {
+    return false;
+  }
 }
+
+const missing = !existsSync(CHROMIUM) ? `${CHROMIUM} is absent (apt-get install chromium)` : !playwrightInstalled() ? 'playwright-core is not installed (npm install)' : undefined;
+const available = missing === undefined;
+if (missing) console.warn(`Skipping the stand-in page click-through: ${missing}.`);
 const describeWithChromium = available ? describe : describe.skip;
 
 describeWithChromium('the stand-in page in a browser', () => {
