@@ -159,7 +159,6 @@ const properties: INodeProperties[] = [
     type: 'string',
     default: '',
     required: true,
-    validateType: 'url',
     placeholder: 'e.g. https://n8n.example.com/webhook/images',
     displayOptions: { show: { delivery: ['webhook'] } },
     description: `Where the workload POSTs the signed result (up to ${LIMITS.webhookUrlMaxLength} characters)`,

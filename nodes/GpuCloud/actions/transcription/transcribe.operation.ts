@@ -5,6 +5,7 @@ import {
   LIMITS,
   TRANSCRIPTION_ENDPOINT,
   TRANSLATION_LANGUAGES,
+  httpUrlSchema,
   transcriptionInputSchema,
   type TranscriptionInput,
 } from '../../../../shared';
@@ -24,7 +25,6 @@ const properties: INodeProperties[] = [
     default: '',
     required: true,
     placeholder: 'e.g. https://storage.example.com/interview.mp3?X-Signature=...',
-    validateType: 'url',
     description: `A direct-download link to one file, shorter than ${LIMITS.transcriptionMaxSeconds / 3600} hours and smaller than ${LIMITS.transcriptionMaxBytes / 1e9} GB`,
     hint: 'Use a signed (self-authenticating) link: GPU Cloud cannot send login headers to fetch the file',
   },
@@ -204,7 +204,7 @@ const optionsSchema = z.object({
 function transcriptionInput(url: string, options: z.infer<typeof optionsSchema>): TranscriptionInput {
   const text = (value: string | undefined) => (value && value.trim() !== '' ? value.trim() : undefined);
   const input = {
-    url: url.trim(),
+    url: check(httpUrlSchema, url.trim(), 'Audio or Video URL'),
     language_code: text(options.languageCode),
     return_as_file: options.returnAsFile,
     word_level_timestamps: options.wordLevelTimestamps,
