@@ -37,6 +37,15 @@ export interface Delivery {
 
 const ATTEMPT_TIMEOUT_MS = 10_000;
 
+/** The error code (ECONNREFUSED, UND_ERR_...) when there is one; checked structurally, as errors may come from another realm. */
+function describeFailure(error: unknown): string {
+  if (typeof error === 'object' && error !== null) {
+    if ('code' in error && typeof error.code === 'string') return error.code;
+    if ('message' in error && typeof error.message === 'string') return error.message;
+  }
+  return String(error);
+}
+
 interface SenderOptions {
   clock: Clock;
   faults: Faults;
@@ -121,8 +130,7 @@ export class WebhookSender {
       const ok = response.statusCode >= 200 && response.statusCode < 300;
       return { ...base, ok, status: response.statusCode, time: clock.now() };
     } catch (error) {
-      const code = error instanceof Error && 'code' in error && typeof error.code === 'string' ? error.code : undefined;
-      return { ...base, ok: false, error: code ?? (error instanceof Error ? error.message : String(error)), time: clock.now() };
+      return { ...base, ok: false, error: describeFailure(error), time: clock.now() };
     }
   }
 }
