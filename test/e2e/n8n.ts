@@ -17,7 +17,9 @@ const STARTED_TEXT = 'Editor is now accessible via';
 
 const logLineSchema = z.looseObject({ level: z.string(), message: z.string() });
 
-const itemSchema = z.looseObject({ json: z.record(z.string(), z.unknown()) });
+const binarySchema = z.looseObject({ mimeType: z.string(), fileName: z.string().optional(), fileSize: z.string().optional(), id: z.string().optional() });
+export type BinaryInfo = z.infer<typeof binarySchema>;
+const itemSchema = z.looseObject({ json: z.record(z.string(), z.unknown()), binary: z.record(z.string(), binarySchema).optional() });
 const taskSchema = z.looseObject({
   executionStatus: z.string().optional(),
   error: z.looseObject({ message: z.string().optional() }).optional(),
@@ -38,6 +40,8 @@ export interface Execution {
   error?: string;
   /** The JSON items each node output on its first output, by node name (last run of the node). */
   outputs: Map<string, Array<Record<string, unknown>>>;
+  /** The files on those items (n8n keeps the bytes elsewhere), by node name. */
+  binaries: Map<string, Array<Record<string, BinaryInfo>>>;
   /** Node errors, by node name. */
   nodeErrors: Map<string, string>;
 }
@@ -64,10 +68,13 @@ export function parseExecution(stdout: string): Execution | undefined {
   }
   if (!found) return undefined;
   const outputs = new Map<string, Array<Record<string, unknown>>>();
+  const binaries = new Map<string, Array<Record<string, BinaryInfo>>>();
   const nodeErrors = new Map<string, string>();
   for (const [node, tasks] of Object.entries(found.data.resultData.runData)) {
     const last = tasks.at(-1);
-    outputs.set(node, (last?.data?.main[0] ?? []).map((item) => item.json));
+    const items = last?.data?.main[0] ?? [];
+    outputs.set(node, items.map((item) => item.json));
+    binaries.set(node, items.map((item) => item.binary ?? {}));
     if (last?.error) nodeErrors.set(node, last.error.message ?? 'error without a message');
   }
   const error = found.data.resultData.error;
@@ -75,6 +82,7 @@ export function parseExecution(stdout: string): Execution | undefined {
     status: found.status,
     error: error ? [error.message, error.description].filter(Boolean).join(' - ') : undefined,
     outputs,
+    binaries,
     nodeErrors,
   };
 }

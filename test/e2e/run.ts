@@ -6,7 +6,7 @@
  * stays on 127.0.0.1. See docs/e2e.md.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod/v4';
@@ -64,6 +64,8 @@ function outputOf(execution: Execution, node: string): Array<Record<string, unkn
   return items;
 }
 
+const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const STORED_FILE = 'filesystem-v2:';
 const reportSchema = z.object({ executionId: z.string(), item: z.record(z.string(), z.unknown()) });
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -130,6 +132,7 @@ async function main(): Promise<void> {
       workflows.listEndpoints(pkg),
       workflows.transcribePoll(pkg),
       workflows.listEndpoints(workflows.CUSTOM_PREFIX, workflows.IDS.customList),
+      workflows.workloads(pkg),
       workflows.trigger(pkg, receiver.url('/trigger')),
       workflows.webhookResume(pkg, receiver.url('/resumed')),
     ]);
@@ -161,6 +164,24 @@ async function main(): Promise<void> {
       expect(result.status === 'succeeded', `status ${String(result.status)}: ${JSON.stringify(result).slice(0, 300)}`);
       expect(typeof result.text === 'string' && result.text.length > 0, 'no transcript text');
       expect(typeof result.summary === 'string' && result.summary.length > 0, 'no summary although one was asked for');
+    });
+
+    await check('n8n execute: Image > Generate outputs a PNG file, Chat > Message a streamed reply', async () => {
+      const execution = await n8n.execute(workflows.IDS.workloads);
+      outputOf(execution, 'Generate Image');
+      const files = execution.binaries.get('Generate Image') ?? [];
+      expect(files.length > 0, 'no image item');
+      const image = files[0].data;
+      expect(image?.mimeType === 'image/png', `the item has no PNG file in "data": ${JSON.stringify(files[0])}`);
+      expect(image.fileName?.endsWith('.png'), `file name missing: ${JSON.stringify(image)}`);
+      // n8n keeps the bytes in its binary data store (the file system by default), not in the run data.
+      const stored = image.id?.startsWith(STORED_FILE) ? join(n8n.userFolder, '.n8n', 'storage', image.id.slice(STORED_FILE.length)) : undefined;
+      expect(stored, `the file is not in n8n's file-system store: ${JSON.stringify(image)}`);
+      const bytes = await readFile(stored);
+      expect(bytes.subarray(0, 8).equals(PNG_SIGNATURE), `the stored file is not a PNG (${bytes.length} bytes)`);
+      const [reply] = outputOf(execution, 'Chat');
+      expect(typeof reply?.reply === 'string' && reply.reply.length > 0, `no reply: ${JSON.stringify(reply)}`);
+      expect(typeof reply.finishReason === 'string', `no finish reason: ${JSON.stringify(reply)}`);
     });
 
     await check('n8n execute: loaded from N8N_CUSTOM_EXTENSIONS as CUSTOM.gpuCloud', async () => {
@@ -226,9 +247,9 @@ async function main(): Promise<void> {
 
     await check('n8n start: the credential Test button accepts the key and rejects a wrong one', async () => {
       const data = { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization };
-      const good = await rest.testCredential({ ...workflows.CREDENTIAL, type: 'gpuCloudApi', data });
+      const good = await rest.testCredential({ ...workflows.CREDENTIALS.management, type: 'gpuCloudApi', data });
       expect(good.status === 'OK', `with the right key: ${good.status} ${good.message}`);
-      const bad = await rest.testCredential({ ...workflows.CREDENTIAL, type: 'gpuCloudApi', data: { ...data, apiKey: 'not-the-key' } });
+      const bad = await rest.testCredential({ ...workflows.CREDENTIALS.management, type: 'gpuCloudApi', data: { ...data, apiKey: 'not-the-key' } });
       expect(bad.status === 'Error', `with a wrong key: ${bad.status} ${bad.message}`);
     });
 
@@ -238,7 +259,7 @@ async function main(): Promise<void> {
         methodName: 'searchEndpoints',
         nodeTypeAndVersion: { name: `${pkg}.gpuCloud`, version: 1 },
         currentNodeParameters: { resource: 'job', operation: 'create', endpoint: { __rl: true, mode: 'list', value: '' } },
-        credentials: { gpuCloudApi: workflows.CREDENTIAL },
+        credentials: { gpuCloudApi: workflows.CREDENTIALS.management },
         filter: 'trans',
       });
       expect(results.some((entry) => entry.value === 'transcribe'), `got ${JSON.stringify(results).slice(0, 300)}`);

@@ -15,7 +15,6 @@ export const CREDENTIALS = {
   image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
   chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
 };
-export const CREDENTIAL = CREDENTIALS.management;
 
 export interface EmulatorAccess {
   baseUrl: string;
@@ -44,8 +43,10 @@ interface NodeSpec {
   typeVersion?: number;
   parameters: Record<string, unknown>;
   webhookId?: string;
-  gpuCloudCredential?: boolean;
+  credentials?: Record<string, { id: string; name: string }>;
 }
+
+const management = { gpuCloudApi: CREDENTIALS.management };
 
 export interface WorkflowJson {
   id: string;
@@ -56,9 +57,8 @@ export interface WorkflowJson {
   settings: Record<string, unknown>;
 }
 
-/** A straight line of nodes, each feeding the next. */
-function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
-  const nodes = specs.map((spec, index) => ({
+function toNodes(specs: NodeSpec[]): Array<Record<string, unknown>> {
+  return specs.map((spec, index) => ({
     id: randomUUID(),
     name: spec.name,
     type: spec.type,
@@ -66,13 +66,25 @@ function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
     position: [index * 220, 0],
     parameters: spec.parameters,
     ...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
-    ...(spec.gpuCloudCredential ? { credentials: { gpuCloudApi: CREDENTIAL } } : {}),
+    ...(spec.credentials ? { credentials: spec.credentials } : {}),
   }));
+}
+
+const link = (node: string) => ({ node, type: 'main', index: 0 });
+
+/** A straight line of nodes, each feeding the next. */
+function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
   const connections: Record<string, unknown> = {};
   for (let index = 0; index + 1 < specs.length; index++) {
-    connections[specs[index].name] = { main: [[{ node: specs[index + 1].name, type: 'main', index: 0 }]] };
+    connections[specs[index].name] = { main: [[link(specs[index + 1].name)]] };
   }
-  return { id, name, nodes, connections, active: false, settings: { executionOrder: 'v1' } };
+  return { id, name, nodes: toNodes(specs), connections, active: false, settings: { executionOrder: 'v1' } };
+}
+
+/** One start node feeding several independent nodes. */
+function fanOut(id: string, name: string, first: NodeSpec, branches: NodeSpec[]): WorkflowJson {
+  const connections = { [first.name]: { main: [branches.map((branch) => link(branch.name))] } };
+  return { id, name, nodes: toNodes([first, ...branches]), connections, active: false, settings: { executionOrder: 'v1' } };
 }
 
 const start: NodeSpec = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', parameters: {} };
@@ -101,6 +113,7 @@ export const IDS = {
   listEndpoints: 'e2eListEndpoints',
   transcribePoll: 'e2eTranscribePoll',
   customList: 'e2eCustomList',
+  workloads: 'e2eWorkloads',
   trigger: 'e2eTrigger',
   resume: 'e2eWebhookResume',
 };
@@ -111,7 +124,7 @@ export function createJob(prefix: string, marker: string): WorkflowJson {
     {
       name: 'Create Job',
       type: `${prefix}.gpuCloud`,
-      gpuCloudCredential: true,
+      credentials: management,
       parameters: {
         resource: 'job',
         operation: 'create',
@@ -129,7 +142,7 @@ export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJ
     {
       name: 'List Endpoints',
       type: `${prefix}.gpuCloud`,
-      gpuCloudCredential: true,
+      credentials: management,
       parameters: { resource: 'inferenceEndpoint', operation: 'getAll', returnAll: true, options: {} },
     },
   ]);
@@ -141,7 +154,7 @@ export function transcribePoll(prefix: string): WorkflowJson {
     {
       name: 'Transcribe',
       type: `${prefix}.gpuCloud`,
-      gpuCloudCredential: true,
+      credentials: management,
       parameters: {
         resource: 'transcription',
         operation: 'transcribe',
@@ -151,6 +164,35 @@ export function transcribePoll(prefix: string): WorkflowJson {
         timeoutMinutes: 2,
         options: {},
       },
+    },
+  ]);
+}
+
+/** The two deployed workloads: an image as a file, and a chat reply read from a stream. */
+export function workloads(prefix: string): WorkflowJson {
+  return fanOut(IDS.workloads, 'e2e: image and chat workloads', start, [
+    {
+      name: 'Generate Image',
+      type: `${prefix}.gpuCloud`,
+      credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
+      parameters: {
+        resource: 'image',
+        operation: 'generate',
+        source: 'text',
+        prompt: 'A lighthouse on a cliff at dawn, watercolor',
+        workflowName: 'txt2img',
+        imageSettings: { width: 512, height: 512, seed: 7 },
+        delivery: 'wait',
+        outputMode: 'perImage',
+        binaryPropertyName: 'data',
+        options: {},
+      },
+    },
+    {
+      name: 'Chat',
+      type: `${prefix}.gpuCloud`,
+      credentials: { gpuCloudWorkloadApi: CREDENTIALS.chat },
+      parameters: { resource: 'chat', operation: 'message', inputMode: 'prompt', prompt: 'What is an interruptible GPU node?', options: { maxTokens: 40 } },
     },
   ]);
 }
@@ -165,7 +207,7 @@ export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
       name: 'GPU Cloud Trigger',
       type: `${prefix}.gpuCloudTrigger`,
       webhookId: TRIGGER_WEBHOOK_ID,
-      gpuCloudCredential: true,
+      credentials: management,
       parameters: { verification: 'credential', events: ['succeeded', 'failed', 'cancelled'], options: {} },
     },
     report(receiverUrl),
@@ -187,7 +229,7 @@ export function webhookResume(prefix: string, receiverUrl: string): WorkflowJson
     {
       name: 'Transcribe',
       type: `${prefix}.gpuCloud`,
-      gpuCloudCredential: true,
+      credentials: management,
       parameters: {
         resource: 'transcription',
         operation: 'transcribe',
