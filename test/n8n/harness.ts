@@ -4,7 +4,15 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Container } from '@n8n/di';
-import { ExecutionLifecycleHooks, ExternalSecretsProxy, LoadOptionsContext, WebhookContext, WorkflowExecute } from 'n8n-core';
+import {
+  ExecuteContext,
+  ExecutionLifecycleHooks,
+  ExternalSecretsProxy,
+  LoadOptionsContext,
+  RoutingNode,
+  WebhookContext,
+  WorkflowExecute,
+} from 'n8n-core';
 // Not exported by n8n-core's index; n8n calls onShutdown() on it when it stops.
 import { SSHClientsManager } from 'n8n-core/dist/execution-engine/ssh-clients-manager';
 import {
@@ -277,6 +285,59 @@ export class Harness {
   /** Stores a credential; nodes refer to it by `id` (see NodeSpec.credentials). */
   setCredentials(id: string, type: string, data: ICredentialDataDecryptedObject): void {
     this.credentials.set(id, { type, data });
+  }
+
+  /**
+   * The "Test" button of a credential: its test request sent through n8n's declarative request
+   * machinery (RoutingNode) with the credential's authentication, as n8n's credentials tester does.
+   */
+  async testCredentials(type: string, data: ICredentialDataDecryptedObject): Promise<{ status: 'OK' | 'Error'; message: string }> {
+    const request = credentialTypes.get(type)?.test?.request;
+    if (!request) throw new Error(`${type} has no test request`);
+    const nodeType: INodeType = {
+      description: {
+        displayName: 'Credential Test',
+        name: 'harness.credentialTest',
+        group: ['transform'],
+        version: 1,
+        description: 'Sends a credential test request',
+        defaults: {},
+        inputs: [NodeConnectionTypes.Main],
+        outputs: [NodeConnectionTypes.Main],
+        credentials: [{ name: type, required: true }],
+        properties: [{ displayName: 'Temp', name: 'temp', type: 'string', routing: { request }, default: '' }],
+      },
+    };
+    const id = `credential-test-${this.nextId++}`;
+    this.credentials.set(id, { type, data });
+    const node: INode = { id, name: 'Temp-Node', type: nodeType.description.name, typeVersion: 1, position: [0, 0], parameters: {}, credentials: { [type]: { id, name: id } } };
+    const workflow = new Workflow({
+      nodes: [node],
+      connections: {},
+      active: false,
+      nodeTypes: { getByName: () => nodeType, getByNameAndVersion: () => nodeType, getKnownTypes: () => ({}) },
+    });
+    const context = new ExecuteContext(
+      workflow,
+      node,
+      this.additionalData(id),
+      'internal',
+      createRunExecutionData(),
+      0,
+      [],
+      { main: [[{ json: {} }]] },
+      { node, data: {}, source: null },
+      [],
+    );
+    try {
+      await new RoutingNode(context, nodeType, { id, name: id, type, data }).runNode();
+      return { status: 'OK', message: 'Connection successful!' };
+    } catch (error) {
+      const status = error instanceof Error && 'httpCode' in error ? String(error.httpCode) : undefined;
+      return { status: 'Error', message: status ? `Received HTTP status code: ${status}` : error instanceof Error ? error.message : String(error) };
+    } finally {
+      this.credentials.delete(id);
+    }
   }
 
   /** Calls a node's list-search method as the editor does when the user opens a "From List" dropdown. */
