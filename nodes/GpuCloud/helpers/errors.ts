@@ -43,12 +43,19 @@ export function toNodeError(node: INode, error: unknown, itemIndex: number): Exe
     if (error.status !== undefined) response.status = error.status;
     if (error.detail !== undefined) response.detail = error.detail;
     if (error.requestId !== undefined) response.requestId = error.requestId;
-    return new NodeApiError(node, response, {
+    const nodeError = new NodeApiError(node, response, {
       itemIndex,
       message: error.message,
       description: error.detail ?? error.title,
       httpCode: error.status === undefined ? undefined : String(error.status),
     });
+    // n8n swaps a message naming a system error code (ECONNREFUSED...) for a generic sentence;
+    // keep ours, which names the service and the request, and the generic one as the description.
+    if (nodeError.message !== error.message) {
+      nodeError.description ??= nodeError.message;
+      nodeError.message = error.message;
+    }
+    return nodeError;
   }
   const message = error instanceof Error ? error.message : String(error);
   return new NodeOperationError(node, message, { itemIndex });

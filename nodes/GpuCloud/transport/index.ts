@@ -50,43 +50,44 @@ function isAsyncIterable(value: unknown): value is AsyncIterable<Uint8Array> {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
 }
 
-/** The first string `code` along an error's cause chain (n8n wraps the HTTP library's error). */
-function errorCode(error: unknown): string | undefined {
+/**
+ * Everything an error says about itself. n8n wraps the HTTP library's error in a NodeApiError that
+ * replaces the message with a friendlier one and keeps the original text (with the code, such as
+ * "connect ECONNREFUSED 127.0.0.1:9") in `messages`; other layers set `code` or chain `cause`.
+ */
+function errorTexts(error: unknown): string[] {
+  const texts: string[] = [];
   let current: unknown = error;
   for (let depth = 0; depth < 6 && typeof current === 'object' && current !== null; depth++) {
-    if ('code' in current && typeof current.code === 'string') return current.code;
+    if ('code' in current && typeof current.code === 'string') texts.push(current.code);
+    if ('message' in current && typeof current.message === 'string') texts.push(current.message);
+    if ('messages' in current && Array.isArray(current.messages)) texts.push(...current.messages.filter((text): text is string => typeof text === 'string'));
     current = 'cause' in current ? current.cause : undefined;
   }
-  return undefined;
-}
-
-function errorText(error: unknown): string {
-  let current: unknown = error;
-  const parts: string[] = [];
-  for (let depth = 0; depth < 6 && current instanceof Error; depth++) {
-    parts.push(current.message);
-    current = current.cause;
-  }
-  return parts.join(' | ');
+  return texts;
 }
 
 const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+const KNOWN_CODES = [...NEVER_CONNECTED, 'ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED', 'ECONNRESET', 'EPIPE', 'ERR_CANCELED'];
+const ERROR_CODE = new RegExp(`\\b(${KNOWN_CODES.join('|')})\\b`);
 
 /**
  * Maps what n8n's request helper throws to a TransportError. Deliberately keeps neither the original
  * error nor its request config as `cause`: those carry the request headers, and so the API key.
  */
 export function toN8nTransportError(error: unknown): TransportError {
-  const code = errorCode(error);
-  const text = errorText(error);
+  const texts = errorTexts(error);
+  const text = texts.join(' | ');
+  const code = texts.map((candidate) => ERROR_CODE.exec(candidate)?.[1]).find((found) => found !== undefined);
   const fail = (failure: TransportFailure, message: string, mayHaveReachedServer = true) =>
     new TransportError(failure, message, { mayHaveReachedServer });
-  if (code === 'ERR_CANCELED' || /aborted|cancel/i.test(text)) return fail('aborted', 'The request was aborted.');
+  if (code === 'ERR_CANCELED' || /\bcanceled\b/i.test(text)) return fail('aborted', 'The request was aborted.');
   if (code && NEVER_CONNECTED.has(code)) return fail('connect', `Could not connect (${code}).`, false);
-  if (code === 'ETIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(text)) || /timeout of \d+ms exceeded/i.test(text)) {
+  if (code === 'ETIMEDOUT' || code === 'ESOCKETTIMEDOUT' || (code === 'ECONNABORTED' && /timeout/i.test(text)) || /timeout of \d+ms exceeded/i.test(text)) {
     return fail('timeout', 'The request timed out.');
   }
-  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up/i.test(text)) {
+  // The HTTP library's words when the server closed the connection before or during the reply.
+  if (code === 'ECONNRESET' || code === 'EPIPE' || /socket hang up|stream has been aborted/i.test(text)) {
     return fail('reset', 'The connection was closed before the reply was complete.');
   }
   return fail('other', `The request failed${code ? ` (${code})` : ''}.`);
