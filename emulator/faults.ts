@@ -55,7 +55,11 @@ export class Faults {
   }
 
   update(partial: FaultOptions): void {
-    const merged = faultSettingsSchema.parse({ ...this.settings, ...partial });
+    const result = faultSettingsSchema.safeParse({ ...this.settings, ...partial });
+    if (!result.success) {
+      throw new TypeError(`Invalid faults: ${result.error.issues.map((issue) => `${issue.path.join('.')} ${issue.message}`).join('; ')}`);
+    }
+    const merged = result.data;
     const reseed = partial.seed !== undefined;
     this.settings = merged;
     if (reseed) this.reseed();

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock';
 import { LIMITS, type CreateJobRequest, type Job, type JobEvent, type JobStatus } from '../shared/schemas';
-import type { Endpoint } from './endpoints/types';
+import type { Endpoint, ProcessResult } from './endpoints/types';
 import type { Faults } from './faults';
 import type { FileStore } from './files';
 import type { WebhookSender } from './webhooks';
@@ -28,6 +28,11 @@ interface JobRecord {
 export function appendEvent(events: JobEvent[], event: JobEvent): void {
   if (events.length >= LIMITS.jobEventsMax) events.splice(1, events.length - LIMITS.jobEventsMax + 1);
   events.push(event);
+}
+
+/** Captured deliveries carry each event's action under the key `type`; the emulator sends the same. */
+function webhookData(job: Job): Record<string, unknown> {
+  return { ...job, events: job.events.map((event) => ({ type: event.action, time: event.time })) };
 }
 
 interface JobStoreOptions {
@@ -124,11 +129,21 @@ export class JobStore {
       this.options.webhooks.send({
         url,
         type: WEBHOOK_TYPES[status],
-        payload: { type: WEBHOOK_TYPES[status], timestamp: record.job.update_time, data: record.job },
+        payload: { type: WEBHOOK_TYPES[status], timestamp: record.job.update_time, data: webhookData(record.job) },
         signed: true,
         jobId: record.job.id,
         maxAttempts: this.options.webhooks.maxAttempts,
       });
+    }
+  }
+
+  /** An endpoint that throws fails its job instead of taking the emulator down. */
+  private process(record: JobRecord, runningMs: number): ProcessResult {
+    try {
+      return record.endpoint.run(record.job.input, { jobId: record.job.id, processingSeconds: runningMs / 1000, files: this.options.files });
+    } catch (error) {
+      this.options.log(`job ${record.job.id} (${record.endpoint.name}) crashed: ${String(error)}`);
+      return { ok: false, error: 'The endpoint failed while processing the job.' };
     }
   }
 
@@ -157,11 +172,7 @@ export class JobStore {
       // Cancelled or the emulator is closing; cancel() has already recorded the outcome.
       return;
     }
-    const result = record.endpoint.run(record.job.input, {
-      jobId: record.job.id,
-      processingSeconds: runningMs / 1000,
-      files: this.options.files,
-    });
+    const result = this.process(record, runningMs);
     if (result.ok) this.finish(record, 'succeeded', result.output);
     else this.finish(record, 'failed', { error: result.error, duration: runningMs / 1000 });
   }

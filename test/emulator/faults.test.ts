@@ -156,3 +156,11 @@ describe('refused requests', () => {
     await settle();
   });
 });
+
+describe('setFaults', () => {
+  it('refuses nonsense with a message naming the setting', async () => {
+    await faulty({});
+    expect(() => emulator.setFaults({ errorRate: -1 })).toThrow(/errorRate must be 0-1/);
+    expect(emulator.faults.errorRate).toBe(0);
+  });
+});

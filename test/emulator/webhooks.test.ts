@@ -37,6 +37,10 @@ describe('job completion webhooks', () => {
       expect(payload.type).toBe('inference_endpoint.job.succeeded');
       expect(payload.data).toEqual(expect.objectContaining({ id: job.id, status: 'succeeded', output: { echo: { hello: 'hook' } } }));
       expect(payload.timestamp).toBe(payload.data.update_time);
+      // As in captured deliveries, events carry their action under `type`; the parser reads both.
+      const raw = JSON.parse(delivery.body) as { data: { events: unknown[] } };
+      expect(raw.data.events.map((event) => Object.keys(event as object).sort())).toEqual([['time', 'type'], ['time', 'type'], ['time', 'type']]);
+      expect(payload.data.events.map((event) => event.action)).toEqual(['created', 'started', 'succeeded']);
       await emulator.deliveriesSettled();
       expect(emulator.deliveries).toEqual([
         expect.objectContaining({ url: receiver.url, type: 'inference_endpoint.job.succeeded', jobId: job.id, attempt: 1, status: 200, ok: true, signed: true }),
