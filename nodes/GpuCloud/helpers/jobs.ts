@@ -108,8 +108,9 @@ async function createJobsAndPause(
   });
 
   // A job can end before the execution is saved as waiting; its report would then be refused.
-  // One look before pausing returns at once when everything has already ended.
-  const ended = await readJobs(client, created);
+  // One look before pausing returns at once when everything has already ended. It is only a
+  // shortcut: if the look fails, pausing is still right.
+  const ended = await readJobs(client, created).catch(() => undefined);
   if (ended) {
     return await runItems(context, created, concurrency, {
       prepare: (index) => created[index].json,
