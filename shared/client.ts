@@ -34,8 +34,6 @@ export { WorkloadClient, type WorkloadClientOptions, type ImageSource, type Chat
 
 /** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
 export const REQUEST_ID_METADATA_KEY = 'client_request_id';
-/** Look-ups and re-sends after creates with an unknown outcome, before the error is reported. */
-const MAX_CREATE_RECOVERIES = 3;
 /** How many pages of an endpoint's jobs a look-up reads at most. */
 const MAX_LOOKUP_PAGES = 20;
 /** Our clock and the service's may disagree; a job this much older than our create is not ours. */
@@ -123,7 +121,7 @@ export class ManagementClient {
         try {
           return await send();
         } catch (error) {
-          if (!(error instanceof AmbiguousOutcomeError) || !requestId || recovery >= MAX_CREATE_RECOVERIES) throw error;
+          if (!(error instanceof AmbiguousOutcomeError) || !requestId || recovery >= this.http.retry.maxRetries) throw error;
           let found: Job | undefined;
           try {
             found = await this.findJobByRequestId(endpointName, requestId, since, options.signal);

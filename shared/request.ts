@@ -118,7 +118,7 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 export class RequestExecutor {
-  private readonly retry: RetryPolicy;
+  readonly retry: RetryPolicy;
   private readonly random: () => number;
   private readonly baseUrl: string;
 
