@@ -52,6 +52,15 @@ export class GpuCloudApi implements ICredentialType {
       placeholder: 'e.g. default',
       description: 'Used by operations that need a project (such as creating a queue) when the node does not name one',
     },
+    {
+      displayName: 'Requests per Minute',
+      name: 'requestsPerMinute',
+      type: 'number',
+      typeOptions: { minValue: 1, numberPrecision: 0 },
+      default: 240,
+      description:
+        'How many management requests this key may send per minute. The service allows 240; raise it only if your plan allows more. Every workflow using this key shares the budget, so bulk runs never hit the limit.',
+    },
   ];
 
   authenticate: IAuthenticateGeneric = {

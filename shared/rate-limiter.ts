@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Clock } from './clock';
 
 /**
@@ -56,4 +57,9 @@ export function sharedRateLimiter(key: string, requestsPerMinute: number, clock:
     sharedLimiters.set(id, limiter);
   }
   return limiter;
+}
+
+/** Identifies an API key for rate limiting without keeping the key itself around. */
+export function rateLimitKeyFor(apiKey: string, baseUrl: string): string {
+  return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
 }

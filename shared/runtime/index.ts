@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { ManagementClient, type ManagementClientOptions } from '../client';
+import { rateLimitKeyFor } from '../rate-limiter';
 import { LIMITS } from '../schemas';
 import { WorkloadClient, type WorkloadClientOptions } from '../workload-client';
 import { systemClock } from './system-clock';
@@ -14,11 +14,6 @@ let defaultTransport: UndiciTransport | undefined;
 export function sharedTransport(): UndiciTransport {
   defaultTransport ??= new UndiciTransport();
   return defaultTransport;
-}
-
-/** Identifies an API key for rate limiting without keeping the key itself around. */
-export function rateLimitKeyFor(apiKey: string, baseUrl: string): string {
-  return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
 }
 
 type Defaulted<T> = Omit<T, 'transport' | 'clock'> & Partial<Pick<ManagementClientOptions, 'transport' | 'clock'>>;

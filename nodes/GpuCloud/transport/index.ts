@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { IExecuteFunctions, IHttpRequestOptions, ILoadOptionsFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { sleepWithAbort } from 'n8n-workflow';
 import { z } from 'zod/v4';
@@ -8,6 +7,7 @@ import {
   TransportError,
   WorkloadClient,
   parseOrThrow,
+  rateLimitKeyFor,
   resourceNameSchema,
   type Clock,
   type StreamingTransportResponse,
@@ -156,6 +156,12 @@ const managementCredentialSchema = z.object({
   baseUrl: text.min(1, { error: 'is required' }),
   organizationName: text,
   defaultProject: z.string().optional(),
+  // Credentials saved before this field existed have none: the service's own limit applies.
+  requestsPerMinute: z
+    .number({ error: 'must be a whole number' })
+    .int({ error: 'must be a whole number' })
+    .min(1, { error: 'must be at least 1' })
+    .default(LIMITS.rateLimitPerMinute),
 });
 export type ManagementCredentials = z.infer<typeof managementCredentialSchema>;
 
@@ -175,11 +181,6 @@ export async function readManagementCredentials(context: RequestContext): Promis
   };
 }
 
-/** Identifies the API key for the shared rate limiter without revealing it. */
-export function rateLimitKey(baseUrl: string, apiKey: string): string {
-  return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
-}
-
 export async function managementClient(context: RequestContext): Promise<{ client: ManagementClient; credentials: ManagementCredentials }> {
   const credentials = await readManagementCredentials(context);
   const client = new ManagementClient({
@@ -187,7 +188,7 @@ export async function managementClient(context: RequestContext): Promise<{ clien
     organization: credentials.organizationName,
     transport: new N8nTransport(context, MANAGEMENT_CREDENTIAL),
     clock: n8nClock,
-    rateLimit: { requestsPerMinute: LIMITS.rateLimitPerMinute, key: rateLimitKey(credentials.baseUrl, credentials.apiKey) },
+    rateLimit: { requestsPerMinute: credentials.requestsPerMinute, key: rateLimitKeyFor(credentials.apiKey, credentials.baseUrl) },
   });
   return { client, credentials };
 }

@@ -1,6 +1,6 @@
 import type { IWebhookFunctions } from 'n8n-workflow';
-import { WebhookVerificationError, verifyWebhook, type ManagementClient, type VerifiedWebhook } from '../../../shared';
-import { rateLimitKey, type ManagementCredentials } from '../transport';
+import { WebhookVerificationError, rateLimitKeyFor, verifyWebhook, type ManagementClient, type VerifiedWebhook } from '../../../shared';
+import type { ManagementCredentials } from '../transport';
 
 /**
  * Verifying GPU Cloud's signed deliveries (Standard Webhooks) in n8n: the raw body as received, and
@@ -14,8 +14,9 @@ const MIN_REFRESH_INTERVAL_MS = 60_000;
 
 const secrets = new Map<string, { secret: string; fetchedAt: number }>();
 
+/** One cached secret per key and organization, identified by a hash rather than the key itself. */
 export function secretCacheKey(credentials: ManagementCredentials): string {
-  return rateLimitKey(`${credentials.baseUrl}\n${credentials.organizationName}`, credentials.apiKey);
+  return rateLimitKeyFor(credentials.apiKey, `${credentials.baseUrl}\n${credentials.organizationName}`);
 }
 
 export type SecretSource = (refresh: boolean) => Promise<string | undefined>;
