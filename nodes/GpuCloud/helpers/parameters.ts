@@ -1,6 +1,6 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { z } from 'zod/v4';
-import { NAME_RULE, ValidationError, parseOrThrow, previewValue, resourceNameSchema } from '../../../shared';
+import { NAME_RULE, ValidationError, parseOrThrow, previewValue, resourceNameSchema, uuidSchema } from '../../../shared';
 
 /**
  * Reading parameters the user typed, checking each against the shared rules under the name the
@@ -66,4 +66,12 @@ export function parseJsonValue(value: unknown, displayName: string): unknown {
     const reason = error instanceof Error ? error.message : 'not valid JSON';
     throw fieldError(displayName, `must be valid JSON (${reason})`);
   }
+}
+
+/** The endpoint and job id that Get, Cancel and Wait for Completion address a job by. */
+export function readJobReference(context: IExecuteFunctions, itemIndex: number): { endpoint: string; jobId: string } {
+  return {
+    endpoint: readLocatorName(context, 'endpoint', itemIndex, 'Inference Endpoint'),
+    jobId: check(uuidSchema, readString(context, 'jobId', itemIndex).trim(), 'Job ID'),
+  };
 }

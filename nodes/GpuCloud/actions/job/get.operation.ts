@@ -1,10 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
-import { uuidSchema } from '../../../../shared';
 import { managementClient } from '../../transport';
 import { jobOutput } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
-import { check, readLocatorName, readString } from '../../helpers/parameters';
+import { readJobReference } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator, jobIdField } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
@@ -20,10 +19,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   const { client } = await managementClient(this);
   return await runItems(this, items, readConcurrency(this), {
-    prepare: (i) => ({
-      endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-      jobId: check(uuidSchema, readString(this, 'jobId', i).trim(), 'Job ID'),
-    }),
+    prepare: (i) => readJobReference(this, i),
     run: async ({ endpoint, jobId }, _i, signal) => jsonResult(jobOutput(await client.jobs.get(endpoint, jobId, { signal }))),
   });
 }

@@ -1,11 +1,10 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
-import { uuidSchema } from '../../../../shared';
 import { managementClient } from '../../transport';
 import { finish, readWaitSettings } from '../../helpers/jobs';
 import { jobOutput } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
-import { check, readLocatorName, readString } from '../../helpers/parameters';
+import { readJobReference } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator, jobIdField, waitProperties } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
@@ -22,11 +21,7 @@ export const description = updateDisplayOptions(displayOptions, properties);
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   const { client } = await managementClient(this);
   return await runItems(this, items, readConcurrency(this), {
-    prepare: (i) => ({
-      endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-      jobId: check(uuidSchema, readString(this, 'jobId', i).trim(), 'Job ID'),
-      wait: readWaitSettings(this, i, false),
-    }),
+    prepare: (i) => ({ ...readJobReference(this, i), wait: readWaitSettings(this, i, false) }),
     run: async ({ endpoint, jobId, wait }, _i, signal) => {
       const job = await client.jobs.wait(endpoint, jobId, { timeoutMs: wait.timeoutMs, signal });
       return jsonResult(jobOutput(finish(job, wait.onFailure)));
