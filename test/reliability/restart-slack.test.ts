@@ -1,0 +1,112 @@
+import { isTerminalStatus } from '../../shared/schemas';
+import { freePort } from '../../slack-app/local';
+import { content, Stack } from '../slack/harness';
+import { kill, startAppProcess, type AppProcess } from './slack-process';
+import { eventually } from './support';
+
+/**
+ * Restarts at scale: the real entry point killed with SIGKILL while 50 jobs run, then started again.
+ * Completion comes by the service's webhook to the app, so jobs that end while the app is dead have
+ * their deliveries refused (connection refused, retried, given up) and must be found again by the
+ * restarted app; the others are reported to the new process. Every result lands once.
+ */
+
+const JOBS = 50;
+const USERS = 10;
+const CHANNEL = 'C0FIFTY';
+/** The service's delivery attempts: the first, then one after each pause. */
+const RETRY_DELAYS_MS = [300, 600, 1200];
+
+/** Jobs run 6-10.5 s, spread by their number, so some end while the app is down and some after. */
+function duration(_endpoint: string, input: unknown): number {
+  const n = Number(/\/r(\d+)\.mp3/.exec(JSON.stringify(input))?.[1] ?? 0);
+  return 6000 + (n % 10) * 500;
+}
+
+function jobIdOf(text: string): string | undefined {
+  return /Job `([0-9a-f-]{36})`/.exec(text)?.[1];
+}
+
+/** The exactly-once keys of the results posted in a thread (a message key or a file name each). */
+function resultKeys(stack: Stack, parentTs: string): string[] {
+  return stack.replies(parentTs, CHANNEL).flatMap((message) => {
+    const key = message.metadata?.event_payload.key;
+    const files = message.fileIds.map((id) => stack.standin.workspace.files.get(id)?.name ?? id);
+    return [...(typeof key === 'string' ? [key] : []), ...files];
+  });
+}
+
+it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in its thread exactly once`, async () => {
+  const stack = await Stack.start({ app: false, emulator: { jobDurationMs: duration, webhookRetryDelaysMs: RETRY_DELAYS_MS } });
+  const port = await freePort();
+  const env = {
+    SLACK_PUBLIC_URL: `http://127.0.0.1:${port}`,
+    SLACK_MAX_JOBS_PER_USER: String(JOBS / USERS),
+    // Completion by webhook (or by the look at start-up); status polling kept out of the way.
+    SLACK_POLL_INTERVAL_MS: '600000',
+  };
+  const runs: AppProcess[] = [];
+  try {
+    runs.push(await startAppProcess(stack, port, env));
+    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+
+    const commands = Array.from({ length: JOBS }, (_, n) => stack.command(`transcribe https://files.example/r${n}.mp3`, `U0FIFTY${n % USERS}`, CHANNEL));
+    for (const reply of await Promise.all(commands)) expect(reply.status).toBe(200);
+    const parents = await stack.standin.waitFor(
+      () => {
+        const all = stack.parents(CHANNEL);
+        return all.length === JOBS && all.every((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts)))) ? all : undefined;
+      },
+      20_000,
+      `${JOBS} running jobs`,
+    );
+    const jobIds = parents.map((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ?? '');
+
+    await kill(runs[0].child);
+    // All 50 were still in flight when the app died, and nothing had been posted in any thread.
+    expect(jobIds.filter((id) => { const job = stack.emulator.getJob(id); return !job || isTerminalStatus(job.status); })).toEqual([]);
+    expect(parents.filter((parent) => stack.replies(parent.ts, CHANNEL).length > 0)).toEqual([]);
+    // Stay down until the service has given up reporting at least one job to the dead app.
+    const attempts = RETRY_DELAYS_MS.length + 1;
+    await eventually(() => stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok), 20_000, 'a delivery given up');
+    const endedWhileDown = jobIds.filter((id) => { const job = stack.emulator.getJob(id); return job && isTerminalStatus(job.status); }).length;
+
+    runs.push(await startAppProcess(stack, port, env));
+    await stack.standin.waitFor(
+      () => parents.every((parent, i) => /Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) && resultKeys(stack, parent.ts).includes(`${jobIds[i]}:result`)),
+      40_000,
+      `all ${JOBS} results`,
+    );
+    await stack.emulator.deliveriesSettled();
+
+    // Killed and started once more: nothing is posted again.
+    const posts = stack.standin.api.callsOf('chat.postMessage').length;
+    await kill(runs[1].child);
+    runs.push(await startAppProcess(stack, port, env));
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    expect(stack.parents(CHANNEL)).toHaveLength(JOBS);
+    expect(parents.map((parent) => resultKeys(stack, parent.ts))).toEqual(jobIds.map((id) => [`${id}:result`]));
+    expect(stack.standin.api.callsOf('chat.postMessage').length).toBe(posts);
+    // One job per command, none created twice by a retried or recovered create.
+    expect(stack.serviceCalls('POST', /\/inference-endpoints\/transcribe\/jobs$/)).toBe(JOBS);
+    expect(new Set(jobIds).size).toBe(JOBS);
+
+    // Both paths were exercised: deliveries refused while the app was down, and delivered to the new one.
+    const refused = stack.emulator.deliveries.filter((delivery) => !delivery.ok);
+    const reported = new Set(stack.emulator.deliveries.filter((delivery) => delivery.ok).map((delivery) => delivery.jobId));
+    expect(endedWhileDown).toBeGreaterThan(0);
+    expect(endedWhileDown).toBeLessThan(JOBS);
+    expect(reported.size).toBeGreaterThan(0);
+    console.info(
+      `restart at scale: ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} ended while the app was down ` +
+        `(${refused.length} delivery attempts refused); ${reported.size} reported by webhook to the restarted app; ` +
+        `${JOBS - reported.size} never reported (every attempt refused), so delivered by the restarted app's look at its jobs; ` +
+        `${posts} chat.postMessage calls in all`,
+    );
+    for (const secret of stack.secrets()) expect(runs.map((run) => run.output()).join('\n')).not.toContain(secret);
+  } finally {
+    for (const run of runs) await kill(run.child);
+    await stack.close();
+  }
+}, 100_000);
