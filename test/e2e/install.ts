@@ -28,11 +28,17 @@ export function cacheDir(): string {
   return join(base, 'gpu-cloud-e2e', `n8n-${N8N_VERSION}`);
 }
 
-/** The environment for npm without what `npm run` exports (npm_config_*, which would redirect it). */
+/** What `npm run test:e2e` exports about this repository, which would point a child npm back at it. */
+const PROJECT_SETTINGS = /^npm_(package_|lifecycle_|config_(local_prefix|prefix|global_prefix|global|workspaces?|include_workspace_root)$)/i;
+
+/**
+ * The environment for child processes: the user's npm settings (registry, cache, proxy, CA) stay,
+ * settings describing this repository and Node flags of the test runner go.
+ */
 export function cleanEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (/^npm_/i.test(name) || name === 'NODE_OPTIONS' || name === 'NODE_PATH' || name === 'INIT_CWD') continue;
+    if (PROJECT_SETTINGS.test(name) || name === 'NODE_OPTIONS' || name === 'NODE_PATH' || name === 'INIT_CWD') continue;
     env[name] = value;
   }
   return env;

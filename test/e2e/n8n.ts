@@ -46,9 +46,33 @@ export interface Execution {
   nodeErrors: Map<string, string>;
 }
 
-/** The run data `n8n execute` logs, from its JSON log lines. */
+/** An execution's run data (as n8n stores it) in the shape the checks read. */
+export function executionFromRun(data: unknown): Execution | undefined {
+  const run = runSchema.safeParse(data);
+  if (!run.success) return undefined;
+  const outputs = new Map<string, Array<Record<string, unknown>>>();
+  const binaries = new Map<string, Array<Record<string, BinaryInfo>>>();
+  const nodeErrors = new Map<string, string>();
+  for (const [node, tasks] of Object.entries(run.data.data.resultData.runData)) {
+    const last = tasks.at(-1);
+    const items = last?.data?.main[0] ?? [];
+    outputs.set(node, items.map((item) => item.json));
+    binaries.set(node, items.map((item) => item.binary ?? {}));
+    if (last?.error) nodeErrors.set(node, last.error.message ?? 'error without a message');
+  }
+  const error = run.data.data.resultData.error;
+  return {
+    status: run.data.status,
+    error: error ? [error.message, error.description].filter(Boolean).join(' - ') : undefined,
+    outputs,
+    binaries,
+    nodeErrors,
+  };
+}
+
+/** The run data `n8n execute` logs, from its JSON log lines (the last one that is run data). */
 export function parseExecution(stdout: string): Execution | undefined {
-  let found: z.infer<typeof runSchema> | undefined;
+  let found: Execution | undefined;
   for (const line of stdout.split('\n')) {
     if (!line.startsWith('{')) continue;
     let entry: unknown;
@@ -60,31 +84,12 @@ export function parseExecution(stdout: string): Execution | undefined {
     const log = logLineSchema.safeParse(entry);
     if (!log.success || !log.data.message.startsWith('{')) continue;
     try {
-      const run = runSchema.safeParse(JSON.parse(log.data.message));
-      if (run.success) found = run.data;
+      found = executionFromRun(JSON.parse(log.data.message)) ?? found;
     } catch {
       // Some other JSON-looking message.
     }
   }
-  if (!found) return undefined;
-  const outputs = new Map<string, Array<Record<string, unknown>>>();
-  const binaries = new Map<string, Array<Record<string, BinaryInfo>>>();
-  const nodeErrors = new Map<string, string>();
-  for (const [node, tasks] of Object.entries(found.data.resultData.runData)) {
-    const last = tasks.at(-1);
-    const items = last?.data?.main[0] ?? [];
-    outputs.set(node, items.map((item) => item.json));
-    binaries.set(node, items.map((item) => item.binary ?? {}));
-    if (last?.error) nodeErrors.set(node, last.error.message ?? 'error without a message');
-  }
-  const error = found.data.resultData.error;
-  return {
-    status: found.status,
-    error: error ? [error.message, error.description].filter(Boolean).join(' - ') : undefined,
-    outputs,
-    binaries,
-    nodeErrors,
-  };
+  return found;
 }
 
 export interface N8nOptions {
@@ -179,11 +184,6 @@ export class N8n {
     const file = join(this.options.root, fileName);
     await writeFile(file, JSON.stringify(workflows, null, 2));
     await this.cliOrThrow(['import:workflow', `--input=${file}`]);
-  }
-
-  /** Activates a workflow (n8n 2 calls it publishing); takes effect when the server starts. */
-  async publish(workflowId: string): Promise<void> {
-    await this.cliOrThrow(['publish:workflow', `--id=${workflowId}`]);
   }
 
   /** `n8n execute --id` and its run data; `env` adds settings for this one run. */

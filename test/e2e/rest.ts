@@ -1,4 +1,5 @@
 import { z } from 'zod/v4';
+import { executionFromRun, type Execution } from './n8n';
 
 /**
  * The n8n server's own REST API, as its editor uses it: what the editor shows about our nodes
@@ -71,6 +72,21 @@ export class N8nRest {
     return (await this.request('POST', '/rest/dynamic-node-parameters/resource-locator-results', envelope(results), body)).data.results;
   }
 
+  /** The editor's "Publish": activates the workflow's current version in the running server. */
+  async activate(workflowId: string): Promise<void> {
+    const workflow = await this.request('GET', `/rest/workflows/${workflowId}`, envelope(z.looseObject({ versionId: z.string() })));
+    await this.request('POST', `/rest/workflows/${workflowId}/activate`, envelope(z.looseObject({ id: z.string() })), { versionId: workflow.data.versionId });
+  }
+
+  /** One execution with its run data, as the editor opens it. */
+  async execution(id: string): Promise<Execution> {
+    const answer = await this.request('GET', `/rest/executions/${id}`, envelope(z.looseObject({ status: z.string(), data: z.unknown() })));
+    const { status, data } = answer.data;
+    const execution = executionFromRun({ status, data: typeof data === 'string' ? unflatten(data) : data });
+    if (!execution) throw new Error(`execution ${id}: run data of an unexpected shape`);
+    return execution;
+  }
+
   async executions(workflowId: string): Promise<ExecutionSummary[]> {
     const filter = encodeURIComponent(JSON.stringify({ workflowId }));
     const answer = await this.request('GET', `/rest/executions?filter=${filter}&limit=50`, envelope(z.object({ results: z.array(executionSummarySchema) })));
@@ -102,3 +118,31 @@ const executionSummarySchema = z.looseObject({
   status: z.string(),
 });
 export type ExecutionSummary = z.infer<typeof executionSummarySchema>;
+
+/**
+ * n8n stores run data with `flatted` (JSON that can hold repeated references): one array whose
+ * first entry is the value, where every string inside an object or array is the index of the entry
+ * holding it.
+ */
+export function unflatten(text: string): unknown {
+  const table: unknown = JSON.parse(text);
+  if (!Array.isArray(table)) throw new Error('not flatted data');
+  const revived = new Map<number, unknown>();
+  const revive = (index: number): unknown => {
+    if (revived.has(index)) return revived.get(index);
+    const entry: unknown = table[index];
+    if (typeof entry !== 'object' || entry === null) {
+      revived.set(index, entry);
+      return entry;
+    }
+    const copy: Record<string, unknown> | unknown[] = Array.isArray(entry) ? [] : {};
+    revived.set(index, copy);
+    for (const [key, value] of Object.entries(entry)) {
+      const resolved = typeof value === 'string' ? revive(Number(value)) : value;
+      if (Array.isArray(copy)) copy[Number(key)] = resolved;
+      else copy[key] = resolved;
+    }
+    return copy;
+  };
+  return revive(0);
+}
