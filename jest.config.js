@@ -3,7 +3,7 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] },
+  transform: { '^.+\\.ts$': '<rootDir>/jest.transform.js' },
   // Two cores: keep one free for the emulator servers the tests start.
   maxWorkers: 2,
   testTimeout: 30000,

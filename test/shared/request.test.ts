@@ -1,3 +1,4 @@
+import { createServer as createNetServer } from 'node:net';
 import {
   AuthenticationError,
   BadRequestError,
@@ -164,8 +165,7 @@ describe('management client over loopback HTTP', () => {
   });
 
   it('times out a request that gets no answer', async () => {
-    const { createServer } = await import('node:net');
-    const silent = createServer(() => undefined);
+    const silent = createNetServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const port = (silent.address() as { port: number }).port;
     const mute = new ManagementClient({
