@@ -100,7 +100,7 @@ export class WorkloadClient {
       timeoutMs: options.timeoutMs ?? 110_000,
       retry: options.retry,
       random: options.random,
-      serviceName: 'The GPU Cloud workload',
+      serviceName: 'GPU Cloud workload',
     });
   }
 

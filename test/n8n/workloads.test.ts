@@ -104,7 +104,7 @@ describe('Image generation', () => {
     const execution = await rig.harness.run(
       gpuCloudWorkflow({ resource: 'image', operation: 'generate', prompt: 'anything', workflowName: 'no-such-flow' }, { credential: 'images' }),
     );
-    expect(errorOf(execution)?.message).toMatch(/^The GPU Cloud workload: Workflow "no-such-flow" does not exist here.*\[HTTP 404 Not Found, POST \/workflow\/no-such-flow\]$/);
+    expect(errorOf(execution)?.message).toMatch(/^GPU Cloud workload: Workflow "no-such-flow" does not exist here.*\[HTTP 404 Not Found, POST \/workflow\/no-such-flow\]$/);
   });
 });
 
