@@ -71,7 +71,9 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
     await eventually(() => stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok), 20_000, 'a delivery given up');
     const endedWhileDown = jobIds.filter((id) => { const job = stack.emulator.getJob(id); return job && isTerminalStatus(job.status); }).length;
 
+    const restarting = Date.now();
     runs.push(await startAppProcess(stack, port, env));
+    const restartMs = Date.now() - restarting;
     await stack.standin.waitFor(
       () => parents.every((parent, i) => /Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) && resultKeys(stack, parent.ts).includes(`${jobIds[i]}:result`)),
       40_000,
@@ -99,8 +101,9 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
     expect(endedWhileDown).toBeLessThan(JOBS);
     expect(reported.size).toBeGreaterThan(0);
     console.info(
-      `restart at scale: ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} ended while the app was down ` +
-        `(${refused.length} delivery attempts refused); ${reported.size} reported by webhook to the restarted app; ` +
+      `restart at scale: ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} had ended when the restart began, ` +
+        `the restart took ${restartMs} ms; ${refused.length} delivery attempts refused (connection refused while down or starting); ` +
+        `${reported.size} jobs reported by webhook to the restarted app; ` +
         `${JOBS - reported.size} never reported (every attempt refused), so delivered by the restarted app's look at its jobs; ` +
         `${posts} chat.postMessage calls in all`,
     );
