@@ -69,6 +69,8 @@ function urlHost(host: string): string {
 export async function startEmulator(emulatorOptions: EmulatorOptions = {}): Promise<RunningEmulator> {
   const options = resolveOptions(emulatorOptions);
   const stop = new AbortController();
+  // Every pending job timer and webhook retry listens for the stop: far more than the default 10.
+  setMaxListeners(0, stop.signal);
   const faults = new Faults(options.faults);
   const files = new FileStore();
   const catalogue = new Catalogue(options.organization);
