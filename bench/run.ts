@@ -4,15 +4,19 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { bulkN8n } from './bulk-n8n';
 import { clientOverhead } from './client-overhead';
 import { emulatorCeiling } from './emulator-ceiling';
+import { imagesMemory } from './images-memory';
 import { noticingCompletion } from './noticing-completion';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { webhookVerification } from './webhook-verify';
 
 export const SCENARIOS: Record<string, Scenario> = {
   'client-overhead': clientOverhead,
+  'bulk-n8n': bulkN8n,
   'noticing-completion': noticingCompletion,
+  'images-memory': imagesMemory,
   'webhook-verify': webhookVerification,
   'emulator-ceiling': emulatorCeiling,
 };
