@@ -3,6 +3,7 @@ import type { Logger } from '@slack/bolt';
 import type { WorkloadClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import type { ChatMessage } from '../../shared/schemas';
+import { WebhookDeduplicator } from '../../shared/webhooks';
 import { answerMessage } from '../messages/chat';
 import { deniedMessage, noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
@@ -44,6 +45,12 @@ export interface ThreadReply {
 
 /** `/gpu chat`: answers in a thread, streamed; replies in that thread continue the conversation. */
 export class ChatService {
+  /**
+   * Thread replies already taken up (`channel/ts`). Slack redelivers an event it saw no 2xx for
+   * within 3 s; the redelivery must not answer the same message again.
+   */
+  private readonly followedUp = new WebhookDeduplicator(10_000);
+
   constructor(private readonly options: ChatServiceOptions) {}
 
   private refuse(context: RequestContext, ref: string): PrivateReply {
@@ -90,6 +97,10 @@ export class ChatService {
     const messages = await threads.read(thread);
     const parent = messages[0];
     if (parent?.metadata?.eventType !== REQUEST_EVENT || parent.metadata.payload.kind !== 'chat') return;
+    // Marked only once the thread is read, so a redelivery still answers when the first attempt failed
+    // before this point; from here on the check and the start are synchronous, so concurrent
+    // deliveries cannot both pass.
+    if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return;
     const ref = randomUUID();
     const refused = this.refuse({ user: reply.user, channel: reply.channel }, ref);
     if (refused) {

@@ -150,10 +150,9 @@ describe('Slack redelivering an event', () => {
     });
   }
 
-  // Known gap, reported: Slack redelivers an event (same event_id, x-slack-retry-num) when it did not
-  // see a 2xx within 3 s; the app answers the same follow-up again, a second model call and a
-  // duplicate answer in the thread. Flip to `test` when follow-ups are answered once per message.
-  test.failing('a redelivered thread reply (same event_id) is answered once', async () => {
+  // Slack redelivers an event (same event_id, x-slack-retry-num) when it did not see a 2xx within 3 s;
+  // the follow-up must be answered once (one model call, one answer in the thread).
+  test('a redelivered thread reply (same event_id) is answered once', async () => {
     await stack.command('chat hello there', 'U0TALK', channel);
     const parent = await stack.waitForParent(1, channel);
     await stack.standin.waitFor(() => stack.replies(parent.ts, channel).length === 1, 10_000, 'the first answer');
