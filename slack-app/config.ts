@@ -41,7 +41,10 @@ export interface AppConfig {
   stateFile: string;
   /** How far back the app looks for its unfinished jobs when it starts. */
   resumeWindowHours: number;
-  /** How often a running job is polled for progress (and completion, when no webhook can arrive). */
+  /**
+   * Longest pause between two reads of an endpoint's job list (progress, and completion when no
+   * webhook can arrive). Default 30 s with webhooks (a safety net), 10 s without.
+   */
   pollIntervalMs: number;
 }
 
@@ -119,7 +122,7 @@ const envSchema = z.object({
   SLACK_ACCESS_CONTACT: optionalText.transform((value) => value ?? 'a workspace admin'),
   SLACK_STATE_FILE: optionalText.transform((value) => value ?? '.gpu-cloud-slack/state.json'),
   SLACK_RESUME_WINDOW_HOURS: integer(1, 24 * 14, 24),
-  SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 2000),
+  SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 0),
 });
 
 type Env = Record<string, string | undefined>;
@@ -176,7 +179,7 @@ export function loadConfig(env: Env): AppConfig {
     },
     stateFile: e.SLACK_STATE_FILE,
     resumeWindowHours: e.SLACK_RESUME_WINDOW_HOURS,
-    pollIntervalMs: e.SLACK_POLL_INTERVAL_MS,
+    pollIntervalMs: e.SLACK_POLL_INTERVAL_MS || (e.SLACK_PUBLIC_URL ? 30_000 : 10_000),
   };
 }
 

@@ -1,8 +1,9 @@
 import type { Logger } from '@slack/bolt';
 import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
-import { AbortedError, NotFoundError } from '../../shared/errors';
+import { GpuCloudError, NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
+import { nextPollDelayMs } from '../../shared/wait';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import type { AccessPolicy } from './access';
@@ -13,9 +14,10 @@ import type { StateStore } from './state-store';
 
 /**
  * Follows every job the app started until its result is in the thread, exactly once. Completion
- * arrives by webhook (`complete`) or by polling (`jobs.wait`), whichever is first; the parent
- * message shows the status as it changes. After a restart `resume` finds the app's jobs again from
- * their metadata.
+ * arrives by webhook (`complete`) or by polling, whichever is first; the parent message shows the
+ * status as it changes. Polling is one loop per endpoint reading the newest page of its jobs, so
+ * its cost does not grow with the number of jobs (the service allows 240 requests a minute). After
+ * a restart `resume` finds the app's jobs again from their metadata.
  */
 
 export interface JobTrackerOptions {
@@ -26,8 +28,9 @@ export interface JobTrackerOptions {
   clock: Clock;
   logger: Logger;
   team: string;
-  /** With webhooks, polling only refreshes the status; without, it also detects completion. */
+  /** With webhooks, polling is a safety net at `pollIntervalMs`; without, it starts fast and backs off to it. */
   webhooks: boolean;
+  /** Longest pause between two reads of an endpoint's jobs. */
   pollIntervalMs: number;
   /** How often a running job's parent refreshes its elapsed time. */
   statusRefreshMs?: number;
@@ -38,7 +41,9 @@ interface TrackedJob {
   endpoint: string;
   jobId: string;
   origin: JobOrigin;
-  watcher: AbortController;
+  /** Polled until it ends, is given up or the tracker stops. */
+  followed: boolean;
+  trackedAt: number;
   ticker?: NodeJS.Timeout;
   lastJob?: Job;
   /** Parent edits run one after another so a late "running" never overwrites "succeeded". */
@@ -50,9 +55,18 @@ interface TrackedJob {
 
 const DELIVERY_ATTEMPTS = 3;
 const RESUME_MAX_PAGES = 10;
+/** Without webhooks: the first reads after a job starts, then a quarter of the youngest job's age. */
+const FIRST_POLL_MS = 1000;
+
+interface EndpointPoller {
+  timer?: NodeJS.Timeout;
+  dueAt: number;
+  busy: boolean;
+}
 
 export class JobTracker {
   private readonly jobs = new Map<string, TrackedJob>();
+  private readonly pollers = new Map<string, EndpointPoller>();
   private stopped = false;
 
   constructor(private readonly options: JobTrackerOptions) {}
@@ -64,7 +78,8 @@ export class JobTracker {
       endpoint: job.inference_endpoint_name,
       jobId: job.id,
       origin,
-      watcher: new AbortController(),
+      followed: true,
+      trackedAt: this.options.clock.now(),
       lastJob: job,
       edits: Promise.resolve(),
       done: false,
@@ -80,7 +95,7 @@ export class JobTracker {
     const refresh = this.options.statusRefreshMs ?? 15_000;
     entry.ticker = setInterval(() => void this.editParent(entry), refresh);
     entry.ticker.unref();
-    void this.poll(entry);
+    this.schedulePoll(entry.endpoint);
   }
 
   /** The endpoint of a job this process knows, for `/gpu status|cancel <id>`. */
@@ -109,7 +124,7 @@ export class JobTracker {
     if (!entry) {
       const origin = readJobOrigin(job, this.options.team);
       if (!origin) return Promise.resolve();
-      entry = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, watcher: new AbortController(), edits: Promise.resolve(), done: false };
+      entry = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, followed: false, trackedAt: this.options.clock.now(), edits: Promise.resolve(), done: false };
       this.jobs.set(job.id, entry);
     }
     if (entry.done) return Promise.resolve();
@@ -155,6 +170,8 @@ export class JobTracker {
   /** Stops watching (on shutdown). Results not yet posted are found again by `resume`. */
   stop(): void {
     this.stopped = true;
+    for (const poller of this.pollers.values()) clearTimeout(poller.timer);
+    this.pollers.clear();
     for (const entry of this.jobs.values()) this.release(entry);
   }
 
@@ -163,27 +180,85 @@ export class JobTracker {
     await Promise.all([...this.jobs.values()].map((entry) => entry.delivery?.catch(() => undefined)));
   }
 
-  private async poll(entry: TrackedJob): Promise<void> {
-    const { management, pollIntervalMs, webhooks, logger } = this.options;
-    // With webhooks, polling is a slow safety net and status refresh; without, it must notice the end.
-    const schedule = webhooks ? { minDelayMs: pollIntervalMs, maxDelayMs: pollIntervalMs } : { maxDelayMs: pollIntervalMs };
+  private followed(endpoint: string): TrackedJob[] {
+    return [...this.jobs.values()].filter((entry) => entry.followed && entry.endpoint === endpoint);
+  }
+
+  /** When to read the endpoint next: by the youngest job's age, so a new job is seen within seconds. */
+  private pollDelayMs(entries: TrackedJob[]): number {
+    const { pollIntervalMs, webhooks, clock } = this.options;
+    if (webhooks) return pollIntervalMs;
+    const youngestAgeMs = clock.now() - Math.max(...entries.map((entry) => entry.trackedAt));
+    const minDelayMs = Math.min(FIRST_POLL_MS, pollIntervalMs);
+    return nextPollDelayMs(youngestAgeMs, { minDelayMs, maxDelayMs: pollIntervalMs, growth: 0.25 });
+  }
+
+  /** (Re)arms the endpoint's loop; an earlier read already due is kept. */
+  private schedulePoll(endpoint: string): void {
+    if (this.stopped) return;
+    const entries = this.followed(endpoint);
+    const poller = this.pollers.get(endpoint) ?? { dueAt: Number.POSITIVE_INFINITY, busy: false };
+    if (entries.length === 0) {
+      clearTimeout(poller.timer);
+      if (!poller.busy) this.pollers.delete(endpoint);
+      return;
+    }
+    this.pollers.set(endpoint, poller);
+    if (poller.busy) return;
+    const delay = this.pollDelayMs(entries);
+    const now = this.options.clock.now();
+    if (poller.timer && poller.dueAt <= now + delay) return;
+    clearTimeout(poller.timer);
+    poller.dueAt = now + delay;
+    poller.timer = setTimeout(() => void this.pollEndpoint(endpoint, poller), delay);
+    poller.timer.unref();
+  }
+
+  /** One read of the endpoint's newest jobs settles every followed job on it; the rest are read one by one. */
+  private async pollEndpoint(endpoint: string, poller: EndpointPoller): Promise<void> {
+    const { management, logger } = this.options;
+    poller.timer = undefined;
+    poller.busy = true;
     try {
-      const job = await management.jobs.wait(entry.endpoint, entry.jobId, {
-        signal: entry.watcher.signal,
-        schedule,
-        initialDelayMs: webhooks ? pollIntervalMs : 250,
-        onProgress: (progress) => {
-          if (progress.status !== entry.lastJob?.status && !isTerminalStatus(progress.status)) {
-            entry.lastJob = progress;
-            void this.editParent(entry);
-          }
-        },
-      });
-      await this.complete(job);
-    } catch (error) {
-      if (entry.watcher.signal.aborted || error instanceof AbortedError) return;
-      logger.warn(`Stopped following job ${entry.jobId}: ${errorSummary(error)}`);
-      await this.giveUp(entry, describeError(error));
+      let unseen = this.followed(endpoint);
+      try {
+        const page = await management.jobs.list(endpoint, { page: 1, page_size: LIMITS.pageSizeMax });
+        for (const job of page.items) {
+          const entry = this.jobs.get(job.id);
+          if (entry?.followed && entry.endpoint === endpoint) this.observe(entry, job);
+        }
+        const listed = new Set(page.items.map((job) => job.id));
+        unseen = unseen.filter((entry) => entry.followed && !listed.has(entry.jobId));
+      } catch (error) {
+        // A passing failure: try again next round. Otherwise (endpoint gone, key revoked) each job's own read decides.
+        if (isPassing(error)) {
+          logger.warn(`Could not read the jobs of ${endpoint}: ${errorSummary(error)}`);
+          return;
+        }
+      }
+      for (const entry of unseen) {
+        if (this.stopped) return;
+        if (!entry.followed) continue;
+        try {
+          this.observe(entry, await management.jobs.get(endpoint, entry.jobId));
+        } catch (error) {
+          if (isPassing(error)) continue;
+          logger.warn(`Stopped following job ${entry.jobId}: ${errorSummary(error)}`);
+          await this.giveUp(entry, describeError(error));
+        }
+      }
+    } finally {
+      poller.busy = false;
+      if (this.pollers.get(endpoint) === poller) this.schedulePoll(endpoint);
+    }
+  }
+
+  private observe(entry: TrackedJob, job: Job): void {
+    if (isTerminalStatus(job.status)) {
+      void this.complete(job);
+    } else if (job.status !== entry.lastJob?.status) {
+      entry.lastJob = job;
+      void this.editParent(entry);
     }
   }
 
@@ -241,9 +316,14 @@ export class JobTracker {
   }
 
   private release(entry: TrackedJob): void {
-    entry.watcher.abort();
+    entry.followed = false;
     if (entry.ticker) clearInterval(entry.ticker);
     entry.ticker = undefined;
     this.options.access.release(entry.origin.user, entry.jobId);
   }
+}
+
+/** An error a later read may not meet (the client already retried it). */
+function isPassing(error: unknown): boolean {
+  return error instanceof GpuCloudError && error.retryable;
 }

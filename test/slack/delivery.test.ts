@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
 import { jobMetadata } from '../../slack-app/services/job-metadata';
 import { BOT, TEAM } from '../../slack-app/standin';
@@ -52,8 +53,34 @@ describe('job completion', () => {
       const done = await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, CHANNEL);
       const jobId = jobIdOf(done);
       expect(stack.emulator.deliveries.filter((delivery) => delivery.jobId === jobId)).toHaveLength(0);
-      expect(stack.serviceCalls('GET', new RegExp(`/jobs/${jobId}$`))).toBeGreaterThan(0);
+      // Seen on the endpoint's job list, not by reading the job on its own.
+      expect(stack.serviceCalls('GET', /\/jobs$/)).toBeGreaterThan(0);
+      expect(stack.serviceCalls('GET', new RegExp(`/jobs/${jobId}$`))).toBe(0);
       expect(resultKeys(stack, parent.ts)).toEqual([`${jobId}:result`]);
+    });
+  });
+
+  it('follows 50 running jobs with one list read per round, not one read per job', async () => {
+    await withStack({ webhooks: false, emulator: { jobDurationMs: 120_000 }, env: { SLACK_POLL_INTERVAL_MS: '1000' } }, async (stack) => {
+      const { emulator } = stack;
+      const management = createManagementClient({ baseUrl: emulator.baseUrl, organization: emulator.organization, apiKey: emulator.apiKey });
+      const tracker = stack.app.container.tracker;
+      for (let i = 0; i < 50; i++) {
+        const parentTs = stack.standin.workspace.post({ channel: CHANNEL, user: BOT.userId, botId: BOT.botId, text: `parent ${i}` }).ts;
+        const origin = { team: TEAM.id, thread: { channel: CHANNEL, threadTs: parentTs }, user: `U0MANY${i}`, kind: 'job' as const };
+        const job = await management.jobs.create('echo', { input: { i }, metadata: jobMetadata(origin) });
+        tracker.watch(job, origin);
+      }
+      const before = emulator.requests.length;
+      const startedAt = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      const windowMs = Date.now() - startedAt;
+      const reads = emulator.requests.slice(before).filter((request) => request.method === 'GET' && /\/echo\/jobs(\/|$)/.test(request.path));
+      // The loop reads at most once a second (SLACK_POLL_INTERVAL_MS) whatever the number of jobs;
+      // one read per job would be 50 a round. All 50 fit on the first page: no job is read alone.
+      expect(reads.length).toBeGreaterThan(0);
+      expect(reads.length).toBeLessThanOrEqual(Math.ceil(windowMs / 1000) + 1);
+      expect(reads.filter((request) => !request.path.endsWith('/jobs'))).toHaveLength(0);
     });
   });
 });
