@@ -196,7 +196,7 @@ export class GpuCloudTrigger implements INodeType {
       }
       payload = parseJobWebhook(rawBody);
     } catch (error) {
-      if (error instanceof WebhookVerificationError) return refuse(this, 401, error.message);
+      if (error instanceof WebhookVerificationError) return refuse(this, error.reason === 'bad-payload' ? 400 : 401, error.message);
       if (error instanceof ValidationError) return refuse(this, 400, error.message);
       throw new NodeOperationError(this.getNode(), error instanceof Error ? error.message : String(error));
     }

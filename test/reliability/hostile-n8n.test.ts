@@ -114,7 +114,7 @@ describe('the trigger webhook', () => {
     }],
     ['invalid JSON, unsigned', 401, /lacks/, () => ({ path, headers: { 'content-type': 'text/plain' }, body: '{"type": "inference_endpoint.job.succeeded", ' })],
     // Signed with the real secret, so only GPU Cloud itself could send it; 400 would fit better than 401 (reported).
-    ['invalid JSON, correctly signed', 401, /not valid JSON/, () => { const body = '{"type": '; return { path, headers: { 'content-type': 'text/plain', ...signed(body) }, body }; }],
+    ['invalid JSON, correctly signed', 400, /not valid JSON/, () => { const body = '{"type": '; return { path, headers: { 'content-type': 'text/plain', ...signed(body) }, body }; }],
     ['JSON that is not a job report, correctly signed', 400, /webhook payload/, () => { const body = '{"hello": "world"}'; return { path, headers: { ...JSON_TYPE, ...signed(body) }, body }; }],
     ['a job report whose job id is not a UUID, correctly signed', 400, /data\.id/, () => { const body = report({ ...job, id: '../../etc/passwd' }); return { path, headers: { ...JSON_TYPE, ...signed(body) }, body }; }],
     ['a form-encoded body, unsigned', 401, /lacks/, () => ({ path, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `payload=${encodeURIComponent(genuine())}` })],

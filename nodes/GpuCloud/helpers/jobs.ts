@@ -188,7 +188,7 @@ export async function resumeOnJobWebhook(context: IWebhookFunctions, format: (jo
     job = parseJobWebhook(rawBody).data;
     batch = pendingBatch(context);
   } catch (error) {
-    if (error instanceof WebhookVerificationError) return refuse(context, 401, error.message);
+    if (error instanceof WebhookVerificationError) return refuse(context, error.reason === 'bad-payload' ? 400 : 401, error.message);
     if (error instanceof ValidationError) return refuse(context, 400, error.message);
     throw toNodeError(context.getNode(), error, 0);
   }
