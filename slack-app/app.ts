@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
+import { App, HTTPReceiver, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
@@ -53,17 +53,21 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     ? [{ path: config.webhookPath, method: ['POST'], handler: (req, res) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end()) }]
     : [];
   const slack = config.slack;
+  const logLevel = options.logLevel ?? LogLevel.INFO;
+  let receiver: HTTPReceiver | undefined;
+  if (slack.mode === 'http') {
+    receiver = new HTTPReceiver({ signingSecret: slack.signingSecret, customRoutes, processBeforeResponse: false, ...(options.logger ? { logger: options.logger } : {}), logLevel });
+    refuseSkewedTimestamps(receiver, clock);
+  }
   const app = new App({
     token: slack.botToken,
     ...(slack.mode === 'socket'
-      ? { socketMode: true, appToken: slack.appToken, installerOptions: { port: slack.port } }
-      : { signingSecret: slack.signingSecret }),
-    customRoutes,
-    processBeforeResponse: false,
+      ? { socketMode: true, appToken: slack.appToken, installerOptions: { port: slack.port }, customRoutes, processBeforeResponse: false }
+      : { receiver }),
     // Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
     deferInitialization: true,
     ...(options.logger ? { logger: options.logger } : {}),
-    logLevel: options.logLevel ?? LogLevel.INFO,
+    logLevel,
     clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
   });
   const logger = app.logger;
@@ -120,6 +124,29 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       await app.stop();
       await ownTransport?.close();
     },
+  };
+}
+
+/** Slack's own rule: a request more than 5 minutes from now either way is refused. */
+const MAX_REQUEST_SKEW_SECONDS = 300;
+
+/**
+ * Bolt 5.1 refuses only timestamps more than 5 minutes in the past; one dated in the future would
+ * widen the replay window of a captured request. Checked before Bolt reads the request; a missing
+ * or malformed timestamp is left to Bolt, which refuses it.
+ */
+function refuseSkewedTimestamps(receiver: HTTPReceiver, clock: Clock): void {
+  const handle = receiver.requestListener;
+  receiver.requestListener = (req, res) => {
+    const header = req.headers['x-slack-request-timestamp'];
+    const timestamp = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : undefined;
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/slack/events' && timestamp !== undefined && Math.abs(clock.now() / 1000 - timestamp) > MAX_REQUEST_SKEW_SECONDS) {
+      req.resume();
+      res.writeHead(401).end();
+      return;
+    }
+    handle(req, res);
   };
 }
 
