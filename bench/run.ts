@@ -10,12 +10,14 @@ import { emulatorCeiling } from './emulator-ceiling';
 import { imagesMemory } from './images-memory';
 import { noticingCompletion } from './noticing-completion';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
+import { slackLoad } from './slack-load';
 import { webhookVerification } from './webhook-verify';
 
 export const SCENARIOS: Record<string, Scenario> = {
   'client-overhead': clientOverhead,
   'bulk-n8n': bulkN8n,
   'noticing-completion': noticingCompletion,
+  'slack-load': slackLoad,
   'images-memory': imagesMemory,
   'webhook-verify': webhookVerification,
   'emulator-ceiling': emulatorCeiling,
