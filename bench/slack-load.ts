@@ -175,7 +175,7 @@ async function burst(stack: Stack, sender: ChildProcess, eventsUrl: string, opti
   stack.standin.api.rateLimit('chat.postMessage', options.slack429, 1);
   const started = performance.now();
   const sent = await send(bodies);
-  await stack.standin.waitFor(() => stack.parents(channel).length >= commands, 60_000, `${commands} parent messages`).catch(() => undefined);
+  await stack.standin.waitFor(() => stack.parents(channel).length >= commands, 90_000, `${commands} parent messages`).catch(() => undefined);
   const parentsSeconds = (performance.now() - started) / 1000;
   const created = () => jobPosts('accepted') - warmUp.length;
   const allCreated =
@@ -231,7 +231,7 @@ export const slackLoad: Scenario = async ({ smoke, runs }) => {
   return {
     title: '4. Slack under load',
     description:
-      `${commands} signed \`/gpu job\` slash commands sent at once, each on its own open connection (${users} users, ${perUser} each; the per-user job limit set to ${perUser}), to the app in HTTP mode started through \`npm start\`'s entry point with its defaults otherwise (job completion by webhook, polling every 2 s; jobs take ${jobMs / 1000} s). ` +
+      `${commands} signed \`/gpu job\` slash commands sent at once, each on its own open connection (${users} users, ${perUser} each; the per-user job limit set to ${perUser}), to the app in HTTP mode started through \`npm start\`'s entry point with its defaults otherwise (job completion by webhook; jobs take ${jobMs / 1000} s). ` +
       `Three processes: the app; a sender that signs and posts the commands; the Slack stand-in (the Web API the app calls) with the service emulator, which limits the app's key to 240 requests/min like the service. ` +
       `Five job commands warm the app up first. The stand-in answers the first ${slack429} chat.postMessage calls of each burst with 429 and Retry-After: 1. ` +
       `Ack latency is timed by the sender, from writing a command to the first byte of the app's reply; all ${commands} connections are open before the burst, as Slack keeps connections to an app open. The three processes share two cores, so the sender's own work is in the figure too. ` +
