@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import type { Stack } from '../slack/harness';
+import { appProcessEnv, type Stack } from '../slack/harness';
 
 /**
  * The Slack app's real entry point (`npm start` → slack-app/start.ts) as a child process against a
@@ -17,19 +17,7 @@ export interface AppProcess {
 
 export function startAppProcess(stack: Stack, port: number, env: Record<string, string> = {}): Promise<AppProcess> {
   const childEnv: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    SLACK_BOT_TOKEN: stack.credentials.botToken,
-    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
-    SLACK_API_URL: stack.standin.apiUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
-    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
-    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
-    GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
-    GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
-    SLACK_STATE_FILE: stack.stateFile,
+    ...appProcessEnv(stack, port),
     ...env,
   };
   // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.

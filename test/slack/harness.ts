@@ -165,3 +165,22 @@ export class Stack {
 export function content(message: StoredMessage | undefined): string {
   return message ? `${message.text} ${JSON.stringify(message.blocks ?? [])}` : '';
 }
+
+/** The environment `npm start`'s entry point needs to run as a child process against this stack. */
+export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    SLACK_BOT_TOKEN: stack.credentials.botToken,
+    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
+    SLACK_API_URL: stack.standin.apiUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
+    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
+    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
+    GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
+    GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
+    SLACK_STATE_FILE: stack.stateFile,
+  };
+}

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
-import { content, Stack } from './harness';
+import { appProcessEnv, content, Stack } from './harness';
 
 /**
  * The real entry point (`npm start` → slack-app/start.ts) in a child process, killed with SIGKILL
@@ -14,19 +14,7 @@ const CHANNEL = 'C0KILL';
 
 function startChild(stack: Stack, port: number): Promise<{ child: ChildProcess; output: () => string }> {
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    SLACK_BOT_TOKEN: stack.credentials.botToken,
-    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
-    SLACK_API_URL: stack.standin.apiUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
-    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
-    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
-    GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
-    GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
-    SLACK_STATE_FILE: stack.stateFile,
+    ...appProcessEnv(stack, port),
     SLACK_POLL_INTERVAL_MS: '200',
   };
   // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
