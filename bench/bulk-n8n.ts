@@ -255,7 +255,7 @@ export const bulkN8n: Scenario = async ({ smoke, runs }) => {
       { label: `limit ${pacedLimit}/min: 429s surfaced to the user`, value: paced.surfaced429, unit: 'items', op: '<=', target: 0 },
     );
     notes.push(
-      `Paced run (once per bench): ${items.toLocaleString('en-US')} items at concurrency ${fast} under ${pacedLimit}/min on both sides. The sliding window lets the first ${pacedLimit} go at once and each later create 60 s after an earlier one; 429s the service answered (absorbed by the client): ${paced.answered429}.`,
+      `Paced run (once per bench): ${items.toLocaleString('en-US')} items at concurrency ${fast} under ${pacedLimit}/min on both sides. The sliding window lets the first ${pacedLimit} go at once and each later create 60 s after an earlier one; "answered after the window allowed" is how much later than that each later create was answered, which includes the node's own pace (${fast} in flight) as well as the limiter's. 429s the service answered (absorbed by the client): ${paced.answered429}.`,
     );
   }
   return {
