@@ -29,9 +29,14 @@ export class Catalogue {
     return this.loading;
   }
 
-  /** Whether the service has this endpoint; asks the service when the cached list does not show it. */
+  /**
+   * Whether the service has this endpoint: from the (shared, cached) catalogue, so a burst of
+   * commands costs one listing rather than a request each; asks for the one endpoint only when the
+   * list does not show it (it may be newer than the cache, or the listing may have failed).
+   */
   async exists(name: string): Promise<boolean> {
-    if (this.cached?.items.some((endpoint) => endpoint.name === name)) return true;
+    const items = await this.all().catch(() => undefined);
+    if (items?.some((endpoint) => endpoint.name === name)) return true;
     try {
       await this.management.endpoints.get(name);
       return true;
