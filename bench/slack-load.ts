@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { z } from 'zod/v4';
 import { freePort } from '../slack-app/local';
 import { slackSignature } from '../slack-app/standin';
-import { Stack } from '../test/slack/harness';
+import { appProcessEnv, Stack } from '../test/slack/harness';
 import { askChild, CHILD_FLAG, forkBenchChild, stopChild } from './bulk-n8n';
 import { median, percentile, type Scenario } from './lib';
 
@@ -90,19 +90,9 @@ function serveSends(): void {
 async function startApp(stack: Stack, settings: Record<string, string>): Promise<{ child: ChildProcess; eventsUrl: string }> {
   const port = await freePort();
   const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    SLACK_BOT_TOKEN: stack.credentials.botToken,
-    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
-    SLACK_API_URL: stack.standin.apiUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
-    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
-    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
+    ...appProcessEnv(stack, port),
     // Job completion by webhook, as a deployed app receives it.
     SLACK_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SLACK_STATE_FILE: stack.stateFile,
     ...settings,
   };
   // tsx as a loader, not its CLI (which would fork): stopping the child stops the app.
