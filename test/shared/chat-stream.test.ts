@@ -1,9 +1,8 @@
 import { StreamError } from '../../shared/errors';
 import { WorkloadClient } from '../../shared/client';
-import { UndiciTransport } from '../../shared/runtime/undici-transport';
 import { sseData } from '../../shared/sse';
 import { FakeClock } from '../support/fake-clock';
-import { ScriptedServer } from '../support/scripted-server';
+import { useScriptedServer } from '../support/scripted-server';
 
 const chunk = (content: string, extra: Record<string, unknown> = {}) =>
   `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...extra })}\n\n`;
@@ -38,16 +37,10 @@ describe('server-sent events', () => {
 });
 
 describe('chat streaming over loopback HTTP', () => {
-  const server = new ScriptedServer();
-  const transport = new UndiciTransport();
+  const { server, transport } = useScriptedServer();
   let client: WorkloadClient;
-  beforeAll(async () => {
-    await server.start();
+  beforeAll(() => {
     client = new WorkloadClient({ serviceUrl: server.url, transport, clock: new FakeClock() });
-  });
-  afterAll(async () => {
-    await transport.close();
-    await server.close();
   });
   beforeEach(() => server.reset());
 

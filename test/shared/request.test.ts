@@ -12,25 +12,19 @@ import {
 } from '../../shared/errors';
 import { ManagementClient, REQUEST_ID_METADATA_KEY, WorkloadClient } from '../../shared/client';
 import { AmbiguousOutcomeError } from '../../shared/request';
-import { UndiciTransport } from '../../shared/runtime/undici-transport';
+import type { UndiciTransport } from '../../shared/runtime/undici-transport';
 import { FakeClock } from '../support/fake-clock';
 import { jobFixture } from '../support/fixtures';
-import { ScriptedServer, jsonReply, problem } from '../support/scripted-server';
+import { jsonReply, problem, useScriptedServer } from '../support/scripted-server';
 
 const API_KEY = 'sk-test-secret-123456';
 const JOB_PATH = '/api/public/organizations/acme/inference-endpoints/transcribe/jobs';
 
 describe('management client over loopback HTTP', () => {
-  const server = new ScriptedServer();
-  const transport = new UndiciTransport();
+  const { server, transport } = useScriptedServer();
   let clock: FakeClock;
   let client: ManagementClient;
 
-  beforeAll(() => server.start());
-  afterAll(async () => {
-    await transport.close();
-    await server.close();
-  });
   beforeEach(() => {
     server.reset();
     clock = new FakeClock();
@@ -194,13 +188,7 @@ describe('management client over loopback HTTP', () => {
 });
 
 describe('rate limiting', () => {
-  const server = new ScriptedServer();
-  const transport = new UndiciTransport();
-  beforeAll(() => server.start());
-  afterAll(async () => {
-    await transport.close();
-    await server.close();
-  });
+  const { server, transport } = useScriptedServer();
 
   it('never lets more than the limit through in any minute, shared by clients of the same key', async () => {
     const clock = new FakeClock();
@@ -229,13 +217,7 @@ describe('rate limiting', () => {
 });
 
 describe('workload client errors', () => {
-  const server = new ScriptedServer();
-  const transport = new UndiciTransport();
-  beforeAll(() => server.start());
-  afterAll(async () => {
-    await transport.close();
-    await server.close();
-  });
+  const { server, transport } = useScriptedServer();
 
   it('reports the gateway timeout with advice to use webhooks', async () => {
     server.script({ status: 504, headers: { 'content-type': 'text/html' }, body: '<html>timeout</html>' });

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { UndiciTransport } from '../../shared/runtime/undici-transport';
 
 export interface ScriptedReply {
   status: number;
@@ -81,3 +82,18 @@ export const problem = (status: number, title: string, detail?: string, headers:
   headers: { 'content-type': 'application/problem+json', ...headers },
   body: JSON.stringify({ type: 'about:blank', title, status, ...(detail ? { detail } : {}) }),
 });
+
+/**
+ * A scripted server and the client transport that talks to it, started before the enclosing
+ * describe block's tests and closed after them.
+ */
+export function useScriptedServer(): { server: ScriptedServer; transport: UndiciTransport } {
+  const server = new ScriptedServer();
+  const transport = new UndiciTransport();
+  beforeAll(() => server.start());
+  afterAll(async () => {
+    await transport.close();
+    await server.close();
+  });
+  return { server, transport };
+}

@@ -3,6 +3,7 @@ import { sleepWithAbort } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
   LIMITS,
+  NEVER_CONNECTED,
   ManagementClient,
   TransportError,
   WorkloadClient,
@@ -67,7 +68,6 @@ function errorTexts(error: unknown): string[] {
   return texts;
 }
 
-const NEVER_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 const KNOWN_CODES = [...NEVER_CONNECTED, 'ETIMEDOUT', 'ESOCKETTIMEDOUT', 'ECONNABORTED', 'ECONNRESET', 'EPIPE', 'ERR_CANCELED'];
 const ERROR_CODE = new RegExp(`\\b(${KNOWN_CODES.join('|')})\\b`);
 
