@@ -1,11 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App, HTTPReceiver, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
+import { App, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
 import type { AppConfig } from './config';
 import { registerListeners } from './listeners';
+import { AckFirstReceiver } from './receiver';
+import { BackgroundTasks } from './services/background';
 import { createContainer, type Container } from './services/container';
 import { errorSummary } from './services/errors';
 import { StateStore } from './services/state-store';
@@ -47,18 +49,26 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const management = createManagementClient({ baseUrl: service.baseUrl, organization: service.organization, apiKey: service.apiKey, transport, clock });
   const workload = (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: service.apiKey, transport, clock }) : undefined);
 
-  // Custom routes bypass Bolt's signature check: the handler verifies webhook signatures itself.
+  // The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  const customRoutes: CustomRoute[] = config.publicUrl
-    ? [{ path: config.webhookPath, method: ['POST'], handler: (req, res) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end()) }]
-    : [];
+  const serveWebhook = (req: IncomingMessage, res: ServerResponse) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end());
   const slack = config.slack;
   const logLevel = options.logLevel ?? LogLevel.INFO;
-  let receiver: HTTPReceiver | undefined;
-  if (slack.mode === 'http') {
-    receiver = new HTTPReceiver({ signingSecret: slack.signingSecret, customRoutes, processBeforeResponse: false, ...(options.logger ? { logger: options.logger } : {}), logLevel });
-    refuseSkewedTimestamps(receiver, clock);
-  }
+  let background: BackgroundTasks | undefined;
+  const receiver =
+    slack.mode === 'http'
+      ? new AckFirstReceiver({
+          signingSecret: slack.signingSecret,
+          clock,
+          routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
+          afterAck: (what, task) => {
+            // Requests arrive only after start(), by which time the background exists.
+            if (!background) throw new Error('A Slack request arrived before the app was ready.');
+            background.afterAck(what, task);
+          },
+        })
+      : undefined;
+  const customRoutes: CustomRoute[] = config.publicUrl ? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }] : [];
   const app = new App({
     token: slack.botToken,
     ...(slack.mode === 'socket'
@@ -66,11 +76,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       : { receiver }),
     // Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
     deferInitialization: true,
+    // No listener reads context.conversation; the store would look every request up for nothing.
+    convoStore: false,
     ...(options.logger ? { logger: options.logger } : {}),
     logLevel,
     clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
   });
   const logger = app.logger;
+  background = new BackgroundTasks(logger);
   await app.init();
   const auth = await app.client.auth.test();
   if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
@@ -78,6 +91,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
   const container = createContainer({
     config,
+    background,
     client: app.client,
     identity: { team: auth.team_id, botUserId: auth.user_id },
     management,
@@ -124,29 +138,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       await app.stop();
       await ownTransport?.close();
     },
-  };
-}
-
-/** Slack's own rule: a request more than 5 minutes from now either way is refused. */
-const MAX_REQUEST_SKEW_SECONDS = 300;
-
-/**
- * Bolt 5.1 refuses only timestamps more than 5 minutes in the past; one dated in the future would
- * widen the replay window of a captured request. Checked before Bolt reads the request; a missing
- * or malformed timestamp is left to Bolt, which refuses it.
- */
-function refuseSkewedTimestamps(receiver: HTTPReceiver, clock: Clock): void {
-  const handle = receiver.requestListener;
-  receiver.requestListener = (req, res) => {
-    const header = req.headers['x-slack-request-timestamp'];
-    const timestamp = typeof header === 'string' && /^\d+$/.test(header) ? Number(header) : undefined;
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (path === '/slack/events' && timestamp !== undefined && Math.abs(clock.now() / 1000 - timestamp) > MAX_REQUEST_SKEW_SECONDS) {
-      req.resume();
-      res.writeHead(401).end();
-      return;
-    }
-    handle(req, res);
   };
 }
 

@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/clock';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
-import { BackgroundTasks } from './background';
+import type { BackgroundTasks } from './background';
 import { Catalogue } from './catalogue';
 import { ChatService } from './chat';
 import { CommandRouter } from './commands';
@@ -19,6 +19,7 @@ import type { AppServices } from '.';
 
 export interface ContainerOptions {
   config: AppConfig;
+  background: BackgroundTasks;
   client: webApi.WebClient;
   identity: { team: string; botUserId: string };
   management: ManagementClient;
@@ -40,11 +41,10 @@ export interface Container {
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
 export function createContainer(options: ContainerOptions): Container {
-  const { config, client, identity, management, state, clock, logger } = options;
+  const { config, client, identity, management, state, clock, logger, background } = options;
   const botUserId = () => identity.botUserId;
   const threads = new SlackThreads(client, botUserId);
   const access = new AccessPolicy(config.access);
-  const background = new BackgroundTasks(logger);
   const catalogue = new Catalogue(management, clock);
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
   const tracker = new JobTracker({

@@ -1,0 +1,156 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import type { Clock } from '../shared/clock';
+import { errorSummary } from './services/errors';
+
+/** Slack's own rule: a request more than 5 minutes from now either way is refused. */
+const MAX_REQUEST_SKEW_SECONDS = 300;
+
+export interface AckFirstReceiverOptions {
+  signingSecret: string;
+  clock: Clock;
+  /** Where Slack's requests arrive. */
+  path?: string;
+  /** Other POST routes served on the same port (the job webhook); they check their own signatures. */
+  routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+  /** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
+  afterAck: (what: string, task: () => Promise<void>) => void;
+}
+
+/**
+ * Bolt's HTTP receiver, with one change: requests whose acknowledgement never carries a body here
+ * (slash commands, button clicks, Events API events) are answered as soon as their signature is
+ * checked, and Bolt's processing follows later. Bolt's middleware chain costs about a millisecond
+ * a request, which a burst of commands would otherwise queue in front of every ack (Slack gives up
+ * after 3 s). Listeners of these requests reply with `respond()` or the Web API, never in `ack()`.
+ * Modal submissions and everything else keep Bolt's own ack, whose body Slack reads.
+ */
+export class AckFirstReceiver implements Receiver {
+  private app?: App;
+  private server?: Server;
+  private readonly path: string;
+
+  constructor(private readonly options: AckFirstReceiverOptions) {
+    this.path = options.path ?? '/slack/events';
+  }
+
+  init(app: App): void {
+    this.app = app;
+  }
+
+  /** Called by Bolt's `app.start({ port, host })`. */
+  async start({ port, host }: { port: number; host: string }): Promise<Server> {
+    const server = createServer((req, res) => this.route(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.server = server;
+    return server;
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    this.server = undefined;
+    if (!server) return;
+    server.closeIdleConnections();
+    await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+  }
+
+  private get logger(): Logger | undefined {
+    return this.app?.logger;
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (req.method !== 'POST') return void http.buildNoBodyResponse(res, path === this.path ? 405 : 404);
+    if (path === this.path) return void this.receive(req, res);
+    const handler = this.options.routes?.[path];
+    if (handler) return handler(req, res);
+    req.resume();
+    http.buildNoBodyResponse(res, 404);
+  }
+
+  private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.skewed(req)) {
+      req.resume();
+      return http.buildNoBodyResponse(res, 401);
+    }
+    let request: Awaited<ReturnType<typeof http.parseAndVerifyHTTPRequest>>;
+    try {
+      request = await http.parseAndVerifyHTTPRequest({ signingSecret: this.options.signingSecret }, req);
+    } catch (error) {
+      if (http.isRawBodyError(error) && error.statusCode === 413) return http.buildNoBodyResponse(res, 413);
+      this.logger?.warn(`Refused a request to ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
+      return http.buildNoBodyResponse(res, 401);
+    }
+    let body: unknown;
+    try {
+      body = http.parseHTTPRequestBody(request);
+    } catch (error) {
+      this.logger?.warn(`Malformed request body: ${error instanceof Error ? error.message : String(error)}`);
+      return http.buildNoBodyResponse(res, 400);
+    }
+    if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
+    if (body.ssl_check === '1') return http.buildSSLCheckResponse(res);
+    if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
+
+    const event = { body, retryNum: http.extractRetryNumFromHTTPRequest(req), retryReason: http.extractRetryReasonFromHTTPRequest(req), customProperties: {} };
+    if (acknowledgedOnArrival(body)) {
+      http.buildNoBodyResponse(res, 200);
+      this.options.afterAck(describe(body), () => this.process({ ...event, ack: this.alreadyAcknowledged(body) }));
+      return;
+    }
+    const app = this.initialisedApp();
+    const ack = new HTTPResponseAck({ logger: app.logger, processBeforeResponse: false, httpRequest: request, httpRequestBody: body, httpResponse: res });
+    try {
+      await app.processEvent({ ...event, ack: ack.bind() });
+    } catch (error) {
+      // As Bolt's default: a failure before the ack is a 500 for Slack; after it, only a log line.
+      app.logger.error(`${describe(body)} failed: ${errorSummary(error)}`);
+      if (!res.headersSent) http.buildNoBodyResponse(res, 500);
+    }
+  }
+
+  private async process(event: ReceiverEvent): Promise<void> {
+    await this.initialisedApp().processEvent(event);
+  }
+
+  private initialisedApp(): App {
+    if (!this.app) throw new Error('The receiver was started before Bolt initialised it.');
+    return this.app;
+  }
+
+  /** A listener that passes a body to ack() here has a bug: Slack has had its answer already. */
+  private alreadyAcknowledged(body: Record<string, unknown>) {
+    return async (response?: unknown): Promise<void> => {
+      if (response !== undefined && response !== '') this.logger?.error(`${describe(body)} was acknowledged on arrival; a reply passed to ack() is not shown. Use respond().`);
+    };
+  }
+
+  private skewed(req: IncomingMessage): boolean {
+    const header = req.headers['x-slack-request-timestamp'];
+    // A missing or malformed timestamp is left to the signature check, which refuses it.
+    if (typeof header !== 'string' || !/^\d+$/.test(header)) return false;
+    return Math.abs(this.options.clock.now() / 1000 - Number(header)) > MAX_REQUEST_SKEW_SECONDS;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Requests whose ack Slack reads no body from in this app (Bolt acks events on arrival too). */
+function acknowledgedOnArrival(body: Record<string, unknown>): boolean {
+  if (typeof body.command === 'string') return true;
+  if (body.type === 'block_actions') return true;
+  return body.type === 'event_callback' && !(isRecord(body.event) && body.event.type === 'function_executed');
+}
+
+function describe(body: Record<string, unknown>): string {
+  if (typeof body.command === 'string') return `${body.command} command`;
+  return `${String(body.type)} request`;
+}
