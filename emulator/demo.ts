@@ -34,7 +34,7 @@ async function main(): Promise<void> {
     const dir = join(process.cwd(), 'demo-output');
     await mkdir(dir, { recursive: true });
     const file = join(dir, result.filenames?.[0] ?? `${result.id}.png`);
-    await writeFile(file, Buffer.from(result.images[0], 'base64'));
+    await writeFile(file, result.images[0]);
     console.log(`Image written to ${file}\n`);
 
     const chat = createWorkloadClient({ serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey });

@@ -10,3 +10,4 @@ export * from './request';
 export * from './wait';
 export * from './webhooks';
 export * from './client';
+export * from './image-reply';

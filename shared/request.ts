@@ -43,6 +43,12 @@ export interface ExecutorOptions {
   serviceName: string;
 }
 
+/** What a streaming reader gets to report a reply that is not what the interface promises. */
+export interface ReplyChecks {
+  malformed(why: string): ResponseFormatError;
+  parse<S extends z.ZodType>(schema: S, text: string): z.output<S>;
+}
+
 export interface RequestSpec {
   method: HttpMethod;
   path: string;
@@ -180,6 +186,38 @@ export class RequestExecutor {
         return { ...response, body: response.body };
       },
     );
+  }
+
+  /**
+   * Opens a stream like openStream and hands its 2xx body to `read`, which consumes it as it
+   * arrives. A failure while reading is reported like one before the reply, but never repeated:
+   * the request has been acted on. `reply.parse` checks JSON text `read` kept with `schema`.
+   */
+  async receive<T>(spec: RequestSpec, read: (response: StreamingTransportResponse, reply: ReplyChecks) => Promise<T>): Promise<T> {
+    const request = describe(spec);
+    const response = await this.openStream(spec);
+    const meta = { status: response.status, request, requestId: response.headers['x-request-id'] };
+    const where = `${request.method} ${request.path}`;
+    const malformed = (why: string) => new ResponseFormatError(`${this.options.serviceName} sent a reply to ${where} that ${why} (HTTP ${response.status}).`, meta);
+    const checks: ReplyChecks = {
+      malformed,
+      parse: (schema, text) => {
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          throw malformed('is not valid JSON');
+        }
+        return parseResponse(schema, body, request, response.status);
+      },
+    };
+    try {
+      return await read(response, checks);
+    } catch (error) {
+      if (!(error instanceof TransportError)) throw error;
+      if (error.failure === 'aborted' || spec.signal?.aborted) throw new AbortedError(`${where} was aborted.`, { request, cause: error });
+      throw this.transportFailure(error, request, spec.timeoutMs ?? this.options.timeoutMs);
+    }
   }
 
   private async withRetries<R extends { status: number; headers: Record<string, string>; body: unknown }, T>(

@@ -1,5 +1,6 @@
 import type { Clock } from './clock';
 import { StreamError, ValidationError } from './errors';
+import { generatedImages, readImageReply, type GeneratedImages } from './image-reply';
 import { AmbiguousOutcomeError, RequestExecutor, type RequestSpec } from './request';
 import type { RetryPolicy } from './retry';
 import {
@@ -18,7 +19,6 @@ import {
   type ChatUsage,
   type ImageAccepted,
   type ImagePromptRequest,
-  type ImageResult,
   type TextToImageRequest,
 } from './schemas';
 import { sseData } from './sse';
@@ -70,6 +70,11 @@ function parseSource(source: ImageSource): { path: string; body: ImagePromptRequ
   return { path: '/prompt', body: parseOrThrow(imagePromptRequestSchema, source.request, 'image request') };
 }
 
+function contentLength(headers: Record<string, string>): number | undefined {
+  const length = Number(headers['content-length']);
+  return Number.isSafeInteger(length) && length > 0 ? length : undefined;
+}
+
 function hasWebhook(body: ImagePromptRequest | TextToImageRequest): boolean {
   return 'webhook' in body && body.webhook !== undefined ? true : body.webhook_v2 !== undefined;
 }
@@ -105,14 +110,22 @@ export class WorkloadClient {
   }
 
   readonly images = {
-    /** Generates and waits for the images (base64 in `images`). */
-    generate: async (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<ImageResult> => {
+    /**
+     * Generates and waits for the images, as bytes. Received as a stream when the transport can,
+     * decoding each image as it arrives (see readImageReply).
+     */
+    generate: async (source: ImageSource, options: { signal?: AbortSignal } = {}): Promise<GeneratedImages> => {
       const { path, body } = parseSource(source);
       if (hasWebhook(body)) {
         throw new ValidationError([{ field: 'webhook', rule: 'must be empty when waiting for the images; use submit for webhook delivery' }], 'image request');
       }
       // Generation has no lasting side effect but costs GPU time: repeat only what never ran.
-      return plainFailure(this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageResultSchema));
+      const spec: RequestSpec = { method: 'POST', path, body, idempotent: false, signal: options.signal };
+      if (this.canStream) {
+        return plainFailure(this.http.receive(spec, (response, checks) => readImageReply(response.body, contentLength(response.headers), checks)));
+      }
+      const result = await plainFailure(this.http.json(spec, imageResultSchema));
+      return generatedImages(result, result.images.map((image) => Buffer.from(image, 'base64')));
     },
 
     /** Queues a generation whose images the workload will POST to the request's webhook. */

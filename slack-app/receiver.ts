@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver, type ReceiverEvent } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { errorSummary } from './services/errors';
 
@@ -66,9 +66,8 @@ export class AckFirstReceiver implements Receiver {
 
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (req.method !== 'POST') return void http.buildNoBodyResponse(res, path === this.path ? 405 : 404);
-    if (path === this.path) return void this.receive(req, res);
-    const handler = this.options.routes?.[path];
+    if (req.method === 'POST' && path === this.path) return void this.receive(req, res);
+    const handler = req.method === 'POST' ? this.options.routes?.[path] : undefined;
     if (handler) return handler(req, res);
     req.resume();
     http.buildNoBodyResponse(res, 404);
@@ -81,9 +80,12 @@ export class AckFirstReceiver implements Receiver {
     }
     let request: Awaited<ReturnType<typeof http.parseAndVerifyHTTPRequest>>;
     try {
-      request = await http.parseAndVerifyHTTPRequest({ signingSecret: this.options.signingSecret }, req);
+      request = await http.parseAndVerifyHTTPRequest({ signingSecret: this.options.signingSecret, bodyLimit: defaultBodyLimit }, req);
     } catch (error) {
-      if (http.isRawBodyError(error) && error.statusCode === 413) return http.buildNoBodyResponse(res, 413);
+      if (http.isRawBodyError(error) && error.statusCode === 413) {
+        this.logger?.warn(`Refused a request to ${this.path} over ${defaultBodyLimit} bytes.`);
+        return http.buildNoBodyResponse(res, 413);
+      }
       this.logger?.warn(`Refused a request to ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
       return http.buildNoBodyResponse(res, 401);
     }

@@ -127,8 +127,7 @@ export class ImageService {
       }),
     );
     const images = results.flatMap((result) => result.images).slice(0, request.count);
-    return images.map((base64, index) => {
-      const content = Buffer.from(base64, 'base64');
+    return images.map((content, index) => {
       const filename = imageFilename(ref, index, imageExtension(content));
       return { kind: 'file', key: filename, file: { filename, title: `${request.prompt} (${index + 1}/${images.length})`, content, altText: request.prompt } };
     });

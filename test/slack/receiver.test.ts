@@ -44,9 +44,9 @@ describe('the ack-first receiver', () => {
     expect(ssl.status).toBe(200);
   });
 
-  it('answers other methods and paths with 405 and 404, and a malformed body with 400', async () => {
+  it('answers other methods and paths with 404, and a malformed body with 400', async () => {
     const eventsUrl = stack.app.eventsUrl ?? '';
-    expect((await fetch(eventsUrl)).status).toBe(405);
+    expect((await fetch(eventsUrl)).status).toBe(404);
     expect((await fetch(eventsUrl.replace('/slack/events', '/elsewhere'), { method: 'POST', body: '{}' })).status).toBe(404);
     const malformed = await stack.standin.app.send('{"type": ', 'application/json');
     expect(malformed.status).toBe(400);

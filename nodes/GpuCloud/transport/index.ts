@@ -139,7 +139,16 @@ export class N8nTransport implements Transport {
   async stream(request: TransportRequest): Promise<StreamingTransportResponse> {
     const response = await this.call(request, 'stream');
     if (!isAsyncIterable(response.body)) throw new TransportError('other', 'n8n did not return a readable stream.', { mayHaveReachedServer: true });
-    return { status: response.statusCode, headers: lowerCaseHeaders(response.headers), body: response.body };
+    const body: AsyncIterable<Uint8Array> = response.body;
+    // A connection lost mid-body is reported like one lost before the reply.
+    async function* chunks(): AsyncIterable<Uint8Array> {
+      try {
+        yield* body;
+      } catch (error) {
+        throw toN8nTransportError(error);
+      }
+    }
+    return { status: response.statusCode, headers: lowerCaseHeaders(response.headers), body: chunks() };
   }
 }
 

@@ -262,7 +262,7 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
       const files: IBinaryData[] = await Promise.all(
         result.images.map((image, n) => {
           const given = result.filenames?.[n]?.replace(/\.[A-Za-z0-9]+$/, '');
-          return this.helpers.prepareBinaryData(Buffer.from(image, 'base64'), `${given ?? `${result.id}-${n + 1}`}.${extension}`, mimeType);
+          return this.helpers.prepareBinaryData(image, `${given ?? `${result.id}-${n + 1}`}.${extension}`, mimeType);
         }),
       );
       if (outputMode === 'allInOne') {
