@@ -239,7 +239,7 @@ export const bulkN8n: Scenario = async ({ smoke, runs }) => {
     { label: '429s surfaced to the user, all runs', value: totals.surfaced429, unit: 'items', op: '<=', target: 0 },
   ];
   const notes = [
-    `With ${items.toLocaleString('en-US')} items under ${limit.toLocaleString('en-US')}/min the sliding window never fills: these runs measure how fast the node can go, and the ratio to the limit says whether it can use the whole budget. 429s the service answered (absorbed by the client): ${totals.answered429}.`,
+    `With ${items.toLocaleString('en-US')} items under ${limit.toLocaleString('en-US')}/min the sliding window never fills: these runs measure how fast the node can go, and the ratio to the limit says whether it can use the whole budget. At the default concurrency of 8, with the 100 ms round trip, the node can send at most 80 requests/s (8 / 0.1 s), below this 100/s limit but 20x the service's default 240/min; the Concurrency option's help says so, and 16 reaches the limit. 429s the service answered (absorbed by the client): ${totals.answered429}.`,
   ];
   if (paced) {
     const window = (100 * busiestWindow(paced.createTimes)) / pacedLimit;

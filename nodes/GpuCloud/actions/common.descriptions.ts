@@ -97,5 +97,5 @@ export const concurrencyOption: INodeProperties = {
   type: 'number',
   typeOptions: { minValue: 1, maxValue: 64 },
   default: DEFAULT_CONCURRENCY,
-  description: `How many input items to process at the same time. Requests to the management API are also held to ${LIMITS.rateLimitPerMinute} a minute.`,
+  description: `How many input items to process at the same time. Management requests are also held to the credential's Requests per Minute (${LIMITS.rateLimitPerMinute} unless raised). With a round trip of about 0.1 s, ${DEFAULT_CONCURRENCY} at a time can send about ${(DEFAULT_CONCURRENCY * 600).toLocaleString('en-US')} requests a minute; raise this only for a higher limit.`,
 };
