@@ -68,6 +68,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
           },
         })
       : undefined;
+  // Socket Mode serves the webhook route from Bolt's own small HTTP server.
   const customRoutes: CustomRoute[] = config.publicUrl ? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }] : [];
   const app = new App({
     token: slack.botToken,

@@ -73,6 +73,7 @@ export class AckFirstReceiver implements Receiver {
     http.buildNoBodyResponse(res, 404);
   }
 
+  /** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (this.skewed(req)) {
       req.resume();
@@ -133,6 +134,10 @@ export class AckFirstReceiver implements Receiver {
     };
   }
 
+  /**
+   * Bolt refuses only timestamps more than 5 minutes in the past; one dated in the future would
+   * widen the replay window of a captured request.
+   */
   private skewed(req: IncomingMessage): boolean {
     const header = req.headers['x-slack-request-timestamp'];
     // A missing or malformed timestamp is left to the signature check, which refuses it.
