@@ -63,9 +63,7 @@ export async function runItems<P>(
     if (!entry.ok) return [errorItem(entry.error, index)];
     if (signal.aborted) return [];
     try {
-      // A signal per item: every request and wait listens for the abort, and on one shared signal
-      // a high concurrency would pass Node's 10-listener warning.
-      const result = await work.run(entry.value, index, AbortSignal.any([signal]));
+      const result = await work.run(entry.value, index, signal);
       return result.map((item) => ({ ...item, pairedItem: { item: index } }));
     } catch (error) {
       const nodeError = toNodeError(node, error, index);
