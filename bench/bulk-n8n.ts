@@ -96,13 +96,11 @@ async function serveRuns(): Promise<void> {
         const id = `bulk-${++count}`;
         harness.setCredentials(id, 'gpuCloudApi', request.credential);
         const started = process.hrtime.bigint();
-        const execution = await harness.run({
-          id,
-          nodes: [
-            { name: 'Items', type: n8n.ITEMS_TYPE, parameters: { items: JSON.stringify(Array.from({ length: request.items }, (_, index) => ({ index }))) } },
+        const execution = await harness.run(
+          n8n.itemsIntoGpuCloud(
+            id,
+            Array.from({ length: request.items }, (_, index) => ({ index })),
             {
-              name: 'GPU Cloud',
-              type: n8n.NODE_TYPE,
               parameters: {
                 resource: 'job',
                 operation: 'create',
@@ -114,9 +112,8 @@ async function serveRuns(): Promise<void> {
               // Every failed item is counted instead of the first one stopping the run.
               onError: 'continueRegularOutput',
             },
-          ],
-          connections: [['Items', 'GPU Cloud']],
-        });
+          ),
+        );
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         if (execution.status !== 'success') throw new Error(`The bulk workflow ended as ${execution.status}`);
         const output = n8n.outputOf(execution, 'GPU Cloud');

@@ -81,13 +81,11 @@ async function serveRuns(): Promise<void> {
         };
         const sampler = setInterval(sample, 2);
         const started = process.hrtime.bigint();
-        const execution = await harness.run({
-          id,
-          nodes: [
-            { name: 'Items', type: n8n.ITEMS_TYPE, parameters: { items: JSON.stringify(Array.from({ length: request.images }, (_, index) => ({ index }))) } },
+        const execution = await harness.run(
+          n8n.itemsIntoGpuCloud(
+            id,
+            Array.from({ length: request.images }, (_, index) => ({ index })),
             {
-              name: 'GPU Cloud',
-              type: n8n.NODE_TYPE,
               parameters: {
                 resource: 'image',
                 operation: 'generate',
@@ -100,9 +98,8 @@ async function serveRuns(): Promise<void> {
               },
               credentials: { gpuCloudWorkloadApi: id },
             },
-          ],
-          connections: [['Items', 'GPU Cloud']],
-        });
+          ),
+        );
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
         clearInterval(sampler);
         sample();

@@ -1,6 +1,6 @@
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
-import { Harness, ITEMS_TYPE, NODE_TYPE, type NodeSpec, type WorkflowSpec } from './harness';
+import { Harness, itemsIntoGpuCloud, type NodeSpec, type WorkflowSpec } from './harness';
 
 /** One emulator and one n8n harness for a test file, the harness holding credentials for both APIs. */
 export interface Rig {
@@ -40,14 +40,11 @@ export function gpuCloudWorkflow(
   options: { items?: unknown[]; credential?: keyof typeof CREDENTIAL_TYPES; node?: Partial<NodeSpec> } = {},
 ): WorkflowSpec {
   const credential = options.credential ?? 'management';
-  return {
-    id: `workflow-${++workflowCount}`,
-    nodes: [
-      { name: 'Items', type: ITEMS_TYPE, parameters: { items: JSON.stringify(options.items ?? [{}]) } },
-      { name: 'GPU Cloud', type: NODE_TYPE, parameters, credentials: { [CREDENTIAL_TYPES[credential]]: credential }, ...options.node },
-    ],
-    connections: [['Items', 'GPU Cloud']],
-  };
+  return itemsIntoGpuCloud(`workflow-${++workflowCount}`, options.items ?? [{}], {
+    parameters,
+    credentials: { [CREDENTIAL_TYPES[credential]]: credential },
+    ...options.node,
+  });
 }
 
 /** A resource locator value as the editor stores it. */

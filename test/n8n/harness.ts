@@ -197,6 +197,18 @@ export interface WorkflowSpec {
   connections: Array<[string, string]>;
 }
 
+/** The workflow every test and benchmark of one operation runs: input items into the GPU Cloud node. */
+export function itemsIntoGpuCloud(id: string, items: unknown[], node: Omit<NodeSpec, 'name' | 'type'>): WorkflowSpec {
+  return {
+    id,
+    nodes: [
+      { name: 'Items', type: ITEMS_TYPE, parameters: { items: JSON.stringify(items) } },
+      { name: 'GPU Cloud', type: NODE_TYPE, ...node },
+    ],
+    connections: [['Items', 'GPU Cloud']],
+  };
+}
+
 export type ExecutionStatus = 'running' | 'waiting' | 'success' | 'error';
 
 export interface Execution {
