@@ -233,7 +233,7 @@ export const imagesMemory: Scenario = async ({ smoke, runs }) => {
       { label: 'share of wall time in the emulator', value: median(emulatorShare), unit: '%', op: '>=', target: 50 },
     ],
     notes: [
-      'Before and after (this bench, 3 runs each, same day): the node read each reply whole, parsed its JSON and decoded the base64 after: natural peak heap + buffers per image 4.37x at concurrency 1 and 4.95x (4.13–5.61) at concurrency 8, held at once 1.71x. Why: each image existed four times over while it was handled: the received bytes, their text and the base64 string parsed out of it (each 4/3 of the image), and the decoded bytes. Now the workload client streams the reply and decodes each image as it arrives into one buffer sized from the reply\'s length (shared/image-reply.ts), so neither the text nor the base64 exists whole: 1.01x and 1.79x, held at once 1.18x. Measured per run, the high end of the spread is the first measured run of the process.',
+      'Before and after (this bench, 3 runs each, same day): the node read each reply whole, parsed its JSON and decoded the base64 after: natural peak heap + buffers per image 4.37x at concurrency 1 and 4.95x (4.13–5.61) at concurrency 8, held at once 1.71x. Why: each image existed four times over while it was handled: the received bytes, their text and the base64 string parsed out of it (each 4/3 of the image), and the decoded bytes. Now the workload client streams the reply and decodes each image as it arrives into one buffer sized from the reply\'s length (shared/image-reply.ts), so neither the text nor the base64 exists whole: the figures above. Measured per run, the high end of the spread is the first measured run of the process.',
     ],
   };
 };

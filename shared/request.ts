@@ -43,10 +43,28 @@ export interface ExecutorOptions {
   serviceName: string;
 }
 
-/** What a streaming reader gets to report a reply that is not what the interface promises. */
+/** How a 2xx reply that is not what the interface promises is reported. */
 export interface ReplyChecks {
   malformed(why: string): ResponseFormatError;
+  /** Parses JSON text and checks it with `schema`. */
   parse<S extends z.ZodType>(schema: S, text: string): z.output<S>;
+}
+
+export function replyChecks(serviceName: string, request: RequestDescription, status: number, requestId?: string): ReplyChecks {
+  const malformed = (why: string) =>
+    new ResponseFormatError(`${serviceName} sent a reply to ${request.method} ${request.path} that ${why} (HTTP ${status}).`, { status, request, requestId });
+  return {
+    malformed,
+    parse: (schema, text) => {
+      let body: unknown;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw malformed('is not valid JSON');
+      }
+      return parseResponse(schema, body, request, status);
+    },
+  };
 }
 
 export interface RequestSpec {
@@ -152,16 +170,7 @@ export class RequestExecutor {
   }
 
   private parseBody<T extends z.ZodType>(response: TransportResponse, request: RequestDescription, schema: T): z.output<T> {
-    let body: unknown;
-    try {
-      body = JSON.parse(response.body);
-    } catch {
-      throw new ResponseFormatError(
-        `${this.options.serviceName} sent a reply that is not valid JSON to ${request.method} ${request.path} (HTTP ${response.status}).`,
-        { status: response.status, request, requestId: response.headers['x-request-id'] },
-      );
-    }
-    return parseResponse(schema, body, request, response.status);
+    return replyChecks(this.options.serviceName, request, response.status, response.headers['x-request-id']).parse(schema, response.body);
   }
 
   /** Like exchange, but hands back the body as a stream once a 2xx status arrives. */
@@ -191,31 +200,17 @@ export class RequestExecutor {
   /**
    * Opens a stream like openStream and hands its 2xx body to `read`, which consumes it as it
    * arrives. A failure while reading is reported like one before the reply, but never repeated:
-   * the request has been acted on. `reply.parse` checks JSON text `read` kept with `schema`.
+   * the request has been acted on.
    */
   async receive<T>(spec: RequestSpec, read: (response: StreamingTransportResponse, reply: ReplyChecks) => Promise<T>): Promise<T> {
     const request = describe(spec);
     const response = await this.openStream(spec);
-    const meta = { status: response.status, request, requestId: response.headers['x-request-id'] };
-    const where = `${request.method} ${request.path}`;
-    const malformed = (why: string) => new ResponseFormatError(`${this.options.serviceName} sent a reply to ${where} that ${why} (HTTP ${response.status}).`, meta);
-    const checks: ReplyChecks = {
-      malformed,
-      parse: (schema, text) => {
-        let body: unknown;
-        try {
-          body = JSON.parse(text);
-        } catch {
-          throw malformed('is not valid JSON');
-        }
-        return parseResponse(schema, body, request, response.status);
-      },
-    };
+    const checks = replyChecks(this.options.serviceName, request, response.status, response.headers['x-request-id']);
     try {
       return await read(response, checks);
     } catch (error) {
       if (!(error instanceof TransportError)) throw error;
-      if (error.failure === 'aborted' || spec.signal?.aborted) throw new AbortedError(`${where} was aborted.`, { request, cause: error });
+      if (error.failure === 'aborted' || spec.signal?.aborted) throw new AbortedError(`${request.method} ${request.path} was aborted.`, { request, cause: error });
       throw this.transportFailure(error, request, spec.timeoutMs ?? this.options.timeoutMs);
     }
   }

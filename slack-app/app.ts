@@ -54,18 +54,15 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const serveWebhook = (req: IncomingMessage, res: ServerResponse) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end());
   const slack = config.slack;
   const logLevel = options.logLevel ?? LogLevel.INFO;
-  let background: BackgroundTasks | undefined;
+  // Failures are logged through Bolt's logger, which exists by the time any task runs.
+  const background = new BackgroundTasks((message) => app.logger.error(message));
   const receiver =
     slack.mode === 'http'
       ? new AckFirstReceiver({
           signingSecret: slack.signingSecret,
           clock,
           routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
-          afterAck: (what, task) => {
-            // Requests arrive only after start(), by which time the background exists.
-            if (!background) throw new Error('A Slack request arrived before the app was ready.');
-            background.afterAck(what, task);
-          },
+          afterAck: (what, task) => background.afterAck(what, task),
         })
       : undefined;
   // Socket Mode serves the webhook route from Bolt's own small HTTP server.
@@ -84,7 +81,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
   });
   const logger = app.logger;
-  background = new BackgroundTasks(logger);
   await app.init();
   const auth = await app.client.auth.test();
   if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver, type ReceiverEvent } from '@slack/bolt';
+import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { errorSummary } from './services/errors';
 
@@ -60,8 +60,14 @@ export class AckFirstReceiver implements Receiver {
     await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   }
 
-  private get logger(): Logger | undefined {
-    return this.app?.logger;
+  /** Bolt initialises the receiver in App's constructor, before any request can arrive. */
+  private get initialisedApp(): App {
+    if (!this.app) throw new Error('The receiver was started before Bolt initialised it.');
+    return this.app;
+  }
+
+  private get logger(): Logger {
+    return this.initialisedApp.logger;
   }
 
   private route(req: IncomingMessage, res: ServerResponse): void {
@@ -84,17 +90,17 @@ export class AckFirstReceiver implements Receiver {
       request = await http.parseAndVerifyHTTPRequest({ signingSecret: this.options.signingSecret, bodyLimit: defaultBodyLimit }, req);
     } catch (error) {
       if (http.isRawBodyError(error) && error.statusCode === 413) {
-        this.logger?.warn(`Refused a request to ${this.path} over ${defaultBodyLimit} bytes.`);
+        this.logger.warn(`Refused a request to ${this.path} over ${defaultBodyLimit} bytes.`);
         return http.buildNoBodyResponse(res, 413);
       }
-      this.logger?.warn(`Refused a request to ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.warn(`Refused a request to ${this.path}: ${error instanceof Error ? error.message : String(error)}`);
       return http.buildNoBodyResponse(res, 401);
     }
     let body: unknown;
     try {
       body = http.parseHTTPRequestBody(request);
     } catch (error) {
-      this.logger?.warn(`Malformed request body: ${error instanceof Error ? error.message : String(error)}`);
+      this.logger.warn(`Malformed request body: ${error instanceof Error ? error.message : String(error)}`);
       return http.buildNoBodyResponse(res, 400);
     }
     if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
@@ -104,10 +110,10 @@ export class AckFirstReceiver implements Receiver {
     const event = { body, retryNum: http.extractRetryNumFromHTTPRequest(req), retryReason: http.extractRetryReasonFromHTTPRequest(req), customProperties: {} };
     if (acknowledgedOnArrival(body)) {
       http.buildNoBodyResponse(res, 200);
-      this.options.afterAck(describe(body), () => this.process({ ...event, ack: this.alreadyAcknowledged(body) }));
+      this.options.afterAck(describe(body), () => this.initialisedApp.processEvent({ ...event, ack: this.alreadyAcknowledged(body) }));
       return;
     }
-    const app = this.initialisedApp();
+    const app = this.initialisedApp;
     const ack = new HTTPResponseAck({ logger: app.logger, processBeforeResponse: false, httpRequest: request, httpRequestBody: body, httpResponse: res });
     try {
       await app.processEvent({ ...event, ack: ack.bind() });
@@ -118,19 +124,10 @@ export class AckFirstReceiver implements Receiver {
     }
   }
 
-  private async process(event: ReceiverEvent): Promise<void> {
-    await this.initialisedApp().processEvent(event);
-  }
-
-  private initialisedApp(): App {
-    if (!this.app) throw new Error('The receiver was started before Bolt initialised it.');
-    return this.app;
-  }
-
   /** A listener that passes a body to ack() here has a bug: Slack has had its answer already. */
   private alreadyAcknowledged(body: Record<string, unknown>) {
     return async (response?: unknown): Promise<void> => {
-      if (response !== undefined && response !== '') this.logger?.error(`${describe(body)} was acknowledged on arrival; a reply passed to ack() is not shown. Use respond().`);
+      if (response !== undefined && response !== '') this.logger.error(`${describe(body)} was acknowledged on arrival; a reply passed to ack() is not shown. Use respond().`);
     };
   }
 

@@ -1,4 +1,3 @@
-import type { Logger } from '@slack/bolt';
 import { errorSummary } from './errors';
 
 /**
@@ -19,7 +18,8 @@ export class BackgroundTasks {
   private drainScheduled = false;
   private ackedSinceLastTurn = false;
 
-  constructor(private readonly logger: Logger) {}
+  /** `logError` receives one line per failed task, naming what failed. */
+  constructor(private readonly logError: (message: string) => void) {}
 
   run(what: string, task: () => Promise<void>): void {
     this.track(what, task());
@@ -40,7 +40,7 @@ export class BackgroundTasks {
   }
 
   private track(what: string, work: Promise<void>): void {
-    const promise = work.catch((error: unknown) => this.logger.error(`${what} failed: ${errorSummary(error)}`)).finally(() => this.running.delete(promise));
+    const promise = work.catch((error: unknown) => this.logError(`${what} failed: ${errorSummary(error)}`)).finally(() => this.running.delete(promise));
     this.running.add(promise);
   }
 

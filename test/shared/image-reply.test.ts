@@ -5,21 +5,13 @@ import { startEmulator } from '../../emulator';
 import { WorkloadClient } from '../../shared/client';
 import { ResponseFormatError, TimeoutError } from '../../shared/errors';
 import { readImageReply } from '../../shared/image-reply';
-import type { ReplyChecks } from '../../shared/request';
+import { replyChecks } from '../../shared/request';
 import { systemClock, UndiciTransport } from '../../shared/runtime';
 import type { Transport } from '../../shared/transport';
 import { FakeClock } from '../support/fake-clock';
 import { jsonReply, useScriptedServer } from '../support/scripted-server';
 
-/** The checks a reader gets from the executor, reduced to what a pure reader test needs. */
-const checks: ReplyChecks = {
-  malformed: (why) => new ResponseFormatError(`reply ${why}`),
-  parse: (schema, text) => {
-    const result = schema.safeParse(JSON.parse(text));
-    if (!result.success) throw new ResponseFormatError(`reply does not match: ${result.error.issues.map((issue) => issue.path.join('.')).join(', ')}`);
-    return result.data;
-  },
-};
+const checks = replyChecks('GPU Cloud workload', { method: 'POST', path: '/workflow/txt2img' }, 200);
 
 async function* pieces(text: string, cut: number[]): AsyncIterable<Uint8Array> {
   const bytes = Buffer.from(text);

@@ -1,12 +1,11 @@
 import { BackgroundTasks } from '../../slack-app/services/background';
-import { CapturingLogger } from './harness';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Work behind an ack waits for the acks still arriving, and is never lost or silent. */
 describe('post-ack work', () => {
   it('starts only on a turn of the event loop without new acks, a couple per turn, in order', async () => {
-    const tasks = new BackgroundTasks(new CapturingLogger());
+    const tasks = new BackgroundTasks(() => undefined);
     const started: number[] = [];
     const enqueue = (n: number) => tasks.afterAck(`task ${n}`, async () => void started.push(n));
 
@@ -28,7 +27,7 @@ describe('post-ack work', () => {
   });
 
   it('starts work within half a second even while acks keep arriving every turn', async () => {
-    const tasks = new BackgroundTasks(new CapturingLogger());
+    const tasks = new BackgroundTasks(() => undefined);
     let firstStartedAfterMs: number | undefined;
     const since = performance.now();
     tasks.afterAck('first', async () => {
@@ -44,8 +43,8 @@ describe('post-ack work', () => {
   });
 
   it('logs a failure by what failed, and idle() waits for work not yet started', async () => {
-    const logger = new CapturingLogger();
-    const tasks = new BackgroundTasks(logger);
+    const errors: string[] = [];
+    const tasks = new BackgroundTasks((message) => errors.push(message));
     let finished = false;
     tasks.afterAck('/gpu job command', async () => {
       throw new Error('the service is down');
@@ -55,6 +54,6 @@ describe('post-ack work', () => {
     });
     await tasks.idle();
     expect(finished).toBe(true);
-    expect(logger.lines.join('\n')).toMatch(/\/gpu job command failed: .*the service is down/);
+    expect(errors.join('\n')).toMatch(/\/gpu job command failed: .*the service is down/);
   });
 });
