@@ -239,7 +239,8 @@ export class RequestExecutor {
       try {
         await this.options.limiter?.acquire(spec.signal);
       } catch (error) {
-        throw new AbortedError(`${request.method} ${request.path} was aborted while waiting for the rate limit.`, { request, cause: error });
+        if (!spec.signal?.aborted) throw error;
+        throw new AbortedError(`${request.method} ${request.path} was cancelled while waiting for the rate limit.`, { request, cause: error });
       }
 
       const outcome = await this.attempt(spec, request, transportRequest, send, accept);
@@ -251,7 +252,8 @@ export class RequestExecutor {
       try {
         await clock.sleep(waitMs ?? backoffDelayMs(retry, this.retry, this.random), spec.signal);
       } catch (error) {
-        throw new AbortedError(`${request.method} ${request.path} was aborted.`, { request, cause: error });
+        if (!spec.signal?.aborted) throw error;
+        throw new AbortedError(`${request.method} ${request.path} was cancelled while waiting to retry.`, { request, cause: error });
       }
     }
   }

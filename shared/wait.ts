@@ -44,7 +44,9 @@ export async function waitForJob(read: () => Promise<Job>, clock: Clock, jobId: 
       try {
         await clock.sleep(delay, options.signal);
       } catch (error) {
-        throw new AbortedError(`Stopped waiting for job ${jobId}.`, { cause: error });
+        // Only a cancelled wait is reported as one; a broken sleep must not pass for a cancel.
+        if (!options.signal?.aborted) throw error;
+        throw new AbortedError(`Waiting for job ${jobId} was cancelled; the job itself keeps running on GPU Cloud.`, { cause: error });
       }
     }
     try {

@@ -158,6 +158,14 @@ class PlainCredentialsHelper extends ICredentialsHelper {
     return undefined;
   }
 
+  async runPreAuthentication(): Promise<undefined> {
+    return undefined;
+  }
+
+  isCredentialUsableByNode(): boolean {
+    return true;
+  }
+
   async getCredentials(): Promise<ICredentials> {
     throw new Error('The harness keeps only decrypted credentials');
   }
@@ -475,6 +483,11 @@ export class Harness {
       webhookBaseUrl: `${this.baseUrl}/webhook`,
       webhookWaitingBaseUrl: `${this.baseUrl}/webhook-waiting`,
       webhookTestBaseUrl: `${this.baseUrl}/webhook-test`,
+      formBaseUrl: `${this.baseUrl}/form`,
+      formTestBaseUrl: `${this.baseUrl}/form-test`,
+      mcpBaseUrl: `${this.baseUrl}/mcp`,
+      mcpTestBaseUrl: `${this.baseUrl}/mcp-test`,
+      getRuntimeCredential: async () => undefined,
       variables: {},
       logAiEvent: () => {},
       startRunnerTask: unsupported,

@@ -52,7 +52,7 @@ describe('Parameters that break a rule stop the node before any request', () => 
   });
 
   test('an empty endpoint name is caught by n8n itself: the workflow does not start', async () => {
-    await expect(rig.harness.run(gpuCloudWorkflow(createJob({ endpoint: byName('') })))).rejects.toThrow('The workflow has issues');
+    await expect(rig.harness.run(gpuCloudWorkflow(createJob({ endpoint: byName('') })))).rejects.toThrow(/The 'GPU Cloud' node has issues:\n- Parameter "Inference Endpoint" is required/);
     expect(rig.emulator.requests).toEqual([]);
   });
 

@@ -155,7 +155,8 @@ function editorIssues(parameters: INodeParameters): Record<string, string[]> {
 
 describe('n8n refuses to run a workflow whose fields break a rule, and marks the field', () => {
   test.each(editorCases)('%s', async (_name, parameters, field, message) => {
-    await expect(rig.harness.run(gpuCloudWorkflow(parameters))).rejects.toThrow('The workflow has issues');
+    // n8n 2.41 names the node and the issue where older lines said only "The workflow has issues".
+    await expect(rig.harness.run(gpuCloudWorkflow(parameters))).rejects.toThrow("The 'GPU Cloud' node has issues");
     expect(editorIssues(parameters)).toEqual({ [field]: expect.arrayContaining([expect.stringMatching(message)]) });
     expect(rig.emulator.requests).toEqual([]);
   });

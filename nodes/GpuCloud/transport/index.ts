@@ -1,5 +1,6 @@
 import type { IExecuteFunctions, IHttpRequestOptions, ILoadOptionsFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { sleepWithAbort } from 'n8n-workflow';
+import * as n8nWorkflow from 'n8n-workflow';
+import { sleep } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
   LIMITS,
@@ -152,10 +153,45 @@ export class N8nTransport implements Transport {
   }
 }
 
-/** n8n forbids timers in node code; its own sleep honours the execution's cancel signal. */
+type AbortableSleep = (ms: number, signal: AbortSignal) => Promise<void>;
+
+function isAbortableSleep(value: unknown): value is AbortableSleep {
+  return typeof value === 'function';
+}
+
+/**
+ * n8n forbids timers in node code, so waits use n8n's own sleep. Which one depends on the running
+ * n8n: older lines export `sleepWithAbort` and a `sleep` that ignores a signal; 2.41 exports only
+ * `sleep`, which takes the signal. The helper is looked up when called, never assumed, and the
+ * signal is honoured here too, so an n8n whose `sleep` ignores it still stops at once.
+ */
+export function n8nSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return sleep(ms);
+  const withAbort: unknown = Reflect.get(n8nWorkflow, 'sleepWithAbort');
+  if (isAbortableSleep(withAbort)) return withAbort(ms, signal);
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    sleep(ms, signal).then(
+      () => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 export const n8nClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, signal) => sleepWithAbort(ms, signal),
+  sleep: n8nSleep,
 };
 
 const text = z.string({ error: 'is required' });
