@@ -75,6 +75,9 @@ export interface CallOptions {
 
 const pathPart = encodeURIComponent;
 
+/** How long after creating a job the first look at it comes: hardly any job ends sooner. */
+export const FIRST_LOOK_AFTER_CREATE_MS = 250;
+
 export class ManagementClient {
   readonly organization: string;
   private readonly http: RequestExecutor;
@@ -164,7 +167,7 @@ export class ManagementClient {
       options: WaitOptions & CreateJobOptions = {},
     ): Promise<Job> => {
       const job = await this.jobs.create(endpointName, request, options);
-      return this.jobs.wait(endpointName, job.id, { initialDelayMs: 250, ...options });
+      return this.jobs.wait(endpointName, job.id, { initialDelayMs: FIRST_LOOK_AFTER_CREATE_MS, ...options });
     },
   };
 

@@ -7,11 +7,22 @@ export const DEFAULT_CONCURRENCY = 8;
 /** The output of one item's work; `pairedItem` is added for it. */
 export type ItemResult = Array<Pick<INodeExecutionData, 'json' | 'binary'>>;
 
+/** For work that creates jobs: what a sibling's failure must neither interrupt nor hide. */
+export interface JobRecorder {
+  /**
+   * Fires only when the execution is cancelled. Requests that create something use it instead of
+   * `signal`, so another item's failure never cuts off a create whose job then exists unreported.
+   */
+  createSignal: AbortSignal | undefined;
+  /** Notes the job created for this item, for the error to name if the run stops. */
+  jobCreated: (jobId: string) => void;
+}
+
 export interface ItemWork<P> {
   /** Reads and checks the item's parameters. Runs for every item before any request is sent. */
   prepare: (itemIndex: number) => P | Promise<P>;
   /** Sends the item's requests. `signal` fires when the execution is cancelled or another item failed. */
-  run: (prepared: P, itemIndex: number, signal: AbortSignal) => Promise<ItemResult>;
+  run: (prepared: P, itemIndex: number, signal: AbortSignal, jobs: JobRecorder) => Promise<ItemResult>;
 }
 
 export function jsonResult(data: IDataObject | IDataObject[]): ItemResult {
@@ -31,10 +42,27 @@ export function readConcurrency(context: IExecuteFunctions): number {
 }
 
 /**
+ * A run that stops throws away every item's output, so the error must carry what already exists
+ * on GPU Cloud (and costs money): which items' jobs were created, so a re-run can skip them.
+ */
+function reportCreatedJobs(error: ReturnType<typeof toNodeError>, created: Map<number, string>, itemCount: number): void {
+  if (created.size === 0) return;
+  const entries = [...created].sort(([a], [b]) => a - b);
+  const list = entries.map(([item, jobId]) => `item ${item}: job ${jobId}`).join('\n');
+  const note =
+    `Jobs were already created for ${created.size} of ${itemCount} items before the node stopped. They keep running on GPU Cloud: ` +
+    `skip these items when you run the workflow again (or read the jobs with the "Get" operation). ` +
+    `To get every item's job even when some fail, set the node's "On Error" setting to "Continue".\n${list}`;
+  error.description = error.description ? `${error.description}\n\n${note}` : note;
+  error.context.createdJobs = entries.map(([itemIndex, jobId]) => ({ itemIndex, jobId }));
+}
+
+/**
  * Runs one unit of work per input item, at most `concurrency` at a time, keeping output order and
  * pairing. All items are checked first, so a bad parameter stops the node before any request.
- * Without "Continue On Fail" the first failure (in item order) stops the node and cancels the
- * items not yet started; with it, failed items become `{ error }` items in their place.
+ * Without "Continue On Fail" the first failure stops the node: items not yet started are skipped,
+ * waits are cancelled, creates in flight finish, and the error names every job already created.
+ * With it, failed items become `{ error }` items in their place.
  */
 export async function runItems<P>(
   context: IExecuteFunctions,
@@ -59,11 +87,13 @@ export async function runItems<P>(
   let stopReason: ReturnType<typeof toNodeError> | undefined;
   const cancel = context.getExecutionCancelSignal();
   const signal = cancel ? AbortSignal.any([cancel, stop.signal]) : stop.signal;
+  const createdJobs = new Map<number, string>();
   const settled = await mapWithConcurrency(prepared, concurrency, async (entry, index): Promise<INodeExecutionData[]> => {
     if (!entry.ok) return [errorItem(entry.error, index)];
     if (signal.aborted) return [];
+    const jobs: JobRecorder = { createSignal: cancel, jobCreated: (jobId) => createdJobs.set(index, jobId) };
     try {
-      const result = await work.run(entry.value, index, signal);
+      const result = await work.run(entry.value, index, signal, jobs);
       return result.map((item) => ({ ...item, pairedItem: { item: index } }));
     } catch (error) {
       const nodeError = toNodeError(node, error, index);
@@ -77,7 +107,10 @@ export async function runItems<P>(
     }
   });
 
-  if (stopReason) throw stopReason;
+  if (stopReason) {
+    reportCreatedJobs(stopReason, createdJobs, items.length);
+    throw stopReason;
+  }
   const output: INodeExecutionData[] = [];
   for (const result of settled) {
     if (result.ok) output.push(...result.value);

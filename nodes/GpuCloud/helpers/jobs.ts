@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData, IWebhookFunctions, IWebhookResponseData } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
+  FIRST_LOOK_AFTER_CREATE_MS,
   ValidationError,
   WebhookVerificationError,
   isTerminalStatus,
@@ -67,8 +68,10 @@ export async function createAndWaitForJobs(
   if (webhookMode) return await createJobsAndPause(context, items, concurrency, client, prepare, format);
   return await runItems(context, items, concurrency, {
     prepare,
-    run: async ({ endpoint, request, wait }, _index, signal) => {
-      const job = await client.jobs.createAndWait(endpoint, request, { timeoutMs: wait.timeoutMs, signal });
+    run: async ({ endpoint, request, wait }, _index, signal, jobs) => {
+      const created = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
+      jobs.jobCreated(created.id);
+      const job = await client.jobs.wait(endpoint, created.id, { initialDelayMs: FIRST_LOOK_AFTER_CREATE_MS, timeoutMs: wait.timeoutMs, signal });
       return jsonResult(format(finish(job, wait.onFailure)));
     },
   });
@@ -101,8 +104,9 @@ async function createJobsAndPause(
       onFailure = job.wait.onFailure;
       return job;
     },
-    run: async ({ endpoint, request }, _index, signal): Promise<ItemResult> => {
-      const job = await client.jobs.create(endpoint, { ...request, webhook_url: webhookUrl.data }, { signal });
+    run: async ({ endpoint, request }, _index, _signal, jobs): Promise<ItemResult> => {
+      const job = await client.jobs.create(endpoint, { ...request, webhook_url: webhookUrl.data }, { signal: jobs.createSignal });
+      jobs.jobCreated(job.id);
       return [{ json: { id: job.id, inference_endpoint_name: job.inference_endpoint_name, status: job.status } }];
     },
   });

@@ -57,6 +57,10 @@ export async function execute(this: IExecuteFunctions, items: INodeExecutionData
   const { client } = await managementClient(this);
   return await runItems(this, items, readConcurrency(this), {
     prepare: (i) => ({ endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'), request: readJobRequest(this, i) }),
-    run: async ({ endpoint, request }, _i, signal) => jsonResult(jobOutput(await client.jobs.create(endpoint, request, { signal }))),
+    run: async ({ endpoint, request }, _i, _signal, jobs) => {
+      const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
+      jobs.jobCreated(job.id);
+      return jsonResult(jobOutput(job));
+    },
   });
 }
