@@ -11,7 +11,7 @@ import type {
 export class GpuCloudWorkloadApi implements ICredentialType {
   name = 'gpuCloudWorkloadApi';
 
-  displayName = 'GPU Cloud Workload';
+  displayName = 'GPU Cloud Workload API';
 
   icon: Icon = { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' };
 

@@ -1,26 +1,94 @@
-import type {
-  IExecuteFunctions,
-  INodeExecutionData,
-  INodeType,
-  INodeTypeDescription,
-  IWebhookFunctions,
-  IWebhookResponseData,
+import {
+  NodeConnectionTypes,
+  type IExecuteFunctions,
+  type IHookFunctions,
+  type INodeExecutionData,
+  type INodeType,
+  type INodeTypeDescription,
+  type IWebhookFunctions,
+  type IWebhookResponseData,
 } from 'n8n-workflow';
+import * as chat from './actions/chat/Chat.resource';
+import * as image from './actions/image/Image.resource';
+import * as inferenceEndpoint from './actions/inferenceEndpoint/InferenceEndpoint.resource';
+import * as job from './actions/job/Job.resource';
+import * as queue from './actions/queue/Queue.resource';
 import { router } from './actions/router';
-import { versionDescription } from './actions/versionDescription';
+import * as transcription from './actions/transcription/Transcription.resource';
 import { resumeOnJobWebhook } from './helpers/jobs';
 import { jobOutput, transcriptionOutput } from './helpers/output';
 import { listSearch } from './methods';
 
+/** Resources served by a deployed workload rather than the management API. */
+const WORKLOAD_RESOURCES = ['image', 'chat'];
+
+/**
+ * Version 1 of the node; each resource file brings its operations and their parameters. The whole
+ * description sits in this file, where n8n's lint and package scanner look for it.
+ */
 export class GpuCloud implements INodeType {
   description: INodeTypeDescription = {
-    ...versionDescription,
+    displayName: 'GPU Cloud',
+    name: 'gpuCloud',
     icon: { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' },
+    group: ['transform'],
+    version: 1,
+    description: 'Run inference jobs, transcribe audio, generate images and chat with models on GPU Cloud',
     subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
+    defaults: { name: 'GPU Cloud' },
     usableAsTool: true,
+    inputs: [NodeConnectionTypes.Main],
+    outputs: [NodeConnectionTypes.Main],
+    credentials: [
+      { name: 'gpuCloudApi', required: true, displayOptions: { hide: { resource: WORKLOAD_RESOURCES } } },
+      { name: 'gpuCloudWorkloadApi', required: true, displayOptions: { show: { resource: WORKLOAD_RESOURCES } } },
+    ],
+    // Where GPU Cloud reports the end of a job in webhook wait mode: n8n's resume URL of the paused execution.
+    webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '', restartWebhook: true }],
+    properties: [
+      {
+        displayName: 'Resource',
+        name: 'resource',
+        type: 'options',
+        noDataExpression: true,
+        options: [
+          { name: 'Chat', value: 'chat', description: 'Text generation with a deployed model' },
+          { name: 'Image', value: 'image', description: 'Image generation with a deployed model' },
+          { name: 'Inference Endpoint', value: 'inferenceEndpoint', description: 'The catalogue of hosted operations' },
+          { name: 'Job', value: 'job', description: 'Jobs on any inference endpoint' },
+          { name: 'Queue', value: 'queue', description: 'Queues of container groups in a project' },
+          { name: 'Transcription', value: 'transcription', description: 'Speech to text' },
+        ],
+        default: 'transcription',
+      },
+      ...chat.description,
+      ...image.description,
+      ...inferenceEndpoint.description,
+      ...job.description,
+      ...queue.description,
+      ...transcription.description,
+    ],
   };
 
   methods = { listSearch };
+
+  /**
+   * The webhook is n8n's resume URL of a paused execution, which n8n serves itself; each job is
+   * created with it as its `webhook_url`, so there is nothing to register on GPU Cloud or remove.
+   */
+  webhookMethods = {
+    default: {
+      async checkExists(this: IHookFunctions): Promise<boolean> {
+        return true;
+      },
+      async create(this: IHookFunctions): Promise<boolean> {
+        return true;
+      },
+      async delete(this: IHookFunctions): Promise<boolean> {
+        return true;
+      },
+    },
+  };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     return await router.call(this);

@@ -169,7 +169,7 @@ const properties: INodeProperties[] = [
     type: 'options',
     options: [
       { name: 'One Item per Image', value: 'perImage' },
-      { name: 'All Images on One Item', value: 'allInOne', description: 'Files named like the property with _0, _1, ... appended' },
+      { name: 'All Images on One Item', value: 'allInOne', description: 'Files named like the property with _0, _1, ... appended.' },
     ],
     default: 'perImage',
     displayOptions: { show: { delivery: ['wait'] } },

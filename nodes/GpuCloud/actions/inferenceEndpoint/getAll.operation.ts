@@ -8,6 +8,9 @@ import { toDataObject } from '../../helpers/output';
 import { check, readCollection } from '../../helpers/parameters';
 import { concurrencyOption } from '../common.descriptions';
 
+/** The largest page the service serves: the fewest requests for the whole catalogue. */
+const DEFAULT_PAGE_SIZE = LIMITS.pageSizeMax;
+
 const properties: INodeProperties[] = [
   {
     displayName: 'Return All',
@@ -37,7 +40,7 @@ const properties: INodeProperties[] = [
         name: 'pageSize',
         type: 'number',
         typeOptions: { minValue: 1, maxValue: LIMITS.pageSizeMax },
-        default: LIMITS.pageSizeMax,
+        default: DEFAULT_PAGE_SIZE,
         description: `How many endpoints to fetch per request (1-${LIMITS.pageSizeMax})`,
       },
       concurrencyOption,
