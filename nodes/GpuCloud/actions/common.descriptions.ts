@@ -74,7 +74,7 @@ export function waitProperties(withWebhookMode: boolean): INodeProperties[] {
     typeOptions: { minValue: 1, maxValue: 7 * 24 * 60 },
     default: 60,
     description:
-      'How long to wait for the job to end. The job keeps running on GPU Cloud after a timeout; in webhook mode the workflow then continues with the job ID and "waitTimedOut: true".',
+      'How long to wait for the job to end. The job keeps running on GPU Cloud after a timeout. In webhook mode n8n does not run this node again at the deadline: it passes the items on with the job ID and "waitTimedOut: true" but without the result, so add a Job > Get after this node (or use Poll) to read it.',
   };
   const onFailure: INodeProperties = {
     displayName: 'On Failed or Cancelled Job',
