@@ -1,7 +1,6 @@
 import {
   NodeConnectionTypes,
   type IExecuteFunctions,
-  type IHookFunctions,
   type INodeExecutionData,
   type INodeType,
   type INodeTypeDescription,
@@ -18,6 +17,7 @@ import * as transcription from './actions/transcription/Transcription.resource';
 import { resumeOnJobWebhook } from './helpers/jobs';
 import { jobOutput, transcriptionOutput } from './helpers/output';
 import { listSearch } from './methods';
+import { nothingToRegister } from './webhook/lifecycle';
 
 /** Resources served by a deployed workload rather than the management API. */
 const WORKLOAD_RESOURCES = ['image', 'chat'];
@@ -72,23 +72,8 @@ export class GpuCloud implements INodeType {
 
   methods = { listSearch };
 
-  /**
-   * The webhook is n8n's resume URL of a paused execution, which n8n serves itself; each job is
-   * created with it as its `webhook_url`, so there is nothing to register on GPU Cloud or remove.
-   */
-  webhookMethods = {
-    default: {
-      async checkExists(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-      async create(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-      async delete(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-    },
-  };
+  // n8n serves the resume URL itself; each job is created with it as its `webhook_url`.
+  webhookMethods = { default: nothingToRegister };
 
   async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
     return await router.call(this);

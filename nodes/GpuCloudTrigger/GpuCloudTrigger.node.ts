@@ -1,6 +1,5 @@
 import type {
   IDataObject,
-  IHookFunctions,
   INodeType,
   INodeTypeDescription,
   IWebhookFunctions,
@@ -18,6 +17,7 @@ import {
 import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
 import { managementClient } from '../GpuCloud/transport';
+import { nothingToRegister } from '../GpuCloud/webhook/lifecycle';
 import { organizationSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
 
 /** Repeated deliveries (same webhook-id) start the workflow once; kept per trigger node, in memory. */
@@ -149,21 +149,7 @@ export class GpuCloudTrigger implements INodeType {
     ],
   };
 
-  // GPU Cloud has no API to register webhooks: each job carries its webhook URL, so there is
-  // nothing to create, check or delete on the service when the workflow is (de)activated.
-  webhookMethods = {
-    default: {
-      async checkExists(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-      async create(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-      async delete(this: IHookFunctions): Promise<boolean> {
-        return true;
-      },
-    },
-  };
+  webhookMethods = { default: nothingToRegister };
 
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
     const verification = this.getNodeParameter('verification', 'credential');

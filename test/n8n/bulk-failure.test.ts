@@ -1,9 +1,6 @@
-import { once } from 'node:events';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { z } from 'zod';
-import { gpuCloudWorkflow, managementRequests, startRig, type Rig } from './fixtures';
+import { gpuCloudWorkflow, managementRequests, startProxy, startRig, type Rig } from './fixtures';
 import { errorOf, type Execution } from './harness';
 
 /**
@@ -15,52 +12,34 @@ import { errorOf, type Execution } from './harness';
  */
 
 let rig: Rig;
-let proxy: Server;
+let proxy: { close(): Promise<void> };
 let createsBeforeFault = Number.POSITIVE_INFINITY;
 let createsSeen = 0;
-/** Job-creating requests the proxy has answered, and a way to await a count. */
-const createsAnswered = {
-  count: 0,
-  async reached(count: number): Promise<void> {
-    while (this.count < count) await new Promise((resolve) => setTimeout(resolve, 5));
-  },
-};
+let createsAnswered = 0;
+
+async function answered(count: number): Promise<void> {
+  while (createsAnswered < count) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+const isCreate = (incoming: { method?: string; url?: string }) => incoming.method === 'POST' && incoming.url?.endsWith('/jobs') === true;
 
 beforeAll(async () => {
   rig = await startRig({ rateLimitPerMinute: 0 });
-  const target = new URL(rig.emulator.origin);
-  proxy = createServer((incoming, outgoing) => {
-    const forward = () => {
-      const forwarded = request({ host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (response) => {
-        outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(outgoing);
-      });
-      incoming.pipe(forwarded);
-    };
-    const isCreate = incoming.method === 'POST' && incoming.url?.endsWith('/jobs');
-    if (!isCreate || ++createsSeen <= createsBeforeFault) {
-      if (isCreate) outgoing.on('finish', () => createsAnswered.count++);
-      forward();
-      return;
-    }
-    // Later creates wait until the first ones are answered, then meet the fault.
-    void createsAnswered.reached(createsBeforeFault).then(() => {
+  proxy = await startProxy(rig, {
+    // Creates after the first few wait until those are answered, then meet the fault.
+    before: async (incoming) => {
+      if (!isCreate(incoming) || ++createsSeen <= createsBeforeFault) return;
+      await answered(createsBeforeFault);
       rig.emulator.setFaults({ rateLimitRate: 1 });
-      forward();
-    });
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  rig.harness.setCredentials('proxied', 'gpuCloudApi', {
-    apiKey: rig.emulator.apiKey,
-    baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/public`,
-    organizationName: rig.emulator.organization,
+    },
+    after: (incoming) => {
+      if (isCreate(incoming)) createsAnswered++;
+    },
   });
 });
 
 afterAll(async () => {
-  proxy.closeAllConnections();
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await proxy.close();
   await rig.close();
 });
 
@@ -106,7 +85,7 @@ describe.each<[string, INodeParameters]>([
     rig.emulator.setFaults({ rateLimitRate: 0 });
     rig.emulator.resetLogs();
     createsSeen = 0;
-    createsAnswered.count = 0;
+    createsAnswered = 0;
     createsBeforeFault = CREATES_BEFORE_FAULT;
     const spec = gpuCloudWorkflow(parameters, { items: Array.from({ length: ITEMS }, (_, index) => ({ index })) });
     spec.nodes[1].credentials = { gpuCloudApi: 'proxied' };

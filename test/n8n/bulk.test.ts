@@ -1,44 +1,26 @@
-import { once } from 'node:events';
-import { createServer, request, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { byName, gpuCloudWorkflow, managementRequests, startRig, type Rig } from './fixtures';
+import { byName, gpuCloudWorkflow, managementRequests, startProxy, startRig, type Rig } from './fixtures';
 import { errorOf, outputOf } from './harness';
 
 let rig: Rig;
 /** A pass-through proxy in front of the emulator that counts requests in flight. */
-let proxy: Server;
+let proxy: { close(): Promise<void> };
 let inFlight = 0;
 let maxInFlight = 0;
 
 beforeAll(async () => {
   // Every management request takes a little while, so overlapping requests really overlap.
   rig = await startRig({ faults: { latencyMs: 15, surfaces: ['management'] } });
-  const target = new URL(rig.emulator.origin);
-  proxy = createServer((incoming, outgoing) => {
-    inFlight++;
-    maxInFlight = Math.max(maxInFlight, inFlight);
-    const forwarded = request(
-      { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
-      (response) => {
-        outgoing.writeHead(response.statusCode ?? 502, response.headers);
-        response.pipe(outgoing);
-        response.on('end', () => inFlight--);
-      },
-    );
-    incoming.pipe(forwarded);
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  rig.harness.setCredentials('proxied', 'gpuCloudApi', {
-    apiKey: rig.emulator.apiKey,
-    baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/public`,
-    organizationName: rig.emulator.organization,
+  proxy = await startProxy(rig, {
+    before: () => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+    },
+    after: () => inFlight--,
   });
 });
 
 afterAll(async () => {
-  proxy.closeAllConnections();
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  await proxy.close();
   await rig.close();
 });
 

@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer, request, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
 import { Harness, itemsIntoGpuCloud, type NodeSpec, type WorkflowSpec } from './harness';
@@ -66,4 +69,45 @@ export async function eventually<T>(check: () => T | undefined | false, timeoutM
     if (Date.now() > deadline) throw new Error(`Not true within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+export interface ProxyHooks {
+  /** Runs when a request arrives; the request is forwarded once it resolves. */
+  before?: (incoming: IncomingMessage) => void | Promise<void>;
+  /** Runs when the emulator's reply has been passed on whole. */
+  after?: (incoming: IncomingMessage) => void;
+}
+
+/**
+ * A pass-through proxy in front of the rig's emulator, registered with the harness as the
+ * management credential `proxied`: lets a test see or hold back requests on their way.
+ */
+export async function startProxy(rig: Rig, hooks: ProxyHooks): Promise<{ close(): Promise<void> }> {
+  const target = new URL(rig.emulator.origin);
+  const proxy = createServer((incoming, outgoing) => {
+    void Promise.resolve(hooks.before?.(incoming)).then(() => {
+      const forwarded = request(
+        { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+        (response) => {
+          outgoing.writeHead(response.statusCode ?? 502, response.headers);
+          response.pipe(outgoing);
+          response.on('end', () => hooks.after?.(incoming));
+        },
+      );
+      incoming.pipe(forwarded);
+    });
+  });
+  proxy.listen(0, '127.0.0.1');
+  await once(proxy, 'listening');
+  rig.harness.setCredentials('proxied', 'gpuCloudApi', {
+    apiKey: rig.emulator.apiKey,
+    baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/public`,
+    organizationName: rig.emulator.organization,
+  });
+  return {
+    async close() {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    },
+  };
 }
