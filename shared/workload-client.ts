@@ -12,6 +12,7 @@ import {
   imageAcceptedSchema,
   imagePromptRequestSchema,
   imageResultSchema,
+  modelListSchema,
   textToImageRequestSchema,
   workflowNameSchema,
   type ChatCompletion,
@@ -19,6 +20,7 @@ import {
   type ChatToolCallDelta,
   type ChatUsage,
   type ImageAccepted,
+  type ModelList,
   type ImagePromptRequest,
   type TextToImageRequest,
 } from './schemas';
@@ -167,6 +169,12 @@ export class WorkloadClient {
       }
       return plainFailure(this.http.json({ method: 'POST', path, body, idempotent: false, signal: options.signal }, imageAcceptedSchema));
     },
+  };
+
+  readonly models = {
+    /** The models a text workload serves, as its `/v1/models` lists them. */
+    list: async (options: { signal?: AbortSignal } = {}): Promise<ModelList> =>
+      plainFailure(this.http.json({ method: 'GET', path: '/v1/models', idempotent: true, signal: options.signal }, modelListSchema)),
   };
 
   readonly chat = {

@@ -312,3 +312,10 @@ export const chatErrorBodySchema = z.looseObject({
   error: z.union([z.string(), z.looseObject({ message: z.string().optional() })]),
   error_type: z.string().optional(),
 });
+
+/** `GET /v1/models`: the model the text server serves (one, for a text-generation-inference style server). */
+export const modelListSchema = z.looseObject({
+  object: z.string().optional(),
+  data: z.array(z.looseObject({ id: z.string().min(1), owned_by: z.string().optional() })),
+});
+export type ModelList = z.infer<typeof modelListSchema>;

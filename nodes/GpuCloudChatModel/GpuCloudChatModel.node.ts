@@ -1,0 +1,196 @@
+import type { ILoadOptionsFunctions, INodeListSearchResult, INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
+import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
+import { z } from 'zod/v4';
+import { MAX_STOP_SEQUENCES, chatRequestSchema } from '../../shared';
+import { toNodeError } from '../GpuCloud/helpers/errors';
+import { check } from '../GpuCloud/helpers/parameters';
+import { WORKLOAD_CREDENTIAL, workloadClient } from '../GpuCloud/transport';
+import { WorkloadChatModel, type FunctionTool, type ModelSettings } from './model';
+
+/** Text servers answer within the gateway's 100 s limit or not at all: just past it, its answer wins. */
+const DEFAULT_TIMEOUT_SECONDS = 110;
+
+const fields = chatRequestSchema.shape;
+
+const optionsSchema = z.object({
+  maxTokens: z.number().optional(),
+  temperature: z.number().optional(),
+  topP: z.number().optional(),
+  frequencyPenalty: z.number().optional(),
+  presencePenalty: z.number().optional(),
+  stop: z.array(z.string(), { error: 'must be a list of texts' }).optional(),
+  responseFormat: z.enum(['text', 'json_object'], { error: 'must be Text or JSON Object' }).optional(),
+  timeout: z
+    .number({ error: 'must be a number of seconds' })
+    .positive({ error: 'must be more than 0 seconds' })
+    .max(3600, { error: 'must be at most 3600 seconds' })
+    .optional(),
+});
+
+const modelIdSchema = z.string({ error: 'must be a model id' });
+
+/** A number option checked by the request field's own rule, under the name the user sees. */
+function checkedNumber(schema: z.ZodType<number | null | undefined>, value: number | undefined, displayName: string): number | undefined {
+  return value === undefined ? undefined : (check(schema, value, displayName) ?? undefined);
+}
+
+type Sdk = typeof import('@n8n/ai-node-sdk');
+
+/**
+ * Loaded when the model is needed, never when n8n loads this file: n8n provides the SDK from 2.16,
+ * and on older n8n this file must still load so that the package's other nodes keep working.
+ */
+async function loadSdk(context: ISupplyDataFunctions): Promise<Sdk> {
+  try {
+    return await import('@n8n/ai-node-sdk');
+  } catch {
+    throw new NodeOperationError(context.getNode(), 'The GPU Cloud Chat Model needs n8n 2.16 or newer.', {
+      description: "It supplies the model through n8n's AI node SDK, which older n8n does not have. The GPU Cloud node works on older n8n too.",
+    });
+  }
+}
+
+export class GpuCloudChatModel implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'GPU Cloud Chat Model',
+    name: 'gpuCloudChatModel',
+    icon: { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' },
+    group: ['transform'],
+    version: 1,
+    subtitle: '={{ $parameter["model"].value || "The model the workload serves" }}',
+    description: 'Use a model deployed on a GPU Cloud text workload in an AI Agent or chain (needs n8n 2.16 or newer).',
+    defaults: { name: 'GPU Cloud Chat Model' },
+    inputs: [],
+    outputs: [NodeConnectionTypes.AiLanguageModel],
+    outputNames: ['Model'],
+    credentials: [{ name: WORKLOAD_CREDENTIAL, required: true }],
+    properties: [
+      {
+        displayName: 'Model',
+        name: 'model',
+        type: 'resourceLocator',
+        default: { mode: 'list', value: '' },
+        description: 'The model the workload serves. Leave empty to use it without naming it.',
+        modes: [
+          { displayName: 'From List', name: 'list', type: 'list', typeOptions: { searchListMethod: 'searchModels', searchable: true } },
+          { displayName: 'ID', name: 'id', type: 'string', placeholder: 'e.g. meta-llama/Llama-3.1-8B-Instruct' },
+        ],
+      },
+      {
+        displayName: 'Options',
+        name: 'options',
+        type: 'collection',
+        placeholder: 'Add Option',
+        default: {},
+        options: [
+          {
+            displayName: 'Frequency Penalty',
+            name: 'frequencyPenalty',
+            type: 'number',
+            typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
+            default: 0,
+            description: 'Positive values make the model repeat itself less (-2 to 2)',
+          },
+          {
+            displayName: 'Maximum Number of Tokens',
+            name: 'maxTokens',
+            type: 'number',
+            typeOptions: { minValue: 1 },
+            default: 512,
+            description: 'The longest reply to generate, in tokens',
+          },
+          {
+            displayName: 'Presence Penalty',
+            name: 'presencePenalty',
+            type: 'number',
+            typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
+            default: 0,
+            description: 'Positive values make the model move on to new topics (-2 to 2)',
+          },
+          {
+            displayName: 'Response Format',
+            name: 'responseFormat',
+            type: 'options',
+            options: [
+              { name: 'Text', value: 'text', description: 'Replies in words' },
+              { name: 'JSON Object', value: 'json_object', description: 'Every reply is a JSON object (say in the prompt what it should hold)' },
+            ],
+            default: 'text',
+          },
+          {
+            displayName: 'Sampling Temperature',
+            name: 'temperature',
+            type: 'number',
+            typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
+            default: 0.7,
+            description: 'Higher values give more varied replies (0-2)',
+          },
+          {
+            displayName: 'Stop Sequences',
+            name: 'stop',
+            type: 'string',
+            typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Stop Sequence' },
+            default: [],
+            description: `The reply ends before the first of these texts (up to ${MAX_STOP_SEQUENCES})`,
+          },
+          {
+            displayName: 'Timeout (Seconds)',
+            name: 'timeout',
+            type: 'number',
+            typeOptions: { minValue: 1, maxValue: 3600 },
+            default: DEFAULT_TIMEOUT_SECONDS,
+            description: 'How long one request to the model may take',
+          },
+          {
+            displayName: 'Top P',
+            name: 'topP',
+            type: 'number',
+            typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
+            default: 1,
+            description: 'Sample only from the most likely tokens whose probabilities add up to this (above 0, at most 1)',
+          },
+        ],
+      },
+    ],
+  };
+
+  methods = {
+    listSearch: {
+      /** The models the workload's `/v1/models` lists (a text workload serves one). */
+      async searchModels(this: ILoadOptionsFunctions, filter?: string): Promise<INodeListSearchResult> {
+        try {
+          const client = await workloadClient(this);
+          const wanted = filter?.trim().toLowerCase() ?? '';
+          const { data } = await client.models.list();
+          return { results: data.filter((model) => model.id.toLowerCase().includes(wanted)).map((model) => ({ name: model.id, value: model.id })) };
+        } catch (error) {
+          throw toNodeError(this.getNode(), error, 0);
+        }
+      },
+    },
+  };
+
+  async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+    const sdk = await loadSdk(this);
+    try {
+      const options = check(optionsSchema, this.getNodeParameter('options', itemIndex, {}), 'Options');
+      const model = check(modelIdSchema, this.getNodeParameter('model', itemIndex, '', { extractValue: true }), 'Model').trim();
+      const settings: ModelSettings = { model, responseFormat: options.responseFormat ?? 'text' };
+      const stop = (options.stop ?? []).filter((sequence) => sequence.length > 0);
+      if (stop.length > 0) check(fields.stop, stop, 'Stop Sequences');
+      const config = {
+        maxTokens: checkedNumber(fields.max_tokens, options.maxTokens, 'Maximum Number of Tokens'),
+        temperature: checkedNumber(fields.temperature, options.temperature, 'Sampling Temperature'),
+        topP: checkedNumber(fields.top_p, options.topP, 'Top P'),
+        frequencyPenalty: checkedNumber(fields.frequency_penalty, options.frequencyPenalty, 'Frequency Penalty'),
+        presencePenalty: checkedNumber(fields.presence_penalty, options.presencePenalty, 'Presence Penalty'),
+        stopSequences: stop.length > 0 ? stop : undefined,
+      };
+      const client = await workloadClient(this, { timeoutMs: (options.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000 });
+      const toolSchemaOf = (tool: FunctionTool) => ({ ...sdk.getParametersJsonSchema(tool) });
+      return sdk.supplyModel(this, new WorkloadChatModel(client, settings, config, toolSchemaOf));
+    } catch (error) {
+      throw toNodeError(this.getNode(), error, itemIndex);
+    }
+  }
+}
