@@ -5,6 +5,8 @@ import {
   type INodeExecutionData,
   type INodeType,
   type INodeTypeDescription,
+  type ISupplyDataFunctions,
+  type SupplyData,
 } from 'n8n-workflow';
 import { z } from 'zod/v4';
 
@@ -42,13 +44,22 @@ async function ask(model: LanguageModel, messages: unknown[], streaming: boolean
     const message = aiMessageSchema.parse(await model.invoke(messages));
     return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
   }
-  const reply: Reply = { text: '', toolCalls: [] };
+  // Chunks are joined as LangChain joins them: tool calls are whole only in the joined message.
+  let joined: MessageChunk | undefined;
   for await (const chunk of await model.stream(messages)) {
-    const message = aiMessageSchema.parse(chunk);
-    reply.text += textOf(message.content);
-    reply.toolCalls.push(...(message.tool_calls ?? []));
+    if (!isMessageChunk(chunk)) throw new Error('The model streamed something that is not a message chunk');
+    joined = joined ? joined.concat(chunk) : chunk;
   }
-  return reply;
+  const message = aiMessageSchema.parse(joined);
+  return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
+}
+
+interface MessageChunk {
+  concat(chunk: MessageChunk): MessageChunk;
+}
+
+function isMessageChunk(value: unknown): value is MessageChunk {
+  return typeof value === 'object' && value !== null && 'concat' in value && typeof value.concat === 'function';
 }
 
 export class TestAgent implements INodeType {
@@ -97,5 +108,43 @@ export class TestAgent implements INodeType {
       output.push({ json: { answer: answer.text, toolCalls: first.toolCalls.map(({ name, args }) => ({ name, args })) }, pairedItem: { item } });
     }
     return [output];
+  }
+}
+
+/**
+ * n8n's own way of supplying an OpenAI-compatible model (the SDK's `supplyModel` with type "openai":
+ * LangChain's ChatOpenAI, the client inside n8n's OpenAI Chat Model node), configured as
+ * docs/ai-agent.md tells users to configure that node: base URL `<service_url>/v1`, the gateway key
+ * in a Service-Api-Key header, the Responses API off.
+ */
+export class TestOpenAiModel implements INodeType {
+  description: INodeTypeDescription = {
+    displayName: 'Test OpenAI-Compatible Model',
+    name: 'openAiModel',
+    group: ['transform'],
+    version: 1,
+    description: 'Supplies an OpenAI-compatible chat model',
+    defaults: { name: 'OpenAI Model' },
+    inputs: [],
+    outputs: [NodeConnectionTypes.AiLanguageModel],
+    properties: [
+      { displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
+      { displayName: 'Service API Key', name: 'serviceApiKey', type: 'string', default: '' },
+      { displayName: 'Model', name: 'model', type: 'string', default: '' },
+      { displayName: 'Streaming', name: 'streaming', type: 'boolean', default: false },
+    ],
+  };
+
+  async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+    const { supplyModel } = await import('@n8n/ai-node-sdk');
+    return supplyModel(this, {
+      type: 'openai',
+      baseUrl: String(this.getNodeParameter('baseUrl', itemIndex)),
+      apiKey: 'unused',
+      defaultHeaders: { 'Service-Api-Key': String(this.getNodeParameter('serviceApiKey', itemIndex)) },
+      model: String(this.getNodeParameter('model', itemIndex)),
+      useResponsesApi: false,
+      streaming: this.getNodeParameter('streaming', itemIndex) === true,
+    });
   }
 }

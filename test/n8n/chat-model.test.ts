@@ -1,7 +1,7 @@
 import { NodeConnectionTypes } from 'n8n-workflow';
 import { CHAT_MODEL_ID } from '../../emulator';
 import { startRig, type Rig } from './fixtures';
-import { AGENT_TYPE, CHAT_MODEL_TYPE, ITEMS_TYPE, errorOf, outputOf, type WorkflowSpec } from './harness';
+import { AGENT_TYPE, CHAT_MODEL_TYPE, ITEMS_TYPE, OPENAI_MODEL_TYPE, errorOf, outputOf, type WorkflowSpec } from './harness';
 
 /**
  * The GPU Cloud Chat Model sub-node supplying the emulated text workload to an AI root node through
@@ -118,5 +118,43 @@ describe('GPU Cloud Chat Model', () => {
       node: 'GPU Cloud Chat Model',
     });
     expect(chatBodies()).toEqual([]);
+  });
+});
+
+describe("n8n's OpenAI-compatible model pointed at the workload (the recipe in docs/ai-agent.md)", () => {
+  beforeEach(() => rig.emulator.resetLogs());
+
+  function openAiWorkflow(agent: Record<string, unknown>, streaming: boolean): WorkflowSpec {
+    return {
+      id: `openai-model-${++count}`,
+      nodes: [
+        { name: 'Items', type: ITEMS_TYPE, parameters: { items: '[{}]' } },
+        { name: 'Agent', type: AGENT_TYPE, parameters: { tools: '[]', stream: streaming, ...agent } },
+        {
+          name: 'OpenAI Model',
+          type: OPENAI_MODEL_TYPE,
+          parameters: { baseUrl: `${rig.emulator.chatUrl}/v1`, serviceApiKey: rig.emulator.apiKey, model: CHAT_MODEL_ID, streaming },
+        },
+      ],
+      connections: [
+        ['Items', 'Agent'],
+        ['OpenAI Model', 'Agent', NodeConnectionTypes.AiLanguageModel],
+      ],
+    };
+  }
+
+  test.each([false, true])('lets the agent call a tool and answers with its result (streaming %s)', async (streaming) => {
+    const execution = await rig.harness.run(
+      openAiWorkflow({ prompt: 'Which inference endpoints can I use?', tools: JSON.stringify([ENDPOINTS_TOOL]) }, streaming),
+    );
+    expect(errorOf(execution)).toBeUndefined();
+    const [{ json }] = outputOf(execution, 'Agent');
+    expect(json.toolCalls).toEqual([{ name: 'list_endpoints', args: { page_size: 1 } }]);
+    expect(json.answer).toContain('The tool list_endpoints returned: "transcribe (Transcription), llama-3-8b (Text generation)".');
+    const requests = rig.emulator.requests.filter((request) => request.surface === 'chat');
+    expect(requests.map((request) => `${request.method} ${request.path} ${request.status}`)).toEqual([
+      'POST /workloads/chat/v1/chat/completions 200',
+      'POST /workloads/chat/v1/chat/completions 200',
+    ]);
   });
 });

@@ -54,7 +54,7 @@ import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.crede
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { GpuCloudChatModel } from '../../nodes/GpuCloudChatModel/GpuCloudChatModel.node';
 import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
-import { TestAgent } from './agent';
+import { TestAgent, TestOpenAiModel } from './agent';
 
 /**
  * Runs real workflows through n8n's own engine (n8n-core's WorkflowExecute, WebhookContext and
@@ -72,6 +72,7 @@ export const TRIGGER_TYPE = `${PACKAGE}.gpuCloudTrigger`;
 export const CHAT_MODEL_TYPE = `${PACKAGE}.gpuCloudChatModel`;
 export const ITEMS_TYPE = 'harness.items';
 export const AGENT_TYPE = 'harness.agent';
+export const OPENAI_MODEL_TYPE = 'harness.openAiModel';
 
 /** The test's own start node: outputs the items written in its parameter (n8n's manual trigger lives in n8n-nodes-base). */
 class TestItems implements INodeType {
@@ -102,6 +103,7 @@ class HarnessNodeTypes implements INodeTypes {
     [CHAT_MODEL_TYPE, new GpuCloudChatModel()],
     [ITEMS_TYPE, new TestItems()],
     [AGENT_TYPE, new TestAgent()],
+    [OPENAI_MODEL_TYPE, new TestOpenAiModel()],
   ]);
 
   getByName(nodeType: string): INodeType | IVersionedNodeType {
