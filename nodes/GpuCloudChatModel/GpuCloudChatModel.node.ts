@@ -1,7 +1,7 @@
 import type { ILoadOptionsFunctions, INodeListSearchResult, INodeType, INodeTypeDescription, ISupplyDataFunctions, SupplyData } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { z } from 'zod/v4';
-import { MAX_STOP_SEQUENCES, chatRequestSchema } from '../../shared';
+import { readSampling, samplingOptions } from '../GpuCloud/actions/chat/sampling';
 import { toNodeError } from '../GpuCloud/helpers/errors';
 import { check } from '../GpuCloud/helpers/parameters';
 import { WORKLOAD_CREDENTIAL, workloadClient } from '../GpuCloud/transport';
@@ -10,15 +10,7 @@ import { WorkloadChatModel, type FunctionTool, type ModelSettings } from './mode
 /** Text servers answer within the gateway's 100 s limit or not at all: just past it, its answer wins. */
 const DEFAULT_TIMEOUT_SECONDS = 110;
 
-const fields = chatRequestSchema.shape;
-
-const optionsSchema = z.object({
-  maxTokens: z.number().optional(),
-  temperature: z.number().optional(),
-  topP: z.number().optional(),
-  frequencyPenalty: z.number().optional(),
-  presencePenalty: z.number().optional(),
-  stop: z.array(z.string(), { error: 'must be a list of texts' }).optional(),
+const optionsSchema = z.looseObject({
   responseFormat: z.enum(['text', 'json_object'], { error: 'must be Text or JSON Object' }).optional(),
   timeout: z
     .number({ error: 'must be a number of seconds' })
@@ -28,11 +20,6 @@ const optionsSchema = z.object({
 });
 
 const modelIdSchema = z.string({ error: 'must be a model id' });
-
-/** A number option checked by the request field's own rule, under the name the user sees. */
-function checkedNumber(schema: z.ZodType<number | null | undefined>, value: number | undefined, displayName: string): number | undefined {
-  return value === undefined ? undefined : (check(schema, value, displayName) ?? undefined);
-}
 
 type Sdk = typeof import('@n8n/ai-node-sdk');
 
@@ -83,30 +70,7 @@ export class GpuCloudChatModel implements INodeType {
         placeholder: 'Add Option',
         default: {},
         options: [
-          {
-            displayName: 'Frequency Penalty',
-            name: 'frequencyPenalty',
-            type: 'number',
-            typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
-            default: 0,
-            description: 'Positive values make the model repeat itself less (-2 to 2)',
-          },
-          {
-            displayName: 'Maximum Number of Tokens',
-            name: 'maxTokens',
-            type: 'number',
-            typeOptions: { minValue: 1 },
-            default: 512,
-            description: 'The longest reply to generate, in tokens',
-          },
-          {
-            displayName: 'Presence Penalty',
-            name: 'presencePenalty',
-            type: 'number',
-            typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
-            default: 0,
-            description: 'Positive values make the model move on to new topics (-2 to 2)',
-          },
+          ...samplingOptions,
           {
             displayName: 'Response Format',
             name: 'responseFormat',
@@ -118,36 +82,12 @@ export class GpuCloudChatModel implements INodeType {
             default: 'text',
           },
           {
-            displayName: 'Sampling Temperature',
-            name: 'temperature',
-            type: 'number',
-            typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-            default: 0.7,
-            description: 'Higher values give more varied replies (0-2)',
-          },
-          {
-            displayName: 'Stop Sequences',
-            name: 'stop',
-            type: 'string',
-            typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Stop Sequence' },
-            default: [],
-            description: `The reply ends before the first of these texts (up to ${MAX_STOP_SEQUENCES})`,
-          },
-          {
             displayName: 'Timeout (Seconds)',
             name: 'timeout',
             type: 'number',
             typeOptions: { minValue: 1, maxValue: 3600 },
             default: DEFAULT_TIMEOUT_SECONDS,
             description: 'How long one request to the model may take',
-          },
-          {
-            displayName: 'Top P',
-            name: 'topP',
-            type: 'number',
-            typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-            default: 1,
-            description: 'Sample only from the most likely tokens whose probabilities add up to this (above 0, at most 1)',
           },
         ],
       },
@@ -176,15 +116,14 @@ export class GpuCloudChatModel implements INodeType {
       const options = check(optionsSchema, this.getNodeParameter('options', itemIndex, {}), 'Options');
       const model = check(modelIdSchema, this.getNodeParameter('model', itemIndex, '', { extractValue: true }), 'Model').trim();
       const settings: ModelSettings = { model, responseFormat: options.responseFormat ?? 'text' };
-      const stop = (options.stop ?? []).filter((sequence) => sequence.length > 0);
-      if (stop.length > 0) check(fields.stop, stop, 'Stop Sequences');
+      const sampling = readSampling(options);
       const config = {
-        maxTokens: checkedNumber(fields.max_tokens, options.maxTokens, 'Maximum Number of Tokens'),
-        temperature: checkedNumber(fields.temperature, options.temperature, 'Sampling Temperature'),
-        topP: checkedNumber(fields.top_p, options.topP, 'Top P'),
-        frequencyPenalty: checkedNumber(fields.frequency_penalty, options.frequencyPenalty, 'Frequency Penalty'),
-        presencePenalty: checkedNumber(fields.presence_penalty, options.presencePenalty, 'Presence Penalty'),
-        stopSequences: stop.length > 0 ? stop : undefined,
+        maxTokens: sampling.max_tokens ?? undefined,
+        temperature: sampling.temperature ?? undefined,
+        topP: sampling.top_p ?? undefined,
+        frequencyPenalty: sampling.frequency_penalty ?? undefined,
+        presencePenalty: sampling.presence_penalty ?? undefined,
+        stopSequences: sampling.stop,
       };
       const client = await workloadClient(this, { timeoutMs: (options.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000 });
       const toolSchemaOf = (tool: FunctionTool) => ({ ...sdk.getParametersJsonSchema(tool) });

@@ -2,7 +2,6 @@ import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodePropertie
 import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
-  MAX_STOP_SEQUENCES,
   chatMessageSchema,
   chatRequestSchema,
   chatResponseFormatSchema,
@@ -15,6 +14,7 @@ import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { toDataObject } from '../../helpers/output';
 import { check, fieldError, parseJsonValue, readCollection, readString } from '../../helpers/parameters';
 import { concurrencyOption } from '../common.descriptions';
+import { readSampling, samplingOptions } from './sampling';
 
 const properties: INodeProperties[] = [
   {
@@ -93,54 +93,7 @@ const properties: INodeProperties[] = [
     default: {},
     options: [
       concurrencyOption,
-      {
-        displayName: 'Frequency Penalty',
-        name: 'frequencyPenalty',
-        type: 'number',
-        typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
-        default: 0,
-        description: 'Positive values make the model repeat itself less (-2 to 2)',
-      },
-      {
-        displayName: 'Maximum Number of Tokens',
-        name: 'maxTokens',
-        type: 'number',
-        typeOptions: { minValue: 1 },
-        default: 512,
-        description: 'The longest reply to generate, in tokens',
-      },
-      {
-        displayName: 'Sampling Temperature',
-        name: 'temperature',
-        type: 'number',
-        typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-        default: 0.7,
-        description: 'Higher values give more varied replies (0-2)',
-      },
-      {
-        displayName: 'Top P',
-        name: 'topP',
-        type: 'number',
-        typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-        default: 1,
-        description: 'Sample only from the most likely tokens whose probabilities add up to this (above 0, at most 1)',
-      },
-      {
-        displayName: 'Presence Penalty',
-        name: 'presencePenalty',
-        type: 'number',
-        typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
-        default: 0,
-        description: 'Positive values make the model move on to new topics (-2 to 2)',
-      },
-      {
-        displayName: 'Stop Sequences',
-        name: 'stop',
-        type: 'string',
-        typeOptions: { multipleValues: true, multipleValueButtonText: 'Add Stop Sequence' },
-        default: [],
-        description: `The reply ends before the first of these texts (up to ${MAX_STOP_SEQUENCES})`,
-      },
+      ...samplingOptions,
       {
         displayName: 'Seed',
         name: 'seed',
@@ -213,18 +166,9 @@ function readMessages(context: IExecuteFunctions, i: number): ChatMessage[] {
 function readRequest(context: IExecuteFunctions, i: number): ChatRequest {
   const options = readCollection(context, 'options', i);
   const model = readString(context, 'model', i).trim();
-  const request: ChatRequest = { messages: check(fields.messages, readMessages(context, i), 'Messages') };
+  const request: ChatRequest = { messages: check(fields.messages, readMessages(context, i), 'Messages'), ...readSampling(options) };
   if (model) request.model = model;
-  if (options.maxTokens !== undefined) request.max_tokens = check(fields.max_tokens, options.maxTokens, 'Maximum Number of Tokens');
-  if (options.temperature !== undefined) request.temperature = check(fields.temperature, options.temperature, 'Sampling Temperature');
-  if (options.topP !== undefined) request.top_p = check(fields.top_p, options.topP, 'Top P');
-  if (options.frequencyPenalty !== undefined) {
-    request.frequency_penalty = check(fields.frequency_penalty, options.frequencyPenalty, 'Frequency Penalty');
-  }
-  if (options.presencePenalty !== undefined) request.presence_penalty = check(fields.presence_penalty, options.presencePenalty, 'Presence Penalty');
   if (options.seed !== undefined) request.seed = check(fields.seed, options.seed, 'Seed');
-  const stop = check(stopListSchema, options.stop ?? [], 'Stop Sequences').filter((sequence) => sequence.length > 0);
-  if (stop.length > 0) request.stop = check(fields.stop, stop, 'Stop Sequences');
   const format = options.responseFormat ?? 'text';
   if (format === 'json_schema') {
     if (options.jsonSchema === undefined) throw fieldError('JSON Schema', 'is required when Response Format is JSON Matching a Schema');
@@ -244,7 +188,6 @@ function readRequest(context: IExecuteFunctions, i: number): ChatRequest {
   return check(chatRequestSchema, request, 'Chat');
 }
 
-const stopListSchema = z.array(z.string({ error: 'must be text' }), { error: 'must be a list of texts' });
 const toolListSchema = z.array(z.unknown(), { error: 'must be a JSON list of tools' });
 
 const jsonObjectSchema = z.record(z.string(), z.unknown());
