@@ -30,7 +30,7 @@ import type { Transport } from './transport';
 import { parseOrThrow } from './validation';
 import { waitForJob, type WaitOptions } from './wait';
 
-export { WorkloadClient, type WorkloadClientOptions, type ImageSource, type ChatDelta, type CollectedChat } from './workload-client';
+export { WorkloadClient, type WorkloadClientOptions, type ImageSource, type ChatDelta, type CollectedChat, type ChatToolCallReply, ToolCallAssembler } from './workload-client';
 
 /** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
 export const REQUEST_ID_METADATA_KEY = 'client_request_id';

@@ -12,12 +12,15 @@ import {
   imageAcceptedSchema,
   imagePromptRequestSchema,
   imageResultSchema,
+  modelListSchema,
   textToImageRequestSchema,
   workflowNameSchema,
   type ChatCompletion,
   type ChatRequest,
+  type ChatToolCallDelta,
   type ChatUsage,
   type ImageAccepted,
+  type ModelList,
   type ImagePromptRequest,
   type TextToImageRequest,
 } from './schemas';
@@ -43,9 +46,20 @@ export type ImageSource =
   | { kind: 'text'; workflow: string; request: TextToImageRequest }
   | { kind: 'graph'; request: ImagePromptRequest };
 
+/** A tool the model asked to call; `arguments` is JSON text, as the model wrote it. */
+export interface ChatToolCallReply {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
 export interface ChatDelta {
+  /** Of the choice this delta belongs to (0 unless several were asked for). */
+  index: number;
   content: string;
   role?: string;
+  /** Pieces of tool calls: the first piece of a call carries its id and name, later ones add arguments. */
+  toolCalls?: ChatToolCallDelta[];
   finishReason?: string | null;
   /** Of the completion this delta belongs to. */
   id: string;
@@ -58,6 +72,8 @@ export interface CollectedChat {
   id: string;
   model: string;
   text: string;
+  /** Empty unless the model called tools (finishReason "tool_calls"). */
+  toolCalls: ChatToolCallReply[];
   finishReason: string | null;
   usage?: ChatUsage;
 }
@@ -88,6 +104,23 @@ async function plainFailure<T>(work: Promise<T>): Promise<T> {
     return await work;
   } catch (error) {
     throw error instanceof AmbiguousOutcomeError ? error.underlying : error;
+  }
+}
+
+/** Joins streamed tool-call pieces into whole calls, by their index. */
+export class ToolCallAssembler {
+  private readonly byIndex = new Map<number, ChatToolCallReply>();
+
+  add(piece: ChatToolCallDelta): void {
+    const call = this.byIndex.get(piece.index) ?? { id: '', name: '', arguments: '' };
+    if (piece.id) call.id = piece.id;
+    if (piece.function?.name) call.name += piece.function.name;
+    if (piece.function?.arguments) call.arguments += piece.function.arguments;
+    this.byIndex.set(piece.index, call);
+  }
+
+  calls(): ChatToolCallReply[] {
+    return [...this.byIndex.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
   }
 }
 
@@ -138,6 +171,12 @@ export class WorkloadClient {
     },
   };
 
+  readonly models = {
+    /** The models a text workload serves, as its `/v1/models` lists them. */
+    list: async (options: { signal?: AbortSignal } = {}): Promise<ModelList> =>
+      plainFailure(this.http.json({ method: 'GET', path: '/v1/models', idempotent: true, signal: options.signal }, modelListSchema)),
+  };
+
   readonly chat = {
     complete: async (request: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatCompletion> => {
       const body = parseOrThrow(chatRequestSchema, { ...request, stream: false }, 'chat request');
@@ -172,9 +211,18 @@ export class WorkloadClient {
             if (!chunk.success) throw new StreamError('The chat stream sent an event of an unexpected shape.');
             const { id, model, usage } = chunk.data;
             for (const choice of chunk.data.choices) {
-              yield { content: choice.delta.content ?? '', role: choice.delta.role, finishReason: choice.finish_reason, id, model, usage: usage ?? undefined };
+              yield {
+                index: choice.index,
+                content: choice.delta.content ?? '',
+                role: choice.delta.role,
+                ...(choice.delta.tool_calls?.length ? { toolCalls: choice.delta.tool_calls } : {}),
+                finishReason: choice.finish_reason,
+                id,
+                model,
+                usage: usage ?? undefined,
+              };
             }
-            if (chunk.data.choices.length === 0 && usage) yield { content: '', id, model, usage };
+            if (chunk.data.choices.length === 0 && usage) yield { index: 0, content: '', id, model, usage };
           }
           throw new StreamError('The chat stream ended before it was complete (no [DONE]).');
         },
@@ -193,18 +241,25 @@ export class WorkloadClient {
           id: completion.id,
           model: completion.model,
           text: choice.message.content ?? '',
+          toolCalls: (choice.message.tool_calls ?? []).map((call) => ({ id: call.id, name: call.function.name, arguments: call.function.arguments })),
           finishReason: choice.finish_reason,
           usage: completion.usage,
         };
       }
-      const collected: CollectedChat = { id: '', model: request.model ?? '', text: '', finishReason: null };
-      for await (const delta of this.chat.stream(request, options)) {
+      const collected: CollectedChat = { id: '', model: request.model ?? '', text: '', toolCalls: [], finishReason: null };
+      const calls = new ToolCallAssembler();
+      // Servers that report usage only when asked (OpenAI, vLLM) are asked.
+      const streamed: ChatRequest = { ...request, stream_options: { include_usage: true, ...request.stream_options } };
+      for await (const delta of this.chat.stream(streamed, options)) {
         collected.id = delta.id;
         collected.model = delta.model;
-        collected.text += delta.content;
-        if (delta.finishReason) collected.finishReason = delta.finishReason;
         if (delta.usage) collected.usage = delta.usage;
+        if (delta.index !== 0) continue;
+        collected.text += delta.content;
+        for (const piece of delta.toolCalls ?? []) calls.add(piece);
+        if (delta.finishReason) collected.finishReason = delta.finishReason;
       }
+      collected.toolCalls = calls.calls();
       return collected;
     },
   };

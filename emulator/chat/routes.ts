@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { chatRequestSchema, type ChatRequest } from '../../shared/schemas';
+import { MAX_STOP_SEQUENCES, chatRequestSchema, type ChatRequest } from '../../shared/schemas';
 import type { Faults } from '../faults';
 import { gatewayRefusal } from '../gateway';
 import { describeIssues, json, STREAMED, type Reply, type RequestContext, type RouteResult } from '../http';
 import type { ResolvedOptions } from '../options';
-import { composeReply, limitReply, promptTokens } from './reply';
+import { promptTokens } from './reply';
+import { prepareReply, type PreparedReply } from './wire';
 
 export const CHAT_PREFIX = '/workloads/chat';
 export const CHAT_MODEL_ID = 'emulator/chat-8b-instruct';
 export const MAX_INPUT_TOKENS = 4096;
 export const MAX_TOTAL_TOKENS = 8192;
-const WORDS_PER_CHUNK = 3;
 /** Pause between streamed chunks, so a stream really arrives in pieces. */
 const CHUNK_PAUSE_MS = 5;
 
@@ -34,37 +34,47 @@ export function createChatRoutes(deps: ChatDeps) {
     if (prompt > MAX_INPUT_TOKENS) {
       return validation(`Input validation error: inputs tokens (${prompt}) must be at most ${MAX_INPUT_TOKENS}.`);
     }
-    if (request.max_tokens !== undefined && prompt + request.max_tokens > MAX_TOTAL_TOKENS) {
+    const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+    if (maxTokens != null && prompt + maxTokens > MAX_TOTAL_TOKENS) {
       return validation(
-        `Input validation error: inputs tokens + max_tokens must be at most ${MAX_TOTAL_TOKENS}; given ${prompt} inputs tokens and ${request.max_tokens} max_tokens.`,
+        `Input validation error: inputs tokens + max_tokens must be at most ${MAX_TOTAL_TOKENS}; given ${prompt} inputs tokens and ${maxTokens} max_tokens.`,
       );
     }
     return undefined;
   }
 
-  async function stream(res: ServerResponse, words: string[], finishReason: string, usage: object) {
+  async function stream(res: ServerResponse, request: ChatRequest, reply: PreparedReply, usage: object) {
     const id = `chatcmpl-${randomUUID()}`;
     const created = Math.floor(clock.now() / 1000);
-    const chunk = (delta: object, finish: string | null, extra: object = {}) =>
-      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: CHAT_MODEL_ID, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...extra })}\n\n`;
+    const includeUsage = request.stream_options?.include_usage === true;
+    const event = (choices: object[], extra: object = {}) =>
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: CHAT_MODEL_ID, choices, ...(includeUsage ? { usage: null } : {}), ...extra })}\n\n`;
+    const chunk = (delta: object, finish: string | null, extra: object = {}) => event([{ index: 0, delta, logprobs: null, finish_reason: finish, ...extra }]);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const failAt = faults.hits('chat') && faults.roll('stream-error') ? Math.floor(words.length / (2 * WORDS_PER_CHUNK)) : -1;
+    const { pieces } = reply;
+    const failAt = faults.hits('chat') && faults.roll('stream-error') ? Math.floor(pieces.length / 2) : -1;
     const gone = () => res.destroyed || res.writableEnded;
-    res.write(chunk({ role: 'assistant', content: '' }, null));
-    for (let i = 0, piece = 0; i < words.length; i += WORDS_PER_CHUNK, piece++) {
+    res.write(chunk({ role: 'assistant', content: reply.kind === 'tools' ? null : '' }, null));
+    for (let index = 0; index < pieces.length; index++) {
       await clock.sleep(CHUNK_PAUSE_MS);
       if (gone()) return;
-      if (piece === failAt) {
+      if (index === failAt) {
         // As the real server does: an error event after a 200, then the stream ends without [DONE].
         res.end(`data: ${JSON.stringify({ error: { message: 'Request failed during generation: the emulated GPU stopped responding.', type: 'generation' }, error_type: 'generation' })}\n\n`);
         return;
       }
-      const text = words.slice(i, i + WORDS_PER_CHUNK).join(' ');
-      res.write(chunk({ content: i === 0 ? text : ` ${text}` }, null));
-      if (piece === 0) res.write(': keep-alive\n\n');
+      const piece = pieces[index];
+      if (piece) res.write(chunk(piece.delta, null, piece.logprobs ? { logprobs: piece.logprobs } : {}));
+      if (index === 0) res.write(': keep-alive\n\n');
     }
     if (gone()) return;
-    res.write(chunk({}, finishReason, { usage }));
+    if (includeUsage) {
+      // OpenAI's form: `usage: null` on every chunk, then a last chunk with no choices that carries it.
+      res.write(chunk({}, reply.finishReason));
+      res.write(event([], { usage }));
+    } else {
+      res.write(event([{ index: 0, delta: {}, logprobs: null, finish_reason: reply.finishReason }], { usage }));
+    }
     res.end('data: [DONE]\n\n');
   }
 
@@ -74,13 +84,13 @@ export function createChatRoutes(deps: ChatDeps) {
     const parsed = chatRequestSchema.safeParse(body.value);
     if (!parsed.success) return validation(describeIssues(parsed.error, body.value));
     const request = parsed.data;
-    const prompt = promptTokens(request.messages);
+    const prompt = promptTokens(request);
     const refusal = limits(request, prompt);
     if (refusal) return refusal;
-    const { words, finishReason } = limitReply(composeReply(request.messages), request.max_tokens);
-    const usage = { prompt_tokens: prompt, completion_tokens: words.length, total_tokens: prompt + words.length };
+    const reply = prepareReply(request);
+    const usage = { prompt_tokens: prompt, completion_tokens: reply.completionTokens, total_tokens: prompt + reply.completionTokens };
     if (request.stream) {
-      await stream(ctx.res, words, finishReason, usage);
+      await stream(ctx.res, request, reply, usage);
       return STREAMED;
     }
     return json(200, {
@@ -89,7 +99,7 @@ export function createChatRoutes(deps: ChatDeps) {
       created: Math.floor(clock.now() / 1000),
       model: CHAT_MODEL_ID,
       system_fingerprint: '3.0.0-emulator',
-      choices: [{ index: 0, message: { role: 'assistant', content: words.join(' ') }, logprobs: null, finish_reason: finishReason }],
+      choices: [{ index: 0, message: reply.message, logprobs: reply.logprobs, finish_reason: reply.finishReason }],
       usage,
     });
   }
@@ -111,7 +121,7 @@ export function createChatRoutes(deps: ChatDeps) {
         model_device_type: 'cuda',
         max_concurrent_requests: 128,
         max_best_of: 2,
-        max_stop_sequences: 4,
+        max_stop_sequences: MAX_STOP_SEQUENCES,
         max_input_tokens: MAX_INPUT_TOKENS,
         max_total_tokens: MAX_TOTAL_TOKENS,
         max_client_batch_size: 4,

@@ -37,6 +37,7 @@ import {
   type INodeType,
   type INodeTypeDescription,
   type INodeTypes,
+  type NodeConnectionType,
   type IRequestOptionsSimplified,
   type IRun,
   type IRunExecutionData,
@@ -51,7 +52,9 @@ import {
 import { GpuCloudApi } from '../../credentials/GpuCloudApi.credentials';
 import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.credentials';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
+import { GpuCloudChatModel } from '../../nodes/GpuCloudChatModel/GpuCloudChatModel.node';
 import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
+import { TestAgent, TestOpenAiModel } from './agent';
 
 /**
  * Runs real workflows through n8n's own engine (n8n-core's WorkflowExecute, WebhookContext and
@@ -66,7 +69,10 @@ import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.nod
 export const PACKAGE = 'n8n-nodes-gpu-cloud';
 export const NODE_TYPE = `${PACKAGE}.gpuCloud`;
 export const TRIGGER_TYPE = `${PACKAGE}.gpuCloudTrigger`;
+export const CHAT_MODEL_TYPE = `${PACKAGE}.gpuCloudChatModel`;
 export const ITEMS_TYPE = 'harness.items';
+export const AGENT_TYPE = 'harness.agent';
+export const OPENAI_MODEL_TYPE = 'harness.openAiModel';
 
 /** The test's own start node: outputs the items written in its parameter (n8n's manual trigger lives in n8n-nodes-base). */
 class TestItems implements INodeType {
@@ -94,7 +100,10 @@ class HarnessNodeTypes implements INodeTypes {
   private readonly types = new Map<string, INodeType | IVersionedNodeType>([
     [NODE_TYPE, new GpuCloud()],
     [TRIGGER_TYPE, new GpuCloudTrigger()],
+    [CHAT_MODEL_TYPE, new GpuCloudChatModel()],
     [ITEMS_TYPE, new TestItems()],
+    [AGENT_TYPE, new TestAgent()],
+    [OPENAI_MODEL_TYPE, new TestOpenAiModel()],
   ]);
 
   getByName(nodeType: string): INodeType | IVersionedNodeType {
@@ -201,8 +210,8 @@ export interface NodeSpec {
 export interface WorkflowSpec {
   id: string;
   nodes: NodeSpec[];
-  /** Pairs of node names, output 0 to input 0. */
-  connections: Array<[string, string]>;
+  /** Pairs of node names, output 0 to input 0, by a main connection unless a type is given (a sub-node's). */
+  connections: Array<[string, string] | [string, string, NodeConnectionType]>;
 }
 
 /** The workflow every test and benchmark of one operation runs: input items into the GPU Cloud node. */
@@ -252,9 +261,9 @@ function toNodes(spec: WorkflowSpec): INode[] {
 
 function toConnections(spec: WorkflowSpec): IConnections {
   const connections: IConnections = {};
-  for (const [from, to] of spec.connections) {
-    const main = (connections[from] ??= { main: [[]] }).main;
-    main[0]?.push({ node: to, type: NodeConnectionTypes.Main, index: 0 });
+  for (const [from, to, type = NodeConnectionTypes.Main] of spec.connections) {
+    const outputs = (connections[from] ??= {});
+    (outputs[type] ??= [[]])[0]?.push({ node: to, type, index: 0 });
   }
   return connections;
 }

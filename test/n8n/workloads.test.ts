@@ -59,7 +59,16 @@ describe('Image generation', () => {
   test('puts every image of a graph on one item as JPEG files, named after the output field', async () => {
     const execution = await rig.harness.run(
       gpuCloudWorkflow(
-        { resource: 'image', operation: 'generate', source: 'graph', graph: graph(3), outputFormat: 'jpeg', quality: 70, outputMode: 'allInOne', binaryPropertyName: 'picture' },
+        {
+          resource: 'image',
+          operation: 'generate',
+          source: 'graph',
+          graph: graph(3),
+          outputFormat: 'jpeg',
+          quality: 70,
+          outputMode: 'allInOne',
+          binaryPropertyName: 'picture',
+        },
         { credential: 'images' },
       ),
     );
@@ -104,7 +113,9 @@ describe('Image generation', () => {
     const execution = await rig.harness.run(
       gpuCloudWorkflow({ resource: 'image', operation: 'generate', prompt: 'anything', workflowName: 'no-such-flow' }, { credential: 'images' }),
     );
-    expect(errorOf(execution)?.message).toMatch(/^GPU Cloud workload: Workflow "no-such-flow" does not exist here.*\[HTTP 404 Not Found, POST \/workflow\/no-such-flow\]$/);
+    expect(errorOf(execution)?.message).toMatch(
+      /^GPU Cloud workload: Workflow "no-such-flow" does not exist here.*\[HTTP 404 Not Found, POST \/workflow\/no-such-flow\]$/,
+    );
   });
 });
 
@@ -154,10 +165,114 @@ describe('Chat', () => {
     expect(output.map((item) => item.pairedItem)).toEqual([{ item: 0 }, { item: 1 }]);
   });
 
+  const lastChatBody = (): Record<string, unknown> => {
+    const body = rig.emulator.requests.filter((request) => request.surface === 'chat' && request.path.endsWith('/v1/chat/completions')).at(-1)?.body;
+    return JSON.parse(body ?? '{}') as Record<string, unknown>;
+  };
+
+  test('sends stop sequences, seed and presence penalty; the reply ends before the first stop sequence', async () => {
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow(
+        {
+          resource: 'chat',
+          operation: 'message',
+          prompt: 'What is an interruptible GPU node?',
+          options: { stop: ['interruptible', 'never'], seed: 7, presencePenalty: 0.5 },
+        },
+        { credential: 'chat' },
+      ),
+    );
+    expect(errorOf(execution)).toBeUndefined();
+    const [{ json }] = outputOf(execution, 'GPU Cloud');
+    expect(json).toMatchObject({ reply: 'You wrote: "What is an', finishReason: 'stop' });
+    expect(json).not.toHaveProperty('toolCalls');
+    expect(lastChatBody()).toMatchObject({ stop: ['interruptible', 'never'], seed: 7, presence_penalty: 0.5 });
+  });
+
+  test.each([
+    ['a JSON object', { responseFormat: 'json_object' }, { answer: expect.stringContaining('GPU node') }],
+    [
+      'JSON matching a schema',
+      {
+        responseFormat: 'json_schema',
+        jsonSchema:
+          '{"type": "object", "properties": {"title": {"type": "string", "maxLength": 12}, "count": {"type": "integer", "minimum": 3}}, "required": ["title", "count"]}',
+      },
+      { title: expect.any(String), count: 3 },
+    ],
+  ])('returns %s parsed in "json"', async (_kind, options, expected) => {
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow({ resource: 'chat', operation: 'message', prompt: 'What is an interruptible GPU node?', options }, { credential: 'chat' }),
+    );
+    expect(errorOf(execution)).toBeUndefined();
+    const [{ json }] = outputOf(execution, 'GPU Cloud');
+    expect(json.json).toEqual(expected);
+    expect(JSON.parse(String(json.reply))).toEqual(json.json);
+  });
+
+  const weatherTool = JSON.stringify([
+    {
+      type: 'function',
+      function: {
+        name: 'get_forecast',
+        description: 'Weather forecast for a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1, maximum: 7 } }, required: ['city'] },
+      },
+    },
+  ]);
+
+  test('returns the tool calls the model makes when tools are given, arguments parsed', async () => {
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow(
+        { resource: 'chat', operation: 'message', prompt: 'Get the forecast for Paris.', options: { tools: weatherTool } },
+        { credential: 'chat' },
+      ),
+    );
+    expect(errorOf(execution)).toBeUndefined();
+    const [{ json }] = outputOf(execution, 'GPU Cloud');
+    expect(json).toMatchObject({ reply: '', finishReason: 'tool_calls' });
+    expect(json.toolCalls).toEqual([
+      {
+        id: expect.stringMatching(/^call_/),
+        name: 'get_forecast',
+        arguments: { city: 'Get the forecast for Paris.', days: 1 },
+        argumentsText: expect.any(String),
+      },
+    ]);
+    expect(lastChatBody()).toMatchObject({ tool_choice: 'auto', tools: JSON.parse(weatherTool) });
+  });
+
+  test('with tool choice None, answers in words and says no tool was called', async () => {
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow(
+        { resource: 'chat', operation: 'message', prompt: 'Get the forecast for Paris.', options: { tools: weatherTool, toolChoice: 'none' } },
+        { credential: 'chat' },
+      ),
+    );
+    const [{ json }] = outputOf(execution, 'GPU Cloud');
+    expect(json).toMatchObject({ finishReason: 'stop', toolCalls: [] });
+    expect(json.reply).toContain('Paris');
+  });
+
+  test.each([
+    [{ tools: '[{"type": "function"}]' }, /^Tools 0\.function is required$/],
+    [{ tools: '{oops' }, /^Tools must be valid JSON/],
+    [{ stop: ['a', 'b', 'c', 'd', 'e'] }, /^Stop Sequences \(a list of 5\) must be a text value or a list of up to 4$/],
+    [{ responseFormat: 'json_schema' }, /^JSON Schema is required when Response Format is JSON Matching a Schema$/],
+    [{ jsonSchema: '{}' }, /^JSON Schema is used only when Response Format is JSON Matching a Schema$/],
+  ])('refuses bad options %j before any request', async (options, message) => {
+    const before = rig.emulator.requests.length;
+    const execution = await rig.harness.run(gpuCloudWorkflow({ resource: 'chat', operation: 'message', prompt: 'Hello', options }, { credential: 'chat' }));
+    expect(errorOf(execution)?.message).toMatch(message);
+    expect(rig.emulator.requests.length).toBe(before);
+  });
+
   test('receives the reply as a stream, so an error the model reports part-way fails the item clearly', async () => {
     rig.emulator.setFaults({ streamErrorRate: 1, surfaces: ['chat'] });
     try {
-      const execution = await rig.harness.run(gpuCloudWorkflow({ resource: 'chat', operation: 'message', prompt: 'Tell me a long story.' }, { credential: 'chat' }));
+      const execution = await rig.harness.run(
+        gpuCloudWorkflow({ resource: 'chat', operation: 'message', prompt: 'Tell me a long story.' }, { credential: 'chat' }),
+      );
       expect(errorOf(execution)?.message).toMatch(/^The chat model stopped with an error: /);
     } finally {
       rig.emulator.setFaults({ streamErrorRate: 0 });

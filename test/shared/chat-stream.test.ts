@@ -58,8 +58,9 @@ describe('chat streaming over loopback HTTP', () => {
           'data: [DONE]\n\n',
       ),
     );
-    await expect(client.chat.collect(request)).resolves.toEqual({ id: 'c1', model: 'm', text: 'Hello', finishReason: 'stop', usage });
-    expect(JSON.parse(server.received[0].body)).toMatchObject({ stream: true });
+    await expect(client.chat.collect(request)).resolves.toEqual({ id: 'c1', model: 'm', text: 'Hello', toolCalls: [], finishReason: 'stop', usage });
+    // Servers that report usage only when asked are asked.
+    expect(JSON.parse(server.received[0].body)).toMatchObject({ stream: true, stream_options: { include_usage: true } });
   });
 
   it('surfaces an error sent after the stream started', async () => {

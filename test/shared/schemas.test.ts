@@ -247,7 +247,7 @@ describe('image requests', () => {
 describe('chat requests', () => {
   it.each([
     [{ messages: [] }, 'messages (a list of 0) must contain at least one message'],
-    [{ messages: [{ role: 'robot', content: 'hi' }] }, 'messages.0.role "robot" must be "system", "user" or "assistant"'],
+    [{ messages: [{ role: 'robot', content: 'hi' }] }, 'messages.0.role "robot" must be "system", "user", "assistant" or "tool"'],
     [{ messages: [{ role: 'user', content: 'hi' }], max_tokens: 0 }, 'max_tokens 0 must be at least 1'],
     [{ messages: [{ role: 'user', content: 'hi' }], temperature: 3 }, 'temperature 3 must be 0-2'],
   ])('%j', (request, message) => {

@@ -1,4 +1,4 @@
-import type { IExecuteFunctions, IHttpRequestOptions, ILoadOptionsFunctions, IWebhookFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, IHttpRequestOptions, ILoadOptionsFunctions, ISupplyDataFunctions, IWebhookFunctions } from 'n8n-workflow';
 import * as n8nWorkflow from 'n8n-workflow';
 import { sleep } from 'n8n-workflow';
 import { z } from 'zod/v4';
@@ -28,8 +28,8 @@ import {
 export const MANAGEMENT_CREDENTIAL = 'gpuCloudApi';
 export const WORKLOAD_CREDENTIAL = 'gpuCloudWorkloadApi';
 
-/** Every context that may send authenticated requests: node runs, list searches, webhooks. */
-export type RequestContext = IExecuteFunctions | ILoadOptionsFunctions | IWebhookFunctions;
+/** Every context that may send authenticated requests: node runs, list searches, webhooks, AI sub-nodes. */
+export type RequestContext = IExecuteFunctions | ILoadOptionsFunctions | IWebhookFunctions | ISupplyDataFunctions;
 
 const fullResponseSchema = z.object({
   statusCode: z.number().int(),
@@ -238,12 +238,13 @@ export async function managementClient(context: RequestContext): Promise<{ clien
   return { client, credentials };
 }
 
-export async function workloadClient(context: RequestContext): Promise<WorkloadClient> {
+export async function workloadClient(context: RequestContext, options: { timeoutMs?: number } = {}): Promise<WorkloadClient> {
   const raw = await context.getCredentials(WORKLOAD_CREDENTIAL);
   const credentials = parseOrThrow(workloadCredentialSchema, raw, 'GPU Cloud Workload credential');
   return new WorkloadClient({
     serviceUrl: credentials.serviceUrl.trim(),
     transport: new N8nTransport(context, WORKLOAD_CREDENTIAL),
     clock: n8nClock,
+    timeoutMs: options.timeoutMs,
   });
 }

@@ -1,12 +1,20 @@
-import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
-import { updateDisplayOptions } from 'n8n-workflow';
+import type { IDataObject, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import { NodeOperationError, updateDisplayOptions } from 'n8n-workflow';
 import { z } from 'zod/v4';
-import { chatMessageSchema, chatRequestSchema, type ChatMessage, type ChatRequest } from '../../../../shared';
+import {
+  chatMessageSchema,
+  chatRequestSchema,
+  chatResponseFormatSchema,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatToolCallReply,
+} from '../../../../shared';
 import { workloadClient } from '../../transport';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { toDataObject } from '../../helpers/output';
-import { check, fieldError, readCollection, readString } from '../../helpers/parameters';
+import { check, fieldError, parseJsonValue, readCollection, readString } from '../../helpers/parameters';
 import { concurrencyOption } from '../common.descriptions';
+import { readSampling, samplingOptions } from './sampling';
 
 const properties: INodeProperties[] = [
   {
@@ -85,37 +93,53 @@ const properties: INodeProperties[] = [
     default: {},
     options: [
       concurrencyOption,
+      ...samplingOptions,
       {
-        displayName: 'Frequency Penalty',
-        name: 'frequencyPenalty',
+        displayName: 'Seed',
+        name: 'seed',
         type: 'number',
-        typeOptions: { minValue: -2, maxValue: 2, numberPrecision: 2 },
+        typeOptions: { minValue: 0 },
         default: 0,
-        description: 'Positive values make the model repeat itself less (-2 to 2)',
+        description: 'The same seed and request give the same reply, for repeatable results',
       },
       {
-        displayName: 'Maximum Number of Tokens',
-        name: 'maxTokens',
-        type: 'number',
-        typeOptions: { minValue: 1 },
-        default: 512,
-        description: 'The longest reply to generate, in tokens',
+        displayName: 'Response Format',
+        name: 'responseFormat',
+        type: 'options',
+        options: [
+          { name: 'Text', value: 'text', description: 'A reply in words' },
+          { name: 'JSON Object', value: 'json_object', description: 'A reply that is a JSON object, returned parsed in "json"' },
+          { name: 'JSON Matching a Schema', value: 'json_schema', description: 'JSON that satisfies the JSON Schema below, returned parsed in "json"' },
+        ],
+        default: 'text',
       },
       {
-        displayName: 'Sampling Temperature',
-        name: 'temperature',
-        type: 'number',
-        typeOptions: { minValue: 0, maxValue: 2, numberPrecision: 2 },
-        default: 0.7,
-        description: 'Higher values give more varied replies (0-2)',
+        displayName: 'JSON Schema',
+        name: 'jsonSchema',
+        type: 'json',
+        default: '{\n  "type": "object",\n  "properties": {\n    "answer": { "type": "string" }\n  },\n  "required": ["answer"]\n}',
+        description: 'The JSON Schema the reply must satisfy, used when Response Format is JSON Matching a Schema',
       },
       {
-        displayName: 'Top P',
-        name: 'topP',
-        type: 'number',
-        typeOptions: { minValue: 0, maxValue: 1, numberPrecision: 2 },
-        default: 1,
-        description: 'Sample only from the most likely tokens whose probabilities add up to this (above 0, at most 1)',
+        displayName: 'Tools',
+        name: 'tools',
+        type: 'json',
+        default: '[]',
+        placeholder:
+          '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]',
+        description:
+          'Functions the model may ask to call, in the OpenAI format. The calls come back in "toolCalls" (the node does not run them): run them and send the results in a conversation.',
+      },
+      {
+        displayName: 'Tool Choice',
+        name: 'toolChoice',
+        type: 'options',
+        options: [
+          { name: 'Auto', value: 'auto', description: 'The model decides whether to call a tool' },
+          { name: 'Required', value: 'required', description: 'The model must call at least one tool' },
+          { name: 'None', value: 'none', description: 'The model answers in words only' },
+        ],
+        default: 'auto',
       },
     ],
   },
@@ -142,25 +166,71 @@ function readMessages(context: IExecuteFunctions, i: number): ChatMessage[] {
 function readRequest(context: IExecuteFunctions, i: number): ChatRequest {
   const options = readCollection(context, 'options', i);
   const model = readString(context, 'model', i).trim();
-  const request: ChatRequest = { messages: check(fields.messages, readMessages(context, i), 'Messages') };
+  const request: ChatRequest = { messages: check(fields.messages, readMessages(context, i), 'Messages'), ...readSampling(options) };
   if (model) request.model = model;
-  if (options.maxTokens !== undefined) request.max_tokens = check(fields.max_tokens, options.maxTokens, 'Maximum Number of Tokens');
-  if (options.temperature !== undefined) request.temperature = check(fields.temperature, options.temperature, 'Sampling Temperature');
-  if (options.topP !== undefined) request.top_p = check(fields.top_p, options.topP, 'Top P');
-  if (options.frequencyPenalty !== undefined) {
-    request.frequency_penalty = check(fields.frequency_penalty, options.frequencyPenalty, 'Frequency Penalty');
+  if (options.seed !== undefined) request.seed = check(fields.seed, options.seed, 'Seed');
+  const format = options.responseFormat ?? 'text';
+  if (format === 'json_schema') {
+    if (options.jsonSchema === undefined) throw fieldError('JSON Schema', 'is required when Response Format is JSON Matching a Schema');
+    const schema = parseJsonValue(options.jsonSchema, 'JSON Schema');
+    request.response_format = check(chatResponseFormatSchema, { type: 'json_schema', json_schema: { name: 'reply', schema } }, 'JSON Schema');
+  } else if (options.jsonSchema !== undefined) {
+    throw fieldError('JSON Schema', 'is used only when Response Format is JSON Matching a Schema');
+  }
+  if (format === 'json_object') {
+    request.response_format = { type: 'json_object' };
+  }
+  const tools = check(toolListSchema, parseJsonValue(options.tools ?? '[]', 'Tools'), 'Tools');
+  if (tools.length > 0) {
+    request.tools = check(fields.tools, tools, 'Tools');
+    request.tool_choice = check(fields.tool_choice, options.toolChoice ?? 'auto', 'Tool Choice');
   }
   return check(chatRequestSchema, request, 'Chat');
+}
+
+const toolListSchema = z.array(z.unknown(), { error: 'must be a JSON list of tools' });
+
+const jsonObjectSchema = z.record(z.string(), z.unknown());
+
+/** The JSON object a model wrote, or undefined when the text is not one. */
+function jsonObjectOf(text: string): Record<string, unknown> | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = jsonObjectSchema.safeParse(value);
+  return parsed.success && !Array.isArray(value) ? parsed.data : undefined;
+}
+
+/** A tool call as the node outputs it: the arguments parsed, and as the model wrote them. */
+function toolCallOutput(call: ChatToolCallReply): IDataObject {
+  const parsed = jsonObjectOf(call.arguments);
+  return { id: call.id, name: call.name, arguments: parsed ? toDataObject(parsed) : null, argumentsText: call.arguments };
+}
+
+/** The reply of a JSON response format, parsed: model output is checked, never trusted. */
+function parsedReply(text: string, context: IExecuteFunctions, itemIndex: number): IDataObject {
+  const parsed = jsonObjectOf(text);
+  if (parsed) return toDataObject(parsed);
+  throw new NodeOperationError(context.getNode(), 'The model was asked for a JSON object but its reply is not one.', {
+    itemIndex,
+    description: `The reply begins: ${JSON.stringify(text.slice(0, 80))}. A reply cut short by Maximum Number of Tokens is the usual cause.`,
+  });
 }
 
 export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
   const client = await workloadClient(this);
   return await runItems(this, items, readConcurrency(this), {
     prepare: (i) => readRequest(this, i),
-    run: async (request, _i, signal) => {
+    run: async (request, i, signal) => {
       const reply = await client.chat.collect(request, { signal });
+      const wantsJson = request.response_format?.type === 'json_object' || request.response_format?.type === 'json_schema';
       return jsonResult({
         reply: reply.text,
+        ...(wantsJson && reply.toolCalls.length === 0 ? { json: parsedReply(reply.text, this, i) } : {}),
+        ...(request.tools?.length ? { toolCalls: reply.toolCalls.map(toolCallOutput) } : {}),
         model: reply.model,
         finishReason: reply.finishReason,
         ...(reply.usage ? { usage: toDataObject(reply.usage) } : {}),
