@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
+import { readBodyWithin } from './http-body';
 import { errorSummary } from './services/errors';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
@@ -82,11 +83,9 @@ export class AckFirstReceiver implements Receiver {
 
   /** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let rawBody: Buffer;
-    try {
-      rawBody = await readBody(req, defaultBodyLimit);
-    } catch {
-      this.logger.warn(`Refused a request to ${this.path} over ${defaultBodyLimit} bytes.`);
+    const rawBody = await readBodyWithin(req, defaultBodyLimit).catch(() => undefined);
+    if (!rawBody) {
+      this.logger.warn(`Refused a request to ${this.path} that was unreadable or over ${defaultBodyLimit} bytes.`);
       return http.buildNoBodyResponse(res, 413);
     }
     const request = Object.assign(req, { rawBody });
@@ -149,20 +148,6 @@ export class AckFirstReceiver implements Receiver {
     const expected = createHmac('sha256', this.options.signingSecret).update(`v0:${timestamp}:`).update(rawBody).digest();
     return timingSafeEqual(expected, Buffer.from(signature.slice(3), 'hex')) ? undefined : 'the signature does not match';
   }
-}
-
-/** The whole body, refused past `limit` bytes (the rest is read and dropped). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.once('end', () => (size <= limit ? resolve(Buffer.concat(chunks, size)) : reject(new Error('too large'))));
-    req.once('error', reject);
-  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
