@@ -7,6 +7,8 @@ import { errorSummary } from './services/errors';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
 const MAX_REQUEST_SKEW_SECONDS = 300;
+/** Signatures remembered at most (a replay of an older one is refused as stale anyway). */
+const MAX_REMEMBERED_SIGNATURES = 100_000;
 
 export interface AckFirstReceiverOptions {
   signingSecret: string;
@@ -31,6 +33,8 @@ export class AckFirstReceiver implements Receiver {
   private app?: App;
   private server?: Server;
   private readonly path: string;
+  /** Signatures accepted in the last 10 minutes (the window either way), with when each may be forgotten. */
+  private readonly accepted = new Map<string, number>();
 
   constructor(private readonly options: AckFirstReceiverOptions) {
     this.path = options.path ?? '/slack/events';
@@ -102,6 +106,10 @@ export class AckFirstReceiver implements Receiver {
       this.logger.warn(`Refused a request to ${this.path}: ${refusal}`);
       return http.buildNoBodyResponse(res, 401);
     }
+    if (this.replayed(req.headers['x-slack-signature'] as string)) {
+      this.logger.warn(`Ignored a replayed request to ${this.path}: its signature was accepted before.`);
+      return http.buildNoBodyResponse(res, 200);
+    }
     if (body instanceof Error) {
       this.logger.warn(`Malformed request body: ${body.message}`);
       return http.buildNoBodyResponse(res, 400);
@@ -124,6 +132,21 @@ export class AckFirstReceiver implements Receiver {
       app.logger.error(`${describe(body)} failed: ${errorSummary(error)}`);
       if (!res.headersSent) http.buildNoBodyResponse(res, 500);
     }
+  }
+
+  /**
+   * True when this signature (so this body and timestamp) was accepted before: someone replays a
+   * captured request within Slack's window. Slack's own retries carry a new timestamp and signature.
+   */
+  private replayed(signature: string): boolean {
+    const now = this.options.clock.now();
+    for (const [seen, forgetAt] of this.accepted) {
+      if (forgetAt > now && this.accepted.size < MAX_REMEMBERED_SIGNATURES) break;
+      this.accepted.delete(seen);
+    }
+    if (this.accepted.has(signature)) return true;
+    this.accepted.set(signature, now + 2 * MAX_REQUEST_SKEW_SECONDS * 1000);
+    return false;
   }
 
   /** A listener that passes a body to ack() here has a bug: Slack has had its answer already. */
