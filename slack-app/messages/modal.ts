@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { ModalView } from '../model';
 import { VIEWS } from './actions';
-import { SLACK_LIMITS, section, truncate } from './format';
+import { escapeWithin, SLACK_LIMITS, section, truncate } from './format';
 
 /** Block and action ids of the job form, read back by the view_submission listener. */
 export const JOB_FORM = {
@@ -30,7 +30,7 @@ export function loadingJobModal(context: JobFormContext): ModalView {
 }
 
 export function unavailableJobModal(context: JobFormContext, detail: string): ModalView {
-  return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${truncate(detail, 500)}`)] };
+  return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${escapeWithin(detail, 500)}`)] };
 }
 
 export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]): ModalView {

@@ -5,7 +5,7 @@ import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, TRANSCRIPTION_ENDPOINT, type Job, type TranscriptionInput } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
-import { deniedMessage, noticeMessage, serviceErrorMessage, usageErrorMessage } from '../messages/errors';
+import { deniedMessage, noticeMessage, notOwnerMessage, serviceErrorMessage, usageErrorMessage } from '../messages/errors';
 import { parentMessage, type RequestSubject } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import { inputMessage, jobStatusMessage } from '../messages/status';
@@ -152,7 +152,7 @@ export class JobService {
       if (!job) return this.notFound(jobId);
       const origin = seal.origin(job);
       if (!origin) return noticeMessage(`Job ${jobId} was not started from Slack; cancel it where it was started.`);
-      if (origin.user !== context.user) return noticeMessage(`Only <@${origin.user}>, who started job ${jobId}, can cancel it.`);
+      if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
       if (isTerminalStatus(job.status)) return noticeMessage(`Job ${jobId} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}.`);
       tracker.noteCancelledBy(jobId, context.user);
       await management.jobs.cancel(job.inference_endpoint_name, jobId);
