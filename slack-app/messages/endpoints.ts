@@ -1,5 +1,6 @@
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { KnownBlock, SlackMessage } from '../model';
+import { expectedInput } from '../services/input-schema';
 import { ACTIONS, encodeValue } from './actions';
 import { context, escapeText, escapeWithin, section } from './format';
 
@@ -25,9 +26,11 @@ export function endpointsPageMessage(command: string, all: InferenceEndpoint[], 
     blocks.push(section(search ? `Nothing matches "${escapeText(search)}". Try \`${command} endpoints\` for the whole catalogue.` : 'The catalogue is empty.'));
   }
   for (const endpoint of items) {
+    const expects = expectedInput(endpoint.input_schema);
     blocks.push(
       section(
         `*${escapeText(endpoint.display_name)}* \`${escapeText(endpoint.name)}\`\n${escapeWithin(endpoint.description, 300)}\n` +
+          (expects ? `Input: ${escapeWithin(expects, 600)}\n` : '') +
           `_${escapeText(endpoint.price_description)}_ · run it: \`${command} job ${escapeText(endpoint.name)} {...}\``,
       ),
     );

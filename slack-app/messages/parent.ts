@@ -1,13 +1,13 @@
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import type { KnownBlock, RequestState, SlackMessage } from '../model';
-import { ACTIONS, encodeValue, type ImageRequestValue, type JobRef } from './actions';
+import { ACTIONS, encodeValue, type ImageRequest, type JobRef } from './actions';
 import { context, escapeText, escapeWithin, formatDuration, mention, section, truncate } from './format';
 
 /** What the parent message says was asked for. */
 export type RequestSubject =
   | { kind: 'job'; endpoint: string }
   | { kind: 'transcribe'; url: string }
-  | { kind: 'image'; request: ImageRequestValue }
+  | { kind: 'image'; request: ImageRequest }
   | { kind: 'chat'; message: string }
   | { kind: 'queue'; name: string; project: string };
 

@@ -10,7 +10,7 @@ import { parentMessage, type RequestSubject } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from './access';
-import type { Catalogue } from './catalogue';
+import { inputProblem, type Catalogue } from './catalogue';
 import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from './errors';
 import { userMetadataProblem, type JobKind, type JobOrigin, type JobOriginSeal } from './job-metadata';
@@ -51,13 +51,15 @@ export class JobService {
       const problem = userMetadataProblem(userMetadata);
       if (problem) return usageErrorMessage(COMMAND, problem, 'job');
     }
+    let found;
     try {
-      if (!(await this.options.catalogue.exists(endpoint))) {
-        return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
-      }
+      found = await this.options.catalogue.find(endpoint);
     } catch (error) {
       return serviceErrorMessage('Checking the endpoint', describeError(error));
     }
+    if (!found) return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
+    const problem = inputProblem(found, input);
+    if (problem) return usageErrorMessage(COMMAND, problem, 'job');
     return this.start(context, 'job', endpoint, input, { kind: 'job', endpoint }, userMetadata);
   }
 
