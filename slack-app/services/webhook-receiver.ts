@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@slack/bolt';
-import type { Clock } from '../../shared/clock';
 import { ValidationError } from '../../shared/errors';
-import { parseJobWebhook, verifyWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag } from '../../shared/webhooks';
+import { parseJobWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag, type WebhookVerifier } from '../../shared/webhooks';
 import { readBodyWithin } from '../http-body';
 import { errorSummary } from './errors';
 import type { JobTracker } from './job-tracker';
@@ -16,9 +15,9 @@ function answer(res: ServerResponse, status: number, text: string): void {
 }
 
 export interface WebhookReceiverOptions {
-  secret: string;
+  /** The organization's secret, re-read when it was rotated. */
+  verifier: WebhookVerifier;
   tracker: JobTracker;
-  clock: Clock;
   logger: Logger;
 }
 
@@ -29,7 +28,7 @@ export interface WebhookReceiverOptions {
  */
 export function createWebhookHandler(options: WebhookReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const deduplicator = new WebhookDeduplicator();
-  const { secret, tracker, clock, logger } = options;
+  const { verifier, tracker, logger } = options;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);
@@ -37,7 +36,7 @@ export function createWebhookHandler(options: WebhookReceiverOptions): (req: Inc
     if (raw === undefined) return answer(res, 413, 'body too large');
     let id: string;
     try {
-      ({ id } = verifyWebhook(secret, req.headers as HeaderBag, raw, { nowSeconds: Math.floor(clock.now() / 1000) }));
+      ({ id } = await verifier.verify(req.headers as HeaderBag, raw));
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         logger.warn(`Refused a webhook: ${error.reason}`);
