@@ -152,32 +152,36 @@ export class WebhookVerifier {
     this.secret = options.secret;
   }
 
-  async verify(headers: HeaderBag, rawBody: Buffer | string): Promise<VerifiedWebhook> {
-    const { clock, readSecret, maxAgeMs, toleranceSeconds } = this.options;
+  /**
+   * `readSecret` overrides the one given at construction for this call: n8n reads through the
+   * request helper of the execution at hand.
+   */
+  async verify(headers: HeaderBag, rawBody: Buffer | string, readSecret = this.options.readSecret): Promise<VerifiedWebhook> {
+    const { clock, maxAgeMs, toleranceSeconds } = this.options;
     const nowSeconds = Math.floor(clock.now() / 1000);
     const check = (secret: string) => verifyWebhook(secret, headers, rawBody, { nowSeconds, toleranceSeconds });
     const expired = readSecret !== undefined && maxAgeMs !== undefined && clock.now() - this.lastReadAt >= maxAgeMs;
-    const secret = this.secret === undefined || expired ? await this.read() : this.secret;
+    const secret = this.secret === undefined || expired ? await this.read(readSecret) : this.secret;
     try {
       return check(secret);
     } catch (error) {
       if (!(error instanceof WebhookVerificationError) || error.reason !== 'bad-signature') throw error;
-      const fresh = await this.refreshed();
+      const fresh = await this.refreshed(readSecret);
       if (fresh === undefined || fresh === secret) throw error;
       return check(fresh);
     }
   }
 
   /** The secret read again, when a read is under way or allowed now; else undefined. */
-  private refreshed(): Promise<string> | undefined {
+  private refreshed(readSecret: (() => Promise<string>) | undefined): Promise<string> | undefined {
     if (this.reading) return this.reading;
-    if (!this.options.readSecret) return undefined;
+    if (!readSecret) return undefined;
     const interval = this.options.minRefreshIntervalMs ?? 60_000;
-    return this.options.clock.now() - this.lastReadAt >= interval ? this.read() : undefined;
+    return this.options.clock.now() - this.lastReadAt >= interval ? this.read(readSecret) : undefined;
   }
 
-  private read(): Promise<string> {
-    const { readSecret, clock } = this.options;
+  private read(readSecret: (() => Promise<string>) | undefined): Promise<string> {
+    const { clock } = this.options;
     if (!readSecret) {
       return Promise.reject(new WebhookVerificationError('bad-secret', 'No webhook secret is configured and none can be read.'));
     }
