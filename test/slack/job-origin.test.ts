@@ -1,8 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
 import { APP_MARKER } from '../../slack-app/services/job-metadata';
 import { BOT, TEAM } from '../../slack-app/standin';
+import { jobFixture } from '../support/fixtures';
 import { content, Stack } from './harness';
 
 /**
@@ -39,18 +39,16 @@ describe('a job some other API key holder created with the app\'s metadata', () 
   it('is not posted when a genuine, correctly signed webhook reports it, and is logged once', async () => {
     const parentTs = botParent(stack);
     const time = new Date().toISOString();
-    const job = {
-      id: randomUUID(),
+    const job = jobFixture({
       inference_endpoint_name: 'echo',
       organization_name: stack.emulator.organization,
       input: {},
       status: 'succeeded',
-      events: [{ action: 'created', time }],
       create_time: time,
       update_time: time,
       output: 'Hello <!channel>, from outside',
       metadata: unsealedMetadata(parentTs),
-    };
+    });
     const body = JSON.stringify({ type: 'inference_endpoint.job.succeeded', timestamp: time, data: job });
     const slackCalls = stack.standin.api.calls.length;
     for (let delivery = 0; delivery < 2; delivery++) {
