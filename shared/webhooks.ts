@@ -1,4 +1,5 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Clock } from './clock';
 import { jobWebhookPayloadSchema, type JobWebhookPayload } from './schemas';
 import { parseOrThrow } from './validation';
 
@@ -119,6 +120,82 @@ export function verifyWebhook(
   });
   if (!matches) throw new WebhookVerificationError('bad-signature', 'The webhook signature does not match.');
   return { id, timestampSeconds };
+}
+
+export interface WebhookVerifierOptions {
+  /** The secret known up front (configured or pasted); without one, the first delivery reads it. */
+  secret?: string;
+  /** Reads the organization's current secret (the management API); without it the secret never changes. */
+  readSecret?: () => Promise<string>;
+  clock: Pick<Clock, 'now'>;
+  /**
+   * A signature mismatch re-reads the secret (it may have been rotated), at most this often
+   * (default 60 s): forged deliveries cannot turn into a stream of API calls.
+   */
+  minRefreshIntervalMs?: number;
+  /** A secret read longer ago than this is read again before use (default: kept until a mismatch). */
+  maxAgeMs?: number;
+  toleranceSeconds?: number;
+}
+
+/**
+ * Verifies deliveries against the organization's webhook secret and follows its rotation: on a
+ * signature mismatch it reads the secret again (bounded: one read at a time, at most one per
+ * interval) and checks once more. Used by the n8n trigger and the Slack app alike.
+ */
+export class WebhookVerifier {
+  private secret?: string;
+  private lastReadAt = Number.NEGATIVE_INFINITY;
+  private reading?: Promise<string>;
+
+  constructor(private readonly options: WebhookVerifierOptions) {
+    this.secret = options.secret;
+  }
+
+  /**
+   * `readSecret` overrides the one given at construction for this call: n8n reads through the
+   * request helper of the execution at hand.
+   */
+  async verify(headers: HeaderBag, rawBody: Buffer | string, readSecret = this.options.readSecret): Promise<VerifiedWebhook> {
+    const { clock, maxAgeMs, toleranceSeconds } = this.options;
+    const nowSeconds = Math.floor(clock.now() / 1000);
+    const check = (secret: string) => verifyWebhook(secret, headers, rawBody, { nowSeconds, toleranceSeconds });
+    const expired = readSecret !== undefined && maxAgeMs !== undefined && clock.now() - this.lastReadAt >= maxAgeMs;
+    const secret = this.secret === undefined || expired ? await this.read(readSecret) : this.secret;
+    try {
+      return check(secret);
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError) || error.reason !== 'bad-signature') throw error;
+      const fresh = await this.refreshed(readSecret);
+      if (fresh === undefined || fresh === secret) throw error;
+      return check(fresh);
+    }
+  }
+
+  /** The secret read again, when a read is under way or allowed now; else undefined. */
+  private refreshed(readSecret: (() => Promise<string>) | undefined): Promise<string> | undefined {
+    if (this.reading) return this.reading;
+    if (!readSecret) return undefined;
+    const interval = this.options.minRefreshIntervalMs ?? 60_000;
+    return this.options.clock.now() - this.lastReadAt >= interval ? this.read(readSecret) : undefined;
+  }
+
+  private read(readSecret: (() => Promise<string>) | undefined): Promise<string> {
+    const { clock } = this.options;
+    if (!readSecret) {
+      return Promise.reject(new WebhookVerificationError('bad-secret', 'No webhook secret is configured and none can be read.'));
+    }
+    this.lastReadAt = clock.now();
+    this.reading ??= readSecret()
+      .then((secret) => {
+        this.secret = secret;
+        return secret;
+      })
+      .finally(() => {
+        this.reading = undefined;
+      });
+    return this.reading;
+  }
 }
 
 /** Parses a verified job-completion delivery; events keyed `type` are read as `action`. */

@@ -4,6 +4,7 @@ import { App, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
+import { WebhookVerifier } from '../shared/webhooks';
 import type { AppConfig } from './config';
 import { registerListeners } from './listeners';
 import { AckFirstReceiver } from './receiver';
@@ -101,8 +102,10 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     statusRefreshMs: options.statusRefreshMs,
   });
   if (config.publicUrl) {
+    // Read at start so a wrong key fails now; read again when the organization rotates it.
     const secret = service.webhookSecret ?? (await management.webhookSecret.get());
-    webhookHandler = createWebhookHandler({ secret, tracker: container.tracker, clock, logger });
+    const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
+    webhookHandler = createWebhookHandler({ verifier, tracker: container.tracker, logger });
   }
   registerListeners(app, container.services);
   app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));

@@ -29,6 +29,11 @@ export interface AppConfig {
     /** When unset the app reads the organization's secret from the service at start. */
     webhookSecret?: string;
   };
+  /**
+   * The key the app seals its job metadata with (`SLACK_APP_SECRET`, else the signing secret): only
+   * jobs carrying its seal are ever posted, edited or resumed.
+   */
+  appSecret: string;
   /** Where the service can reach this app; unset means completion is watched by polling only. */
   publicUrl?: string;
   webhookPath: string;
@@ -90,6 +95,9 @@ const envSchema = z.object({
   SLACK_BOT_TOKEN: secret('xoxb-', 'a bot token'),
   SLACK_SIGNING_SECRET: secret(undefined, 'the signing secret from Basic Information'),
   SLACK_APP_TOKEN: secret('xapp-', 'an app-level token with connections:write'),
+  SLACK_APP_SECRET: secret(undefined, 'a secret of at least 32 characters').refine((value) => value === undefined || value.length >= 32, {
+    error: 'must be at least 32 characters (for example `openssl rand -hex 32`)',
+  }),
   SLACK_API_URL: url,
   SLACK_NATIVE_STREAMING: optionalText
     .refine((value) => value === undefined || value === 'auto' || value === 'off', { error: 'must be "auto" or "off"' })
@@ -148,7 +156,11 @@ export function loadConfig(env: Env): AppConfig {
   const baseUrl = required('GPU_CLOUD_BASE_URL', e.GPU_CLOUD_BASE_URL, 'the management API root, ending in /api/public');
   const apiKey = required('GPU_CLOUD_API_KEY', e.GPU_CLOUD_API_KEY, 'sent as the Service-Api-Key header');
   const organization = required('GPU_CLOUD_ORGANIZATION', e.GPU_CLOUD_ORGANIZATION, 'the organization that owns the jobs');
-  if (problems.length > 0 || !botToken || !baseUrl || !apiKey || !organization) throw new ConfigError(problems);
+  const appSecret = e.SLACK_APP_SECRET ?? signingSecret;
+  if (socket && appSecret === undefined) {
+    problems.push('SLACK_APP_SECRET is required in Socket Mode without SLACK_SIGNING_SECRET (the app seals the Slack thread it writes into job metadata with it)');
+  }
+  if (problems.length > 0 || !botToken || !baseUrl || !apiKey || !organization || !appSecret) throw new ConfigError(problems);
 
   const common = { botToken, port: e.PORT, host: e.HOST, apiUrl: e.SLACK_API_URL, nativeStreaming: e.SLACK_NATIVE_STREAMING };
   const slack =
@@ -169,6 +181,7 @@ export function loadConfig(env: Env): AppConfig {
       chatModel: e.GPU_CLOUD_CHAT_MODEL,
       webhookSecret: e.GPU_CLOUD_WEBHOOK_SECRET,
     },
+    appSecret,
     publicUrl: e.SLACK_PUBLIC_URL?.replace(/\/+$/, ''),
     webhookPath: e.SLACK_WEBHOOK_PATH,
     access: {

@@ -2,10 +2,13 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
+import { readBodyWithin } from './http-body';
 import { errorSummary } from './services/errors';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
 const MAX_REQUEST_SKEW_SECONDS = 300;
+/** Signatures remembered at most (a replay of an older one is refused as stale anyway). */
+const MAX_REMEMBERED_SIGNATURES = 100_000;
 
 export interface AckFirstReceiverOptions {
   signingSecret: string;
@@ -30,6 +33,8 @@ export class AckFirstReceiver implements Receiver {
   private app?: App;
   private server?: Server;
   private readonly path: string;
+  /** Signatures accepted in the last 10 minutes (the window either way), with when each may be forgotten. */
+  private readonly accepted = new Map<string, number>();
 
   constructor(private readonly options: AckFirstReceiverOptions) {
     this.path = options.path ?? '/slack/events';
@@ -82,11 +87,9 @@ export class AckFirstReceiver implements Receiver {
 
   /** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let rawBody: Buffer;
-    try {
-      rawBody = await readBody(req, defaultBodyLimit);
-    } catch {
-      this.logger.warn(`Refused a request to ${this.path} over ${defaultBodyLimit} bytes.`);
+    const rawBody = await readBodyWithin(req, defaultBodyLimit).catch(() => undefined);
+    if (!rawBody) {
+      this.logger.warn(`Refused a request to ${this.path} that was unreadable or over ${defaultBodyLimit} bytes.`);
       return http.buildNoBodyResponse(res, 413);
     }
     const request = Object.assign(req, { rawBody });
@@ -102,6 +105,10 @@ export class AckFirstReceiver implements Receiver {
     if (refusal) {
       this.logger.warn(`Refused a request to ${this.path}: ${refusal}`);
       return http.buildNoBodyResponse(res, 401);
+    }
+    if (this.replayed(req.headers['x-slack-signature'] as string)) {
+      this.logger.warn(`Ignored a replayed request to ${this.path}: its signature was accepted before.`);
+      return http.buildNoBodyResponse(res, 200);
     }
     if (body instanceof Error) {
       this.logger.warn(`Malformed request body: ${body.message}`);
@@ -127,6 +134,21 @@ export class AckFirstReceiver implements Receiver {
     }
   }
 
+  /**
+   * True when this signature (so this body and timestamp) was accepted before: someone replays a
+   * captured request within Slack's window. Slack's own retries carry a new timestamp and signature.
+   */
+  private replayed(signature: string): boolean {
+    const now = this.options.clock.now();
+    for (const [seen, forgetAt] of this.accepted) {
+      if (forgetAt > now && this.accepted.size < MAX_REMEMBERED_SIGNATURES) break;
+      this.accepted.delete(seen);
+    }
+    if (this.accepted.has(signature)) return true;
+    this.accepted.set(signature, now + 2 * MAX_REQUEST_SKEW_SECONDS * 1000);
+    return false;
+  }
+
   /** A listener that passes a body to ack() here has a bug: Slack has had its answer already. */
   private alreadyAcknowledged(body: Record<string, unknown>) {
     return async (response?: unknown): Promise<void> => {
@@ -149,20 +171,6 @@ export class AckFirstReceiver implements Receiver {
     const expected = createHmac('sha256', this.options.signingSecret).update(`v0:${timestamp}:`).update(rawBody).digest();
     return timingSafeEqual(expected, Buffer.from(signature.slice(3), 'hex')) ? undefined : 'the signature does not match';
   }
-}
-
-/** The whole body, refused past `limit` bytes (the rest is read and dropped). */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.once('end', () => (size <= limit ? resolve(Buffer.concat(chunks, size)) : reject(new Error('too large'))));
-    req.once('error', reject);
-  });
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

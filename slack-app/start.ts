@@ -1,23 +1,29 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../emulator';
 import { startSlackApp, type RunningSlackApp } from './app';
 import { ConfigError, describeConfig, loadConfig } from './config';
+import { startEmulatorProcess } from './emulator-process';
 import { freePort, localConfig, localSlackCredentials } from './local';
 import { startStandin, type Standin } from './standin';
 
 /**
  * `npm start`. With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
  * for Socket Mode) it connects to that workspace; without, it runs the local Slack stand-in and
- * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator.
+ * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator, which
+ * runs as a child process (the app talks to it over HTTP only).
  */
 
 const env = process.env;
+/** What to stop on the way out, newest first: the stand-in and the emulator's process. */
+const closers: (() => Promise<void>)[] = [];
+
+async function closeAll(): Promise<void> {
+  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+}
 
 async function main(): Promise<void> {
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
   const realService = Boolean(env.GPU_CLOUD_BASE_URL);
-  const closers: (() => Promise<void>)[] = [];
   let app: RunningSlackApp;
   let standin: Standin | undefined;
 
@@ -26,7 +32,7 @@ async function main(): Promise<void> {
     console.log(describeConfig(config));
     app = await startSlackApp({ config });
   } else {
-    const emulator = realService ? undefined : await startEmulator({ port: 0 });
+    const emulator = realService ? undefined : await startEmulatorProcess();
     if (emulator) closers.push(() => emulator.close());
     const slack = realSlack ? undefined : localSlackCredentials();
     if (slack) {
@@ -35,7 +41,7 @@ async function main(): Promise<void> {
     }
     const port = env.PORT ? Number(env.PORT) : await freePort();
     const config = localConfig({
-      service: emulator,
+      service: emulator?.service,
       slack: slack && standin ? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret } : undefined,
       port,
       webhooks: true,
@@ -60,14 +66,15 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     await app.stop().catch(() => undefined);
-    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await closeAll();
     process.exit(0);
   };
   process.on('SIGINT', () => void stop());
   process.on('SIGTERM', () => void stop());
 }
 
-main().catch((error: unknown) => {
+main().catch(async (error: unknown) => {
   console.error(error instanceof ConfigError ? error.message : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  await closeAll();
   process.exit(1);
 });

@@ -18,7 +18,7 @@ import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
 import { managementClient } from '../GpuCloud/transport';
 import { nothingToRegister } from '../GpuCloud/webhook/lifecycle';
-import { organizationSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
+import { organizationSecret, pastedSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
 
 /** Repeated deliveries (same webhook-id) start the workflow once; kept per trigger node, in memory. */
 const deduplicators = new Map<string, WebhookDeduplicator>();
@@ -170,15 +170,14 @@ export class GpuCloudTrigger implements INodeType {
     try {
       const rawBody = await rawBodyOf(this);
       if (verification !== 'off') {
-        let secretOf: SecretSource;
+        let source: SecretSource;
         if (verification === 'secret') {
-          const secret = this.getNodeParameter('webhookSecret', '');
-          secretOf = async (refresh) => (refresh || typeof secret !== 'string' ? undefined : secret);
+          source = pastedSecret(this.getNodeParameter('webhookSecret', ''));
         } else {
           const { client, credentials } = await managementClient(this);
-          secretOf = organizationSecret(client, secretCacheKey(credentials));
+          source = organizationSecret(client, secretCacheKey(credentials));
         }
-        webhookId = (await verifyDelivery(this, rawBody, secretOf)).id;
+        webhookId = (await verifyDelivery(this, rawBody, source)).id;
       }
       payload = parseJobWebhook(rawBody);
     } catch (error) {

@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { LIMITS, NAME_PATTERN, uuidSchema } from '../../shared/schemas';
+import { NAME_PATTERN, textToImageInputSchema, uuidSchema } from '../../shared/schemas';
 import { SLACK_LIMITS } from './format';
 
 /**
@@ -23,14 +23,17 @@ export const jobRefSchema = z.strictObject({
 });
 export type JobRef = z.infer<typeof jobRefSchema>;
 
-export const imageRequestValueSchema = z.strictObject({
-  prompt: z.string().min(1),
-  width: z.number().int().min(LIMITS.imageSideMin).max(LIMITS.imageSideMax).optional(),
-  height: z.number().int().min(LIMITS.imageSideMin).max(LIMITS.imageSideMax).optional(),
-  seed: z.number().int().min(0).optional(),
-  count: z.number().int().min(1).max(16),
+export const MAX_IMAGES_PER_REQUEST = 4;
+const COUNT_RULE = `must be a whole number from 1 to ${MAX_IMAGES_PER_REQUEST}`;
+
+/**
+ * What `/gpu image` asks for: the parser produces it, and the same schema checks it again when it
+ * comes back in a Regenerate or Show input button, or from the state file.
+ */
+export const imageRequestSchema = textToImageInputSchema.pick({ prompt: true, width: true, height: true, seed: true }).extend({
+  count: z.number({ error: COUNT_RULE }).int({ error: COUNT_RULE }).min(1, { error: COUNT_RULE }).max(MAX_IMAGES_PER_REQUEST, { error: COUNT_RULE }),
 });
-export type ImageRequestValue = z.infer<typeof imageRequestValueSchema>;
+export type ImageRequest = z.infer<typeof imageRequestSchema>;
 
 export const endpointsPageValueSchema = z.strictObject({
   page: z.number().int().min(1),
@@ -44,12 +47,23 @@ export function encodeValue(value: object): string | undefined {
   return text.length <= SLACK_LIMITS.buttonValue ? text : undefined;
 }
 
-export function decodeValue<T extends z.ZodType>(schema: T, value: string | undefined): z.output<T> | undefined {
-  if (value === undefined) return undefined;
+export type ValueReading<T> = { ok: true; value: T } | { ok: false; problem: string };
+
+/** A button value checked with its schema, or what is wrong with it (the field and the rule). */
+export function readValue<T extends z.ZodType>(schema: T, value: string | undefined): ValueReading<z.output<T>> {
+  let json: unknown;
   try {
-    const result = schema.safeParse(JSON.parse(value));
-    return result.success ? result.data : undefined;
+    json = JSON.parse(value ?? '');
   } catch {
-    return undefined;
+    return { ok: false, problem: 'The button carries no readable value.' };
   }
+  const result = schema.safeParse(json);
+  if (result.success) return { ok: true, value: result.data };
+  const issue = result.error.issues[0];
+  return { ok: false, problem: `The button's ${issue?.path.join('.') || 'value'} ${issue?.message ?? 'is not valid'}.` };
+}
+
+export function decodeValue<T extends z.ZodType>(schema: T, value: string | undefined): z.output<T> | undefined {
+  const reading = readValue(schema, value);
+  return reading.ok ? reading.value : undefined;
 }

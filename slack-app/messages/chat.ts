@@ -1,6 +1,6 @@
 import type { KnownBlock, SlackMessage } from '../model';
 import { ACTIONS } from './actions';
-import { context, escapeText, truncate } from './format';
+import { context, escapeText, escapeWithin } from './format';
 
 /** Slack's `markdown` block holds up to 12,000 characters of standard Markdown. */
 export const ANSWER_MAX_LENGTH = 11_000;
@@ -31,8 +31,8 @@ export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] 
 
 /** A chat answer as one message (used when native streaming is not available). */
 export function answerMessage(text: string, state: AnswerState, detail?: string): SlackMessage {
-  const body = truncate(text, ANSWER_MAX_LENGTH);
+  const body = escapeWithin(text, ANSWER_MAX_LENGTH);
   const blocks: KnownBlock[] = body.trim() ? [{ type: 'markdown', text: body }] : [];
-  // The full text stays in `text`: follow-ups read the answer back from it as conversation context.
-  return { text: truncate(text || 'Thinking…', ANSWER_MAX_LENGTH), blocks: [...blocks, ...answerFooter(state, detail)] };
+  // The whole (escaped) answer stays in `text`: follow-ups read it back as conversation context.
+  return { text: body || 'Thinking…', blocks: [...blocks, ...answerFooter(state, detail)] };
 }

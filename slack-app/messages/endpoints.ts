@@ -1,7 +1,8 @@
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { KnownBlock, SlackMessage } from '../model';
+import { expectedInput } from '../services/input-schema';
 import { ACTIONS, encodeValue } from './actions';
-import { context, escapeText, section, truncate } from './format';
+import { context, escapeText, escapeWithin, section } from './format';
 
 export const ENDPOINTS_PAGE_SIZE = 8;
 
@@ -25,10 +26,12 @@ export function endpointsPageMessage(command: string, all: InferenceEndpoint[], 
     blocks.push(section(search ? `Nothing matches "${escapeText(search)}". Try \`${command} endpoints\` for the whole catalogue.` : 'The catalogue is empty.'));
   }
   for (const endpoint of items) {
+    const expects = expectedInput(endpoint.input_schema);
     blocks.push(
       section(
-        `*${escapeText(endpoint.display_name)}* \`${endpoint.name}\`\n${escapeText(truncate(endpoint.description, 300))}\n` +
-          `_${escapeText(endpoint.price_description)}_ · run it: \`${command} job ${endpoint.name} {...}\``,
+        `*${escapeText(endpoint.display_name)}* \`${escapeText(endpoint.name)}\`\n${escapeWithin(endpoint.description, 300)}\n` +
+          (expects ? `Input: ${escapeWithin(expects, 600)}\n` : '') +
+          `_${escapeText(endpoint.price_description)}_ · run it: \`${command} job ${escapeText(endpoint.name)} {...}\``,
       ),
     );
   }
@@ -43,5 +46,5 @@ export function endpointsPageMessage(command: string, all: InferenceEndpoint[], 
   }
   if (buttons.length) blocks.push({ type: 'actions', block_id: 'gpu.endpoints_nav', elements: buttons });
   blocks.push(context('Only you can see this list.'));
-  return { text: `${title}: ${items.map((endpoint) => endpoint.name).join(', ') || 'none'}`, blocks };
+  return { text: `${title}: ${items.map((endpoint) => escapeText(endpoint.name)).join(', ') || 'none'}`, blocks };
 }

@@ -11,14 +11,31 @@ export const SLACK_LIMITS = {
   fallbackText: 3000,
 } as const;
 
-/** Escapes the three characters Slack treats as markup in mrkdwn and plain `text`. */
+/**
+ * Escapes the three characters Slack treats as markup (`<!channel>`, `<@U…>`, `<!subteam^…>`,
+ * links) in mrkdwn, `markdown` blocks and a message's `text`. Every builder passes text that is not
+ * the app's own through this one function: job outputs, model replies, prompts, endpoint data,
+ * error details.
+ */
 export function escapeText(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** The text of a message the app escaped, as it was before (to read answers back as context). */
+export function unescapeText(text: string): string {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }
 
 export function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
   return `${text.slice(0, Math.max(0, max - 1))}…`;
+}
+
+/** Escaped, then cut to `max` characters without splitting an entity such as `&amp;`. */
+export function escapeWithin(text: string, max: number): string {
+  const escaped = escapeText(text);
+  if (escaped.length <= max) return escaped;
+  return `${escaped.slice(0, Math.max(0, max - 1)).replace(/&[a-z]{0,3}$/, '')}…`;
 }
 
 export function mention(userId: string): string {
@@ -34,10 +51,10 @@ export function formatDuration(ms: number): string {
   return `${Math.floor(minutes / 60)}h ${minutes % 60}m`;
 }
 
-/** A code block that survives Slack: no triple backticks inside, within the section limit. */
+/** A code block that survives Slack: escaped, no triple backticks inside, within the section limit. */
 export function codeBlock(text: string, max: number = SLACK_LIMITS.codeBlock): string {
   const safe = text.replace(/```/g, '`\u200b``');
-  return `\`\`\`${truncate(safe, max)}\`\`\``;
+  return `\`\`\`${escapeWithin(safe, max)}\`\`\``;
 }
 
 export function section(text: string): KnownBlock {

@@ -2,7 +2,8 @@ import { z } from 'zod/v4';
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { ModalView } from '../model';
 import { VIEWS } from './actions';
-import { SLACK_LIMITS, section, truncate } from './format';
+import { expectedInput } from '../services/input-schema';
+import { escapeWithin, SLACK_LIMITS, section, truncate } from './format';
 
 /** Block and action ids of the job form, read back by the view_submission listener. */
 export const JOB_FORM = {
@@ -30,7 +31,7 @@ export function loadingJobModal(context: JobFormContext): ModalView {
 }
 
 export function unavailableJobModal(context: JobFormContext, detail: string): ModalView {
-  return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${truncate(detail, 500)}`)] };
+  return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${escapeWithin(detail, 500)}`)] };
 }
 
 export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]): ModalView {
@@ -39,6 +40,7 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
     value: endpoint.name,
   }));
   const initial = options.find((option) => option.value === context.endpoint);
+  const expects = expectedInput(endpoints.find((endpoint) => endpoint.name === context.endpoint)?.input_schema);
   return {
     type: 'modal',
     callback_id: VIEWS.jobModal,
@@ -63,7 +65,10 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
         type: 'input',
         block_id: JOB_FORM.input.block,
         label: { type: 'plain_text', text: 'Input (JSON)' },
-        hint: { type: 'plain_text', text: 'Any JSON value the endpoint accepts, e.g. {"url": "https://..."}' },
+        hint: {
+          type: 'plain_text',
+          text: expects ? truncate(`${context.endpoint} expects: ${expects}`, 2000) : 'The JSON the endpoint accepts; `/gpu endpoints` shows what each one expects.',
+        },
         element: {
           type: 'plain_text_input',
           action_id: JOB_FORM.input.action,

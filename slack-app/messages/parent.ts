@@ -1,13 +1,13 @@
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import type { KnownBlock, RequestState, SlackMessage } from '../model';
-import { ACTIONS, encodeValue, type ImageRequestValue, type JobRef } from './actions';
-import { context, escapeText, formatDuration, mention, section, truncate } from './format';
+import { ACTIONS, encodeValue, type ImageRequest, type JobRef } from './actions';
+import { context, escapeText, escapeWithin, formatDuration, mention, section, truncate } from './format';
 
 /** What the parent message says was asked for. */
 export type RequestSubject =
   | { kind: 'job'; endpoint: string }
   | { kind: 'transcribe'; url: string }
-  | { kind: 'image'; request: ImageRequestValue }
+  | { kind: 'image'; request: ImageRequest }
   | { kind: 'chat'; message: string }
   | { kind: 'queue'; name: string; project: string };
 
@@ -38,10 +38,10 @@ export function describeSubject(subject: RequestSubject): string {
       return `asked for a transcription of ${escapeText(subject.url)}`;
     case 'image': {
       const { count, prompt } = subject.request;
-      return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeText(truncate(prompt, 500))}_`;
+      return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeWithin(prompt, 500)}_`;
     }
     case 'chat':
-      return `asked: ${escapeText(truncate(subject.message, 2000))}`;
+      return `asked: ${escapeWithin(subject.message, 2000)}`;
     case 'queue':
       return `is creating queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
   }
@@ -93,9 +93,9 @@ export function parentMessage(view: ParentView): SlackMessage {
   const who = `${mention(view.user)} ${describeSubject(view.subject)}`;
   const status = statusLine(view.state, view.elapsedMs);
   const lines = [status];
-  if (view.job) lines.push(`Job \`${view.job.jobId}\` on \`${escapeText(view.job.endpoint)}\``);
+  if (view.job) lines.push(`Job \`${escapeText(view.job.jobId)}\` on \`${escapeText(view.job.endpoint)}\``);
   const blocks: KnownBlock[] = [section(who), context(lines.join(' · '))];
-  if (view.note) blocks.push(context(escapeText(view.note)));
+  if (view.note) blocks.push(context(escapeWithin(view.note, 2000)));
   const actions = buttons(view);
   if (actions) blocks.push(actions);
   return { text: truncate(`${who} · ${status}`, 3000), blocks };

@@ -1,6 +1,6 @@
 import { TRANSCRIPTION_ENDPOINT, transcriptionOutputSchema, type Job, type TranscriptionOutput } from '../../shared/schemas';
 import type { ResultPart, SlackMessage } from '../model';
-import { codeBlock, context, escapeText, formatDuration, readableJson, section, SLACK_LIMITS, truncate } from './format';
+import { codeBlock, context, escapeText, escapeWithin, formatDuration, readableJson, section, SLACK_LIMITS, truncate } from './format';
 
 /** Output longer than this goes into an uploaded file, with a preview in the message. */
 export const INLINE_OUTPUT_LIMIT = 2500;
@@ -11,6 +11,7 @@ export function shortRef(ref: string): string {
   return ref.split('-')[0].slice(0, 12);
 }
 
+/** `text` is the notification fallback, already escaped by the caller. */
 function message(key: string, text: string, blocks: SlackMessage['blocks']): ResultPart {
   return { kind: 'message', key, message: { text: truncate(text, SLACK_LIMITS.fallbackText), blocks } };
 }
@@ -32,7 +33,7 @@ function genericOutput(job: Job): ResultPart[] {
   const text = readableJson(job.output ?? null);
   const isJson = typeof job.output !== 'string';
   if (text.length <= INLINE_OUTPUT_LIMIT) {
-    return [message(`${job.id}:result`, `Output: ${text}`, [section('*Output*'), section(codeBlock(text))])];
+    return [message(`${job.id}:result`, `Output: ${escapeWithin(text, SLACK_LIMITS.fallbackText - 10)}`, [section('*Output*'), section(codeBlock(text))])];
   }
   const filename = `output-${shortRef(job.id)}.${isJson ? 'json' : 'txt'}`;
   return [
@@ -58,7 +59,7 @@ function transcriptOutput(job: Job, output: TranscriptionOutput): ResultPart[] {
   ].filter(Boolean);
   if (output.url && output.text === undefined) {
     return [
-      message(`${job.id}:result`, `Transcript ready: ${output.url}`, [
+      message(`${job.id}:result`, `Transcript ready: ${escapeText(output.url)}`, [
         section(`*Transcript ready* (returned as a file): ${escapeText(output.url)}`),
         ...(facts.length ? [context(facts.join(' · '))] : []),
       ]),
@@ -69,7 +70,7 @@ function transcriptOutput(job: Job, output: TranscriptionOutput): ResultPart[] {
   const full = transcriptText(output);
   const long = text.length > INLINE_OUTPUT_LIMIT || full.length > INLINE_OUTPUT_LIMIT * 2;
   const filename = `transcript-${shortRef(job.id)}.txt`;
-  const preview = (value: string, max: number) => escapeText(value.length > max ? `${value.slice(0, max)}…` : value);
+  const preview = (value: string, max: number) => escapeWithin(value, max);
   const blocks: SlackMessage['blocks'] = [
     section(`*Transcript*${facts.length ? ` (${facts.join(', ')})` : ''}\n${preview(text, long ? PREVIEW_LENGTH : INLINE_OUTPUT_LIMIT) || '_(no speech found)_'}`),
   ];
@@ -78,7 +79,7 @@ function transcriptOutput(job: Job, output: TranscriptionOutput): ResultPart[] {
     blocks.push(section(`*${escapeText(language)}*\n${preview(translated, long ? 600 : 1500)}`));
   }
   if (long) blocks.push(context(`The full transcript${translations.length ? ' and translations are' : ' is'} in \`${filename}\` below.`));
-  const parts: ResultPart[] = [message(`${job.id}:result`, `Transcript: ${truncate(text, 500)}`, blocks)];
+  const parts: ResultPart[] = [message(`${job.id}:result`, `Transcript: ${escapeWithin(text, 500)}`, blocks)];
   if (long) parts.push(textFile(filename, 'Full transcript', full));
   if (output.word_segments?.length) {
     parts.push(textFile(`word-timestamps-${shortRef(job.id)}.json`, 'Word timestamps', JSON.stringify(output.word_segments, null, 2)));
@@ -95,7 +96,7 @@ export function jobResultParts(job: Job, cancelledBy?: string): ResultPart[] {
     }
     case 'failed': {
       const detail = failureDetail(job.output);
-      return [message(`${job.id}:result`, `The job failed: ${detail}`, [section(`:x: *The job failed.*\n${codeBlock(detail, 2000)}`)])];
+      return [message(`${job.id}:result`, `The job failed: ${escapeWithin(detail, 2000)}`, [section(`:x: *The job failed.*\n${codeBlock(detail, 2000)}`)])];
     }
     case 'cancelled': {
       const by = cancelledBy ? ` by <@${cancelledBy}>` : '';
@@ -108,7 +109,7 @@ export function jobResultParts(job: Job, cancelledBy?: string): ResultPart[] {
 
 /** A failure the app ran into (the service's error detail), posted in the request's thread. */
 export function errorParts(ref: string, action: string, detail: string): ResultPart[] {
-  return [message(`${ref}:error`, `${action} failed: ${detail}`, [section(`:x: *${escapeText(action)} failed.*\n${escapeText(detail)}`)])];
+  return [message(`${ref}:error`, `${escapeText(action)} failed: ${escapeWithin(detail, 2000)}`, [section(`:x: *${escapeText(action)} failed.*\n${escapeWithin(detail, 2500)}`)])];
 }
 
 /** Every image of one request shares this prefix, which is how a thread shows what was uploaded. */
@@ -123,8 +124,8 @@ export function imageFilename(ref: string, index: number, extension: string): st
 export function queueCreatedParts(ref: string, queue: { id: string; name: string; display_name: string; description?: string }, project: string): ResultPart[] {
   const lines = [
     `:white_check_mark: Queue \`${escapeText(queue.name)}\` (${escapeText(queue.display_name)}) created in project \`${escapeText(project)}\`.`,
-    `Queue id \`${queue.id}\``,
+    `Queue id \`${escapeText(queue.id)}\``,
   ];
   if (queue.description) lines.push(`_${escapeText(queue.description)}_`);
-  return [message(`${ref}:result`, `Queue ${queue.name} created in project ${project}.`, [section(lines.join('\n'))])];
+  return [message(`${ref}:result`, `Queue ${escapeText(queue.name)} created in project ${escapeText(project)}.`, [section(lines.join('\n'))])];
 }

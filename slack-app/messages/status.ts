@@ -1,6 +1,6 @@
 import type { Job } from '../../shared/schemas';
 import type { SlackMessage } from '../model';
-import { codeBlock, context, escapeText, readableJson, section } from './format';
+import { codeBlock, context, escapeText, escapeWithin, readableJson, section } from './format';
 import { statusLine } from './parent';
 
 /** `/gpu status <id>`, shown to the asker only. */
@@ -12,9 +12,9 @@ export function jobStatusMessage(job: Job, nowMs: number): SlackMessage {
   const blocks = [section(`Job \`${job.id}\` on \`${escapeText(job.inference_endpoint_name)}\`\n${status}`)];
   if (events) blocks.push(context(escapeText(events)));
   if (job.output !== undefined) blocks.push(section(`*Output*\n${codeBlock(readableJson(job.output), 1500)}`));
-  return { text: `Job ${job.id}: ${job.status}`, blocks };
+  return { text: `Job ${escapeText(job.id)}: ${job.status}`, blocks };
 }
 
 export function inputMessage(title: string, input: unknown): SlackMessage {
-  return { text: `${title}: ${readableJson(input).slice(0, 500)}`, blocks: [section(`*${escapeText(title)}*\n${codeBlock(readableJson(input))}`)] };
+  return { text: `${escapeText(title)}: ${escapeWithin(readableJson(input), 500)}`, blocks: [section(`*${escapeText(title)}*\n${codeBlock(readableJson(input))}`)] };
 }

@@ -1,7 +1,7 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
 import { answerFooter, answerMessage, ANSWER_MAX_LENGTH } from '../messages/chat';
-import { truncate } from '../messages/format';
+import { escapeText, truncate } from '../messages/format';
 import type { ThreadRef } from '../model';
 import { describeError, errorSummary } from './errors';
 import { ANSWER_EVENT, type SlackThreads } from './slack-thread';
@@ -54,7 +54,8 @@ class NativeSink implements AnswerSink {
 
   async show(_text: string, delta: string): Promise<void> {
     if (!delta) return;
-    await this.streamer.append({ markdown_text: delta });
+    // Escaping is per character, so escaped deltas add up to the escaped answer.
+    await this.streamer.append({ markdown_text: escapeText(delta) });
     this.started = true;
   }
 

@@ -2,6 +2,16 @@ import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import type { InferenceEndpoint } from '../../shared/schemas';
+import { describeInputSchema, inputSchemaProblems, parseInputSchema } from './input-schema';
+
+/** What the endpoint's published input_schema says is wrong with `input`, in one sentence for the user. */
+export function inputProblem(endpoint: InferenceEndpoint, input: unknown): string | undefined {
+  const schema = parseInputSchema(endpoint.input_schema);
+  const problems = schema ? inputSchemaProblems(schema, input) : [];
+  if (problems.length === 0) return undefined;
+  const expects = describeInputSchema(schema);
+  return `The input does not fit endpoint "${endpoint.name}": ${problems.join('; ')}.${expects ? ` It expects: ${expects}.` : ''}`;
+}
 
 /** The inference endpoint catalogue, cached briefly: paging buttons and the job form reuse it. */
 export class Catalogue {
@@ -34,15 +44,19 @@ export class Catalogue {
    * commands costs one listing rather than a request each; asks for the one endpoint only when the
    * list does not show it (it may be newer than the cache, or the listing may have failed).
    */
-  async exists(name: string): Promise<boolean> {
+  async find(name: string): Promise<InferenceEndpoint | undefined> {
     const items = await this.all().catch(() => undefined);
-    if (items?.some((endpoint) => endpoint.name === name)) return true;
+    const listed = items?.find((endpoint) => endpoint.name === name);
+    if (listed) return listed;
     try {
-      await this.management.endpoints.get(name);
-      return true;
+      return await this.management.endpoints.get(name);
     } catch (error) {
-      if (error instanceof NotFoundError) return false;
+      if (error instanceof NotFoundError) return undefined;
       throw error;
     }
+  }
+
+  async exists(name: string): Promise<boolean> {
+    return (await this.find(name)) !== undefined;
   }
 }

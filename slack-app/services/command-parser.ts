@@ -4,14 +4,13 @@ import {
   createQueueRequestSchema,
   canonicalTranslationLanguage,
   resourceNameSchema,
-  textToImageInputSchema,
   transcriptionInputSchema,
   uuidSchema,
   type CreateQueueRequest,
-  type TextToImageInput,
   type TranscriptionInput,
 } from '../../shared/schemas';
 import { parseOrThrow } from '../../shared/validation';
+import { imageRequestSchema, MAX_IMAGES_PER_REQUEST, type ImageRequest } from '../messages/actions';
 
 /**
  * `/gpu <subcommand> ...` text to a typed command, or a problem plus the usage to show. Pure: no
@@ -21,7 +20,6 @@ import { parseOrThrow } from '../../shared/validation';
 /** The slash command as registered in the manifest. */
 export const COMMAND = '/gpu';
 
-export const MAX_IMAGES_PER_REQUEST = 4;
 
 export type GpuCommand =
   | { kind: 'help' }
@@ -32,7 +30,7 @@ export type GpuCommand =
   | { kind: 'status'; jobId: string }
   | { kind: 'cancel'; jobId: string }
   | { kind: 'queue'; request: CreateQueueRequest }
-  | { kind: 'image'; input: TextToImageInput; count: number }
+  | { kind: 'image'; request: ImageRequest }
   | { kind: 'chat'; message: string };
 
 export type Subcommand = Exclude<GpuCommand['kind'], 'help' | 'job-form'>;
@@ -173,15 +171,35 @@ function check<T extends z.ZodType>(schema: T, value: unknown, names: Record<str
   }
 }
 
+/** Deeper JSON is refused: no endpoint needs it, and code that walks it recursively would overflow. */
+export const MAX_JSON_DEPTH = 64;
+
+/** How deep arrays and objects nest, counted without recursion; stops counting past `limit`. */
+function jsonDepth(value: unknown, limit: number): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop() as [unknown, number];
+    if (typeof item !== 'object' || item === null) continue;
+    deepest = Math.max(deepest, depth + 1);
+    if (deepest > limit) return deepest;
+    for (const child of Object.values(item)) stack.push([child, depth + 1]);
+  }
+  return deepest;
+}
+
 /** Parses JSON as a person types it in Slack, with a message that points at the problem. */
 export function parseJsonInput(text: string): { ok: true; value: unknown } | { ok: false; problem: string } {
   const source = straightenQuotes(text).trim();
+  let value: unknown;
   try {
-    return { ok: true, value: JSON.parse(source) };
+    value = JSON.parse(source);
   } catch (error) {
     const reason = error instanceof Error ? error.message.replace(/^JSON\.parse: /, '') : 'it cannot be parsed';
     return { ok: false, problem: `The input is not valid JSON: ${reason}.` };
   }
+  if (jsonDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) return { ok: false, problem: `The input nests arrays and objects too deeply: at most ${MAX_JSON_DEPTH} levels.` };
+  return { ok: true, value };
 }
 
 /** With no input the job form opens (with the endpoint preselected when one was named). */
@@ -260,18 +278,18 @@ function parseImage(tokens: string[]): GpuCommand {
   });
   const prompt = positional.join(' ').trim();
   if (prompt === '') throw new UsageProblem('Describe the image to generate.');
-  const countSchema = z
-    .number({ error: `must be a whole number from 1 to ${MAX_IMAGES_PER_REQUEST}` })
-    .int({ error: `must be a whole number from 1 to ${MAX_IMAGES_PER_REQUEST}` })
-    .min(1, { error: `must be a whole number from 1 to ${MAX_IMAGES_PER_REQUEST}` })
-    .max(MAX_IMAGES_PER_REQUEST, { error: `must be a whole number from 1 to ${MAX_IMAGES_PER_REQUEST}` });
-  const count = values.has('count') ? check(countSchema, numeric(values.get('count')), { '': '--count' }) : 1;
-  const input = check(
-    textToImageInputSchema,
-    { prompt, width: numeric(values.get('width')), height: numeric(values.get('height')), seed: numeric(values.get('seed')) },
-    { prompt: 'The prompt', width: '--width', height: '--height', seed: '--seed' },
+  const request = check(
+    imageRequestSchema,
+    {
+      prompt,
+      width: numeric(values.get('width')),
+      height: numeric(values.get('height')),
+      seed: numeric(values.get('seed')),
+      count: values.has('count') ? numeric(values.get('count')) : 1,
+    },
+    { prompt: 'The prompt', width: '--width', height: '--height', seed: '--seed', count: '--count' },
   );
-  return { kind: 'image', input: compact(input), count };
+  return { kind: 'image', request: compact(request) };
 }
 
 function parseSubcommand(kind: Subcommand, rest: string): GpuCommand {

@@ -63,16 +63,8 @@ export class CommandRouter {
         return jobs.cancel(context, command.jobId);
       case 'queue':
         return queues.create(context, command.request);
-      case 'image': {
-        const { prompt, width, height, seed } = command.input;
-        return images.generate(context, {
-          prompt,
-          count: command.count,
-          ...(width !== undefined ? { width } : {}),
-          ...(height !== undefined ? { height } : {}),
-          ...(seed !== undefined ? { seed } : {}),
-        });
-      }
+      case 'image':
+        return images.generate(context, command.request);
       case 'chat':
         return chat.ask(context, command.message);
     }

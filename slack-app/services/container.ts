@@ -10,6 +10,7 @@ import { ChatService } from './chat';
 import { CommandRouter } from './commands';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
+import { JobOriginSeal } from './job-metadata';
 import { JobTracker } from './job-tracker';
 import { JobService } from './jobs';
 import { QueueService } from './queues';
@@ -36,6 +37,7 @@ export interface ContainerOptions {
 export interface Container {
   services: AppServices;
   tracker: JobTracker;
+  seal: JobOriginSeal;
   background: BackgroundTasks;
 }
 
@@ -46,6 +48,7 @@ export function createContainer(options: ContainerOptions): Container {
   const threads = new SlackThreads(client, botUserId);
   const access = new AccessPolicy(config.access);
   const catalogue = new Catalogue(management, clock);
+  const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
   const tracker = new JobTracker({
     management,
@@ -54,18 +57,18 @@ export function createContainer(options: ContainerOptions): Container {
     access,
     clock,
     logger,
-    team: identity.team,
+    seal,
     webhooks: webhookUrl !== undefined,
     pollIntervalMs: config.pollIntervalMs,
     statusRefreshMs: options.statusRefreshMs,
     resumeWindowHours: config.resumeWindowHours,
   });
-  const jobs = new JobService({ management, catalogue, tracker, threads, access, state, clock, logger, team: identity.team, webhookUrl });
+  const jobs = new JobService({ management, catalogue, tracker, threads, access, state, clock, logger, seal, webhookUrl });
   const jobForm = new JobForm(catalogue, logger);
   const queues = new QueueService({ management, threads, access, clock, logger, project: config.service.project });
   const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, threads, access, state, background, clock, logger });
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
   const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, threads, access, state, background, clock, logger, team: identity.team, botUserId });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, access, logger }, tracker, background };
+  return { services: { router, jobs, jobForm, images, chat, access, logger }, tracker, seal, background };
 }

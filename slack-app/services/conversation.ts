@@ -1,4 +1,5 @@
 import type { ChatMessage } from '../../shared/schemas';
+import { unescapeText } from '../messages/format';
 import { ANSWER_EVENT, REQUEST_EVENT, type ThreadMessage } from './slack-thread';
 
 /** Keeps the prompt within what a small model accepts: the first question plus the latest turns. */
@@ -7,13 +8,12 @@ export const CONTEXT_MAX_CHARACTERS = 16_000;
 
 /** Slack's markup for mentions and links, as plain words for the model. */
 export function plainText(text: string): string {
-  return text
-    .replace(/<@([A-Z0-9]+)>/g, '@$1')
-    .replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2 ($1)')
-    .replace(/<(https?:[^>]+)>/g, '$1')
-    .replace(/&lt;/g, '<')
-    .replace(/&gt;/g, '>')
-    .replace(/&amp;/g, '&');
+  return unescapeText(
+    text
+      .replace(/<@([A-Z0-9]+)>/g, '@$1')
+      .replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2 ($1)')
+      .replace(/<(https?:[^>]+)>/g, '$1'),
+  );
 }
 
 /**
@@ -30,7 +30,7 @@ export function conversationFromThread(thread: ThreadMessage[], botUserId: strin
     if (beforeTs && Number(message.ts) >= Number(beforeTs)) break;
     const fromApp = message.botId !== undefined || (botUserId !== undefined && message.user === botUserId);
     if (fromApp) {
-      if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim()) messages.push({ role: 'assistant', content: message.text });
+      if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim()) messages.push({ role: 'assistant', content: unescapeText(message.text) });
     } else if (message.text.trim()) {
       messages.push({ role: 'user', content: plainText(message.text) });
     }

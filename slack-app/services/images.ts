@@ -3,7 +3,7 @@ import type { Logger } from '@slack/bolt';
 import type { WorkloadClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import type { TextToImageInput } from '../../shared/schemas';
-import type { ImageRequestValue } from '../messages/actions';
+import type { ImageRequest } from '../messages/actions';
 import { deniedMessage, noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
 import { errorParts, imageFilename, imageFilePrefix } from '../messages/results';
@@ -40,7 +40,7 @@ export class ImageService {
   constructor(private readonly options: ImageServiceOptions) {}
 
   /** A new request (new parent), or a regeneration into an existing thread. */
-  async generate(context: RequestContext, request: ImageRequestValue, existing?: ThreadRef): Promise<PrivateReply> {
+  async generate(context: RequestContext, request: ImageRequest, existing?: ThreadRef): Promise<PrivateReply> {
     const { access, threads, state, workload, clock, background } = this.options;
     const denial = access.check(context.user, context.channel);
     if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
@@ -93,7 +93,7 @@ export class ImageService {
     });
   }
 
-  private async produce(inflight: InflightRequest, request: ImageRequestValue, view: ParentView, alreadyPosted = false): Promise<void> {
+  private async produce(inflight: InflightRequest, request: ImageRequest, view: ParentView, alreadyPosted = false): Promise<void> {
     const { threads, state, access, clock, logger } = this.options;
     const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
     try {
@@ -112,7 +112,7 @@ export class ImageService {
   }
 
   /** One request per image; a given seed makes the set reproducible (seed, seed + 1, ...). */
-  private async render(ref: string, request: ImageRequestValue): Promise<ResultPart[]> {
+  private async render(ref: string, request: ImageRequest): Promise<ResultPart[]> {
     const { workload, workflow } = this.options;
     if (!workload) return [];
     const results = await Promise.all(

@@ -1,6 +1,6 @@
 import type { Logger, webApi } from '@slack/bolt';
 import { jobModal, JOB_FORM, jobFormContextSchema, loadingJobModal, unavailableJobModal, type JobFormContext } from '../messages/modal';
-import type { Catalogue } from './catalogue';
+import { inputProblem, type Catalogue } from './catalogue';
 import { parseJsonInput } from './command-parser';
 import { describeError, errorSummary } from './errors';
 import { userMetadataProblem } from './job-metadata';
@@ -82,7 +82,10 @@ export class JobForm {
     }
     if (values.endpoint && !errors[JOB_FORM.endpoint.block]) {
       try {
-        if (!(await this.catalogue.exists(values.endpoint))) errors[JOB_FORM.endpoint.block] = `There is no endpoint "${values.endpoint}" any more.`;
+        const endpoint = await this.catalogue.find(values.endpoint);
+        if (!endpoint) errors[JOB_FORM.endpoint.block] = `There is no endpoint "${values.endpoint}" any more.`;
+        const problem = endpoint && input.ok ? inputProblem(endpoint, input.value) : undefined;
+        if (problem) errors[JOB_FORM.input.block] = problem;
       } catch (error) {
         errors[JOB_FORM.endpoint.block] = `The endpoint could not be checked: ${describeError(error)}`;
       }

@@ -8,7 +8,7 @@ import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import type { AccessPolicy } from './access';
 import { describeError, errorSummary } from './errors';
-import { readJobOrigin, type JobOrigin } from './job-metadata';
+import type { JobOrigin, JobOriginSeal } from './job-metadata';
 import type { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
 
@@ -27,7 +27,8 @@ export interface JobTrackerOptions {
   access: AccessPolicy;
   clock: Clock;
   logger: Logger;
-  team: string;
+  /** Tells the app's own jobs (and where they post) from anyone else's. */
+  seal: JobOriginSeal;
   /** With webhooks, polling is a safety net at `pollIntervalMs`; without, it starts fast and backs off to it. */
   webhooks: boolean;
   /** Longest pause between two reads of an endpoint's jobs. */
@@ -122,7 +123,7 @@ export class JobTracker {
     if (!isTerminalStatus(job.status)) return Promise.resolve();
     let entry = this.jobs.get(job.id);
     if (!entry) {
-      const origin = readJobOrigin(job, this.options.team);
+      const origin = this.options.seal.origin(job);
       if (!origin) return Promise.resolve();
       entry = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, followed: false, trackedAt: this.options.clock.now(), edits: Promise.resolve(), done: false };
       this.jobs.set(job.id, entry);
@@ -134,7 +135,7 @@ export class JobTracker {
 
   /** Finds the app's jobs of the last hours again and follows or delivers each. */
   async resume(): Promise<{ watching: number; delivered: number }> {
-    const { management, clock, team, logger } = this.options;
+    const { management, clock, seal, logger } = this.options;
     const cutoff = clock.now() - this.options.resumeWindowHours * 3600_000;
     let watching = 0;
     let delivered = 0;
@@ -150,7 +151,7 @@ export class JobTracker {
         }
         for (const job of result.items) {
           if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id)) continue;
-          const origin = readJobOrigin(job, team);
+          const origin = seal.origin(job);
           if (!origin) continue;
           if (!isTerminalStatus(job.status)) {
             this.watch(job, origin);

@@ -5,15 +5,15 @@ import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, TRANSCRIPTION_ENDPOINT, type Job, type TranscriptionInput } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
-import { deniedMessage, noticeMessage, serviceErrorMessage, usageErrorMessage } from '../messages/errors';
+import { deniedMessage, noticeMessage, notOwnerMessage, serviceErrorMessage, usageErrorMessage } from '../messages/errors';
 import { parentMessage, type RequestSubject } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from './access';
-import type { Catalogue } from './catalogue';
+import { inputProblem, type Catalogue } from './catalogue';
 import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from './errors';
-import { jobMetadata, readJobOrigin, userMetadataProblem, type JobKind, type JobOrigin } from './job-metadata';
+import { userMetadataProblem, type JobKind, type JobOrigin, type JobOriginSeal } from './job-metadata';
 import type { JobTracker } from './job-tracker';
 import type { PrivateReply, RequestContext } from './outcome';
 import { cannotPostMessage } from './slack-errors';
@@ -29,7 +29,7 @@ export interface JobServiceOptions {
   state: StateStore;
   clock: Clock;
   logger: Logger;
-  team: string;
+  seal: JobOriginSeal;
   /** Set when the service can reach the app: jobs then report completion there. */
   webhookUrl?: string;
 }
@@ -51,13 +51,15 @@ export class JobService {
       const problem = userMetadataProblem(userMetadata);
       if (problem) return usageErrorMessage(COMMAND, problem, 'job');
     }
+    let found;
     try {
-      if (!(await this.options.catalogue.exists(endpoint))) {
-        return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
-      }
+      found = await this.options.catalogue.find(endpoint);
     } catch (error) {
       return serviceErrorMessage('Checking the endpoint', describeError(error));
     }
+    if (!found) return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
+    const problem = inputProblem(found, input);
+    if (problem) return usageErrorMessage(COMMAND, problem, 'job');
     return this.start(context, 'job', endpoint, input, { kind: 'job', endpoint }, userMetadata);
   }
 
@@ -75,7 +77,7 @@ export class JobService {
     subject: RequestSubject,
     userMetadata: Record<string, unknown> = {},
   ): Promise<PrivateReply> {
-    const { access, threads, management, tracker, state, logger, team } = this.options;
+    const { access, threads, management, tracker, state, logger, seal } = this.options;
     const reservation = randomUUID();
     const full = access.acquire(context.user, reservation);
     if (full) return deniedMessage(full.reason, full.hint, access.settings.contact);
@@ -90,12 +92,12 @@ export class JobService {
       throw error;
     }
 
-    const origin: JobOrigin = { team, thread: { channel: context.channel, threadTs }, user: context.user, kind };
+    const origin: JobOrigin = { team: seal.team, thread: { channel: context.channel, threadTs }, user: context.user, kind };
     let job: Job;
     try {
       job = await management.jobs.create(endpoint, {
         input,
-        metadata: { ...userMetadata, ...jobMetadata(origin) },
+        metadata: { ...userMetadata, ...seal.metadata(origin, reservation) },
         ...(this.options.webhookUrl ? { webhook_url: this.options.webhookUrl } : {}),
       });
     } catch (error) {
@@ -146,13 +148,13 @@ export class JobService {
   async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
     const denied = this.denied(context);
     if (denied) return denied;
-    const { management, tracker, team } = this.options;
+    const { management, tracker, seal } = this.options;
     try {
       const job = endpoint ? await management.jobs.get(endpoint, jobId) : await this.find(jobId);
       if (!job) return this.notFound(jobId);
-      const origin = readJobOrigin(job, team);
+      const origin = seal.origin(job);
       if (!origin) return noticeMessage(`Job ${jobId} was not started from Slack; cancel it where it was started.`);
-      if (origin.user !== context.user) return noticeMessage(`Only <@${origin.user}>, who started job ${jobId}, can cancel it.`);
+      if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
       if (isTerminalStatus(job.status)) return noticeMessage(`Job ${jobId} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}.`);
       tracker.noteCancelledBy(jobId, context.user);
       await management.jobs.cancel(job.inference_endpoint_name, jobId);

@@ -1,7 +1,7 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod/v4';
-import { imageRequestValueSchema } from '../messages/actions';
+import { imageRequestSchema } from '../messages/actions';
 
 /**
  * A small local file of what the app should not forget across a restart. It is a cache and a hint,
@@ -22,7 +22,7 @@ export const inflightSchema = z.strictObject({
   user: z.string().min(1),
   startedAt: z.number(),
   /** For images: what to generate again after a restart. */
-  image: imageRequestValueSchema.optional(),
+  image: imageRequestSchema.optional(),
   /** For a chat question: shown again on the parent when the answer was interrupted. */
   prompt: z.string().optional(),
 });

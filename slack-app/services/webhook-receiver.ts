@@ -1,27 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@slack/bolt';
-import type { Clock } from '../../shared/clock';
 import { ValidationError } from '../../shared/errors';
-import { parseJobWebhook, verifyWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag } from '../../shared/webhooks';
+import { parseJobWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag, type WebhookVerifier } from '../../shared/webhooks';
+import { readBodyWithin } from '../http-body';
 import { errorSummary } from './errors';
 import type { JobTracker } from './job-tracker';
 
 /** Job payloads carry the output; transcripts can be large, but not this large. */
 const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
-
-class BodyTooLarge extends Error {}
-
-async function readRaw(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > MAX_WEBHOOK_BYTES) throw new BodyTooLarge();
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
 
 function answer(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
@@ -29,9 +15,9 @@ function answer(res: ServerResponse, status: number, text: string): void {
 }
 
 export interface WebhookReceiverOptions {
-  secret: string;
+  /** The organization's secret, re-read when it was rotated. */
+  verifier: WebhookVerifier;
   tracker: JobTracker;
-  clock: Clock;
   logger: Logger;
 }
 
@@ -42,18 +28,15 @@ export interface WebhookReceiverOptions {
  */
 export function createWebhookHandler(options: WebhookReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const deduplicator = new WebhookDeduplicator();
-  const { secret, tracker, clock, logger } = options;
+  const { verifier, tracker, logger } = options;
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    let raw: Buffer;
-    try {
-      raw = await readRaw(req);
-    } catch (error) {
-      return answer(res, error instanceof BodyTooLarge ? 413 : 400, 'unreadable body');
-    }
+    const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);
+    if (raw === null) return answer(res, 400, 'unreadable body');
+    if (raw === undefined) return answer(res, 413, 'body too large');
     let id: string;
     try {
-      ({ id } = verifyWebhook(secret, req.headers as HeaderBag, raw, { nowSeconds: Math.floor(clock.now() / 1000) }));
+      ({ id } = await verifier.verify(req.headers as HeaderBag, raw));
     } catch (error) {
       if (error instanceof WebhookVerificationError) {
         logger.warn(`Refused a webhook: ${error.reason}`);

@@ -124,7 +124,7 @@ describe('the job form refuses bad fields under the field; no job is created', (
     ['no endpoint chosen', values('{}', null, null), JOB_FORM.endpoint.block, /^Choose an endpoint\.$/],
     ['metadata that is a list', values('{}', '[1, 2]'), JOB_FORM.metadata.block, /^Metadata must be a JSON object/],
     ['metadata that is not valid JSON', values('{}', '{order: 1}'), JOB_FORM.metadata.block, /^The metadata is not valid JSON/],
-    ['metadata with 21 properties', values('{}', many(21)), JOB_FORM.metadata.block, /^Metadata can have at most 13 properties \(the app keeps the rest of the service's 20 for itself\)\.$/],
+    ['metadata with 21 properties', values('{}', many(21)), JOB_FORM.metadata.block, /^Metadata can have at most 12 properties \(the app keeps the rest of the service's 20 for itself\)\.$/],
     ['metadata using a key the app reserves', values('{}', '{"slack_channel": "C0OTHER"}'), JOB_FORM.metadata.block, /^Metadata property "slack_channel" is reserved for the app\.$/],
   ];
 

@@ -5,6 +5,7 @@ import {
   parseJobWebhook,
   signWebhook,
   verifyWebhook,
+  WebhookVerifier,
 } from '../../shared/webhooks';
 import { jobFixture } from '../support/fixtures';
 
@@ -106,5 +107,76 @@ describe('webhook payloads and duplicates', () => {
     dedup.firstDelivery('c');
     expect(dedup.firstDelivery('a')).toBe(true);
     expect(dedup.firstDelivery('c')).toBe(false);
+  });
+});
+
+describe('WebhookVerifier: one verifier with secret rotation', () => {
+  const OLD = Buffer.from('the organization secret before rotation').toString('base64');
+  const NEW = Buffer.from('the organization secret after rotation').toString('base64');
+  const body = '{"type":"inference_endpoint.job.succeeded"}';
+
+  function setup(options: { start?: string; current: string; minRefreshIntervalMs?: number }) {
+    let now = 1_700_000_000_000;
+    let current = options.current;
+    let reads = 0;
+    const verifier = new WebhookVerifier({
+      secret: options.start,
+      readSecret: async () => {
+        reads++;
+        return current;
+      },
+      clock: { now: () => now },
+      minRefreshIntervalMs: options.minRefreshIntervalMs,
+    });
+    const signed = (secret: string) => signWebhook(secret, body, { timestampSeconds: now / 1000 }).headers;
+    return {
+      verifier,
+      signed,
+      reads: () => reads,
+      rotate: (secret: string) => (current = secret),
+      advance: (ms: number) => (now += ms),
+    };
+  }
+
+  it('reads the secret on first use, then keeps it', async () => {
+    const s = setup({ current: OLD });
+    await expect(s.verifier.verify(s.signed(OLD), body)).resolves.toMatchObject({ id: expect.any(String) });
+    await s.verifier.verify(s.signed(OLD), body);
+    expect(s.reads()).toBe(1);
+  });
+
+  it('accepts deliveries signed with a rotated secret: one re-read on the first mismatch', async () => {
+    const s = setup({ start: OLD, current: NEW });
+    await expect(s.verifier.verify(s.signed(NEW), body)).resolves.toMatchObject({ id: expect.any(String) });
+    expect(s.reads()).toBe(1);
+    await s.verifier.verify(s.signed(NEW), body);
+    expect(s.reads()).toBe(1);
+  });
+
+  it('re-reads at most once per interval however many forgeries arrive, and refuses them', async () => {
+    const s = setup({ start: OLD, current: OLD, minRefreshIntervalMs: 60_000 });
+    const forged = s.signed(Buffer.from('a guess').toString('base64'));
+    const attempts = await Promise.allSettled(Array.from({ length: 20 }, () => s.verifier.verify(forged, body)));
+    expect(attempts.every((attempt) => attempt.status === 'rejected' && attempt.reason instanceof WebhookVerificationError)).toBe(true);
+    expect(s.reads()).toBe(1);
+    await expect(s.verifier.verify(forged, body)).rejects.toThrow('does not match');
+    expect(s.reads()).toBe(1);
+    s.advance(60_000);
+    s.rotate(NEW);
+    await expect(s.verifier.verify(s.signed(NEW), body)).resolves.toBeDefined();
+    expect(s.reads()).toBe(2);
+  });
+
+  it('does not re-read for a stale or malformed delivery', async () => {
+    const s = setup({ start: OLD, current: NEW });
+    const stale = signWebhook(NEW, body, { timestampSeconds: 1_700_000_000 - 3600 }).headers;
+    await expect(s.verifier.verify(stale, body)).rejects.toMatchObject({ reason: 'stale' });
+    await expect(s.verifier.verify({}, body)).rejects.toMatchObject({ reason: 'missing-headers' });
+    expect(s.reads()).toBe(0);
+  });
+
+  it('with a pasted secret and nothing to read from, refuses what that secret does not sign', async () => {
+    const verifier = new WebhookVerifier({ secret: OLD, clock: { now: () => 1_700_000_000_000 } });
+    await expect(verifier.verify(signWebhook(NEW, body, { timestampSeconds: 1_700_000_000 }).headers, body)).rejects.toMatchObject({ reason: 'bad-signature' });
   });
 });

@@ -127,10 +127,9 @@ describe('/gpu command parser', () => {
     it('joins the prompt words and reads the numeric options', () => {
       expect(ok('image a red fox in snow --width 512 --height 768 --seed 7 --count 3')).toEqual({
         kind: 'image',
-        input: { prompt: 'a red fox in snow', width: 512, height: 768, seed: 7 },
-        count: 3,
+        request: { prompt: 'a red fox in snow', width: 512, height: 768, seed: 7, count: 3 },
       });
-      expect(ok('image a red fox')).toEqual({ kind: 'image', input: { prompt: 'a red fox' }, count: 1 });
+      expect(ok('image a red fox')).toEqual({ kind: 'image', request: { prompt: 'a red fox', count: 1 } });
     });
 
     it('names out-of-range sizes and counts', () => {

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { createManagementClient } from '../../shared/runtime';
 import { ACTIONS } from '../../slack-app/messages/actions';
+import { BOT, TEAM } from '../../slack-app/standin';
 import { content, Stack } from './harness';
 
 /** Every /gpu subcommand through signed HTTP requests, against the emulator, seen in the stand-in. */
@@ -67,8 +70,13 @@ describe('/gpu commands', () => {
 
   it('shows a failed job with the service detail, and uploads long output as a file', async () => {
     const channel = freshChannel();
-    await stack.command('job sentiment {"wrong": true}', 'U0FAIL', channel);
-    const failed = await stack.waitForParent(1, channel);
+    // The app refuses input the endpoint's schema rejects, so this job is created past it (as an
+    // API client would), sealed as the app's own and followed like one of its jobs.
+    const failed = stack.standin.workspace.post({ channel, user: BOT.userId, botId: BOT.botId, text: 'a parent' });
+    const origin = { team: TEAM.id, thread: { channel, threadTs: failed.ts }, user: 'U0FAIL', kind: 'job' as const };
+    const management = createManagementClient({ baseUrl: stack.emulator.baseUrl, organization: stack.emulator.organization, apiKey: stack.emulator.apiKey });
+    const job = await management.jobs.create('sentiment', { input: { wrong: true }, metadata: stack.app.container.seal.metadata(origin, randomUUID()) });
+    stack.app.container.tracker.watch(job, origin);
     await stack.waitForParentText(failed.ts, /Failed after/, 15_000, channel);
     await stack.standin.waitFor(() => stack.replies(failed.ts, channel).length === 1, 10_000, 'the failure');
     expect(content(stack.replies(failed.ts, channel)[0])).toMatch(/The job failed\.[\s\S]*Invalid input/);

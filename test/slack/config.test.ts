@@ -32,8 +32,17 @@ describe('Slack app configuration', () => {
   });
 
   it('switches to Socket Mode with an app token, where the signing secret is optional', () => {
-    const config = loadConfig({ ...base, SLACK_SIGNING_SECRET: undefined, SLACK_APP_TOKEN: 'xapp-1-abc' });
+    const config = loadConfig({ ...base, SLACK_SIGNING_SECRET: undefined, SLACK_APP_TOKEN: 'xapp-1-abc', SLACK_APP_SECRET: 'a'.repeat(32) });
     expect(config.slack.mode).toBe('socket');
+    expect(config.appSecret).toBe('a'.repeat(32));
+  });
+
+  it('seals job metadata with the signing secret unless SLACK_APP_SECRET is set', () => {
+    expect(loadConfig(base).appSecret).toBe(SIGNING_SECRET);
+    expect(problems({ ...base, SLACK_SIGNING_SECRET: undefined, SLACK_APP_TOKEN: 'xapp-1-abc' })).toEqual([
+      'SLACK_APP_SECRET is required in Socket Mode without SLACK_SIGNING_SECRET (the app seals the Slack thread it writes into job metadata with it)',
+    ]);
+    expect(problems({ ...base, SLACK_APP_SECRET: 'short-secret' })).toEqual(['SLACK_APP_SECRET must be at least 32 characters (for example `openssl rand -hex 32`)']);
   });
 
   it('lists every missing setting at once, saying what each is for', () => {

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
-import { jobMetadata } from '../../slack-app/services/job-metadata';
 import { BOT, TEAM } from '../../slack-app/standin';
 import { content, Stack, type StackOptions } from './harness';
 
@@ -68,7 +67,7 @@ describe('job completion', () => {
       for (let i = 0; i < 50; i++) {
         const parentTs = stack.standin.workspace.post({ channel: CHANNEL, user: BOT.userId, botId: BOT.botId, text: `parent ${i}` }).ts;
         const origin = { team: TEAM.id, thread: { channel: CHANNEL, threadTs: parentTs }, user: `U0MANY${i}`, kind: 'job' as const };
-        const job = await management.jobs.create('echo', { input: { i }, metadata: jobMetadata(origin) });
+        const job = await management.jobs.create('echo', { input: { i }, metadata: stack.app.container.seal.metadata(origin, randomUUID()) });
         tracker.watch(job, origin);
       }
       const before = emulator.requests.length;
@@ -141,7 +140,7 @@ describe('the webhook route', () => {
       create_time: now,
       update_time: now,
       output: { forged: true },
-      metadata: jobMetadata({ team: TEAM.id, thread: { channel: CHANNEL, threadTs: parent.ts }, user: 'U0VICTIM', kind: 'job' }),
+      metadata: stack.app.container.seal.metadata({ team: TEAM.id, thread: { channel: CHANNEL, threadTs: parent.ts }, user: 'U0VICTIM', kind: 'job' }, randomUUID()),
     };
     const body = JSON.stringify({ type: 'inference_endpoint.job.succeeded', timestamp: now, data: job });
     const seconds = Date.now() / 1000;

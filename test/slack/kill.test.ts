@@ -81,13 +81,23 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
   }
 }, 90_000);
 
-/** The app's small state file, as the test process sees it on disk. */
+/**
+ * The kinds of work in progress in the app's state file, as the test process sees it on disk. A
+ * missing or torn file is an error, not "nothing in progress": the app writes it atomically.
+ */
 async function inflightKinds(path: string): Promise<string[]> {
+  const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
+  if (!Array.isArray(state.inflight)) throw new Error(`${path} has no inflight list`);
+  return state.inflight.map((entry) => entry.kind).sort();
+}
+
+/** Before the app has recorded anything, the file may not exist yet. */
+async function inflightKindsOnceWritten(path: string): Promise<string[]> {
   try {
-    const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
-    return (state.inflight ?? []).map((entry) => entry.kind).sort();
-  } catch {
-    return [];
+    return await inflightKinds(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }
 
@@ -105,7 +115,7 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
     await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL);
     await stack.standin.waitFor(() => stack.parents(CHANNEL).length === 2, 15_000, 'two parents');
     const deadline = Date.now() + 10_000;
-    while ((await inflightKinds(stack.stateFile)).join() !== 'chat,image') {
+    while ((await inflightKindsOnceWritten(stack.stateFile)).join() !== 'chat,image') {
       if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

@@ -1,5 +1,5 @@
 import type { Job, InferenceEndpoint } from '../../shared/schemas';
-import { ACTIONS, decodeValue, encodeValue, imageRequestValueSchema, jobRefSchema } from '../../slack-app/messages/actions';
+import { ACTIONS, decodeValue, encodeValue, imageRequestSchema, jobRefSchema } from '../../slack-app/messages/actions';
 import { answerMessage } from '../../slack-app/messages/chat';
 import { endpointsPageMessage, ENDPOINTS_PAGE_SIZE } from '../../slack-app/messages/endpoints';
 import { deniedMessage, usageErrorMessage } from '../../slack-app/messages/errors';
@@ -94,7 +94,7 @@ describe('Block Kit renderers', () => {
       const done = parentMessage({ user: 'U1', subject: { kind: 'image', request }, state: 'succeeded', elapsedMs: 3000 });
       expect(buttons(running).map((b) => b.action_id)).toEqual([ACTIONS.showInput]);
       const regenerate = buttons(done).find((b) => b.action_id === ACTIONS.regenerateImage);
-      expect(decodeValue(imageRequestValueSchema, regenerate?.value)).toEqual(request);
+      expect(decodeValue(imageRequestSchema, regenerate?.value)).toEqual(request);
       expect(visible(done)).toContain('asked for 2 images: _a red fox_');
     });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AccessPolicy } from '../../slack-app/services/access';
 import { conversationFromThread, CONTEXT_MAX_MESSAGES, trimConversation } from '../../slack-app/services/conversation';
-import { jobMetadata, readJobOrigin, userMetadataProblem, USER_METADATA_MAX_PROPERTIES } from '../../slack-app/services/job-metadata';
+import { JobOriginSeal, userMetadataProblem, USER_METADATA_MAX_PROPERTIES } from '../../slack-app/services/job-metadata';
 import { ANSWER_EVENT, REQUEST_EVENT, RESULT_EVENT, type ThreadMessage } from '../../slack-app/services/slack-thread';
 import { StateStore } from '../../slack-app/services/state-store';
 import type { Job } from '../../shared/schemas';
@@ -48,13 +48,39 @@ describe('job metadata', () => {
     metadata,
   });
 
-  it('round-trips the thread through the job', () => {
-    expect(readJobOrigin(job({ ...jobMetadata(origin), note: 'mine' }), 'T1')).toEqual(origin);
+  const secret = 'the-app-secret-the-app-secret-00';
+  const warnings: string[] = [];
+  const seal = new JobOriginSeal(secret, 'T1', (message) => warnings.push(message));
+  const sealed = seal.metadata(origin, 'request-1');
+
+  it('round-trips the thread through the job, sealed', () => {
+    expect(seal.origin(job({ ...sealed, note: 'mine' }))).toEqual(origin);
+    expect(JSON.stringify(sealed)).not.toContain(secret);
   });
 
-  it('ignores jobs of other workspaces and jobs not started from Slack', () => {
-    expect(readJobOrigin(job(jobMetadata(origin)), 'T2')).toBeUndefined();
-    expect(readJobOrigin(job({ slack_app: 'someone-else' }), 'T1')).toBeUndefined();
+  it('ignores jobs of other workspaces and jobs not started from Slack, without a word', () => {
+    expect(new JobOriginSeal(secret, 'T2', (message) => warnings.push(message)).origin(job(sealed))).toBeUndefined();
+    expect(seal.origin(job({ slack_app: 'someone-else' }))).toBeUndefined();
+    expect(warnings).toEqual([]);
+  });
+
+  it.each([
+    ['without a seal', () => { const { slack_seal: _, ...rest } = sealed; return rest; }],
+    ['sealed by another secret', () => new JobOriginSeal('another-secret-another-secret-00', 'T1', () => undefined).metadata(origin, 'request-1')],
+    ['re-pointed to another channel', () => ({ ...sealed, slack_channel: 'C2' })],
+    ['re-pointed to another thread', () => ({ ...sealed, slack_thread_ts: '1700000000.000200' })],
+    ['claiming another user', () => ({ ...sealed, slack_user: 'U2' })],
+    ['another kind', () => ({ ...sealed, slack_kind: 'job' })],
+    ['another request id', () => ({ ...sealed, client_request_id: 'request-2' })],
+    ['a truncated seal', () => ({ ...sealed, slack_seal: sealed.slack_seal.slice(0, 20) })],
+  ])('refuses metadata %s and says so once', (_name, metadata) => {
+    warnings.length = 0;
+    const forged = job(metadata());
+    expect(seal.origin(forged)).toBeUndefined();
+    expect(seal.origin(forged)).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/not sealed by this app/);
+    seal['refused'].clear();
   });
 
   it('checks metadata typed into the form', () => {

@@ -1,5 +1,7 @@
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
-import { decodeValue, imageRequestValueSchema } from '../../messages/actions';
+import { imageRequestSchema, readValue } from '../../messages/actions';
+import { usageErrorMessage } from '../../messages/errors';
+import { COMMAND } from '../../services/command-parser';
 import type { AppServices } from '../../services';
 import { ephemeral } from '../ephemeral';
 import { readClick } from './button';
@@ -11,9 +13,13 @@ export function regenerateImage(services: AppServices) {
   return async ({ ack, body, action, respond }: ButtonArgs): Promise<void> => {
     await ack();
     const click = readClick(body, action);
-    const request = decodeValue(imageRequestValueSchema, click.value);
-    if (!request || !click.channel || !click.thread) return;
-    const reply = await services.images.generate({ user: click.user, channel: click.channel }, request, click.thread);
+    const request = readValue(imageRequestSchema, click.value);
+    if (!request.ok) {
+      await respond(ephemeral(usageErrorMessage(COMMAND, `This Regenerate button cannot be used: ${request.problem}`, 'image')));
+      return;
+    }
+    if (!click.channel || !click.thread) return;
+    const reply = await services.images.generate({ user: click.user, channel: click.channel }, request.value, click.thread);
     if (reply) await respond(ephemeral(reply));
   };
 }

@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
-import { decodeValue, imageRequestValueSchema, jobRefSchema } from '../../messages/actions';
+import { decodeValue, imageRequestSchema, jobRefSchema } from '../../messages/actions';
 import { inputMessage } from '../../messages/status';
 import type { AppServices } from '../../services';
 import { ephemeral } from '../ephemeral';
@@ -17,7 +17,7 @@ export function showInput(services: AppServices) {
       if (reply) await respond(ephemeral(reply));
       return;
     }
-    const image = decodeValue(imageRequestValueSchema, click.value);
+    const image = decodeValue(imageRequestSchema, click.value);
     if (image) await respond(ephemeral(inputMessage('Image request', image)));
   };
 }
