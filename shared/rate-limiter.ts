@@ -1,59 +1,129 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from './clock';
 
+const WINDOW_MS = 60_000;
 /**
- * At most `limit` requests in any window of `windowMs`, the way the service counts (240 a minute
- * per API key). A sliding log rather than a token bucket: it never lets a burst over the line,
- * so a bulk run sees no 429s of its own making. Waiters are served first come, first served.
+ * Multiplicative decrease: the share of its rate a process keeps after a 429. Mild, because the
+ * service counts a sliding window: a sum slightly over the limit costs one 429 per process, while
+ * one well under it wastes budget for minutes (measured in docs/benchmarks.md).
  */
-export class SlidingWindowRateLimiter {
+const DECREASE_FACTOR = 0.85;
+/** Additive increase, as a share of the ceiling gained per minute of sending without a 429. */
+const INCREASE_SHARE_PER_MINUTE = 0.05;
+/**
+ * Before any 429 a burst may run this many times faster than the ceiling (240/min: 240 in 15 s,
+ * not at once), so processes starting together fill the service's window with few requests in
+ * flight, and each learns of the limit from one 429 instead of a whole burst of them.
+ */
+const BURST_SPEEDUP = 4;
+/** Never slower than this, so a process always probes for budget that others freed. */
+const MIN_REQUESTS_PER_MINUTE = 1;
+
+/**
+ * The budget of one API key in this process, sized for many processes sharing the key without a
+ * shared store (n8n queue mode: every worker has its own).
+ *
+ * - Never more than `ceiling` requests in any 60 s window, the way the service counts, so a
+ *   process alone never causes a 429; it may burst up to the ceiling at four times its pace.
+ * - A 429 means other processes use the key too: every call of the key in this process waits out
+ *   `Retry-After`, and the process lowers its rate and paces its requests evenly at that rate
+ *   (multiplicative decrease, once per 429 episode, not once per refused request).
+ * - Each answer that is not a 429 adds back a little (additive increase), so N processes settle
+ *   where their sum meets the service's limit, like TCP senders sharing a link. Back at the
+ *   ceiling, bursts are allowed again.
+ *
+ * Waiters are served first come, first served.
+ */
+export class AdaptiveRateLimiter {
   private readonly stamps: number[] = [];
   private head = 0;
   private tail: Promise<void> = Promise.resolve();
+  private rate: number;
+  private pausedUntil = 0;
+  private lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  private lastStart = Number.NEGATIVE_INFINITY;
 
   constructor(
-    readonly limit: number,
-    readonly windowMs: number,
+    readonly ceiling: number,
     private readonly clock: Clock,
   ) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError('rate limit must be a whole number of at least 1');
+    if (!Number.isInteger(ceiling) || ceiling < 1) throw new RangeError('rate limit must be a whole number of at least 1');
+    this.rate = ceiling;
   }
 
-  acquire(signal?: AbortSignal): Promise<void> {
+  /** The current rate in requests per minute: the ceiling until a 429, lower after. */
+  get requestsPerMinute(): number {
+    return this.rate;
+  }
+
+  /** Waits for this process's turn; resolves with the time the request may be sent. */
+  acquire(signal?: AbortSignal): Promise<number> {
     const turn = this.tail.then(() => this.take(signal));
-    this.tail = turn.catch(() => undefined);
+    this.tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 
-  private async take(signal?: AbortSignal): Promise<void> {
+  /**
+   * The service refused a request sent at `sentAt`: hold every call of the key until `retryAfterMs`
+   * has passed and lower the rate, unless the request left before the last decrease (its 429
+   * belongs to an episode already answered).
+   */
+  throttled(sentAt: number, retryAfterMs: number): void {
+    const now = this.clock.now();
+    this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
+    if (sentAt <= this.lastDecreaseAt) return;
+    this.rate = Math.max(MIN_REQUESTS_PER_MINUTE, this.rate * DECREASE_FACTOR);
+    this.lastDecreaseAt = now;
+  }
+
+  /** The service answered without refusing for rate: claim a little more of the budget. */
+  admitted(): void {
+    if (this.rate >= this.ceiling) return;
+    // Per answer, so that the gain per minute is the same at any rate.
+    this.rate = Math.min(this.ceiling, this.rate + (INCREASE_SHARE_PER_MINUTE * this.ceiling) / this.rate);
+  }
+
+  private async take(signal?: AbortSignal): Promise<number> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
-      while (this.head < this.stamps.length && this.stamps[this.head] <= now - this.windowMs) this.head++;
-      if (this.head > 1024 && this.head * 2 > this.stamps.length) {
-        this.stamps.splice(0, this.head);
-        this.head = 0;
-      }
-      if (this.stamps.length - this.head < this.limit) {
+      const spacing = this.rate < this.ceiling ? WINDOW_MS / this.rate : WINDOW_MS / (this.ceiling * BURST_SPEEDUP);
+      const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.lastStart + spacing);
+      if (ready <= now) {
         this.stamps.push(now);
-        return;
+        this.lastStart = now;
+        return now;
       }
-      await this.clock.sleep(this.stamps[this.head] + this.windowMs - now, signal);
+      await this.clock.sleep(ready - now, signal);
     }
+  }
+
+  /** When the sliding window has room for one more request. */
+  private windowOpensAt(now: number): number {
+    while (this.head < this.stamps.length && this.stamps[this.head] <= now - WINDOW_MS) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.stamps.length) {
+      this.stamps.splice(0, this.head);
+      this.head = 0;
+    }
+    return this.stamps.length - this.head < this.ceiling ? now : this.stamps[this.head] + WINDOW_MS;
   }
 }
 
-const sharedLimiters = new Map<string, SlidingWindowRateLimiter>();
+const sharedLimiters = new Map<string, AdaptiveRateLimiter>();
 
 /**
- * One limiter per API key (and limit) for the whole process, so every client and every n8n
- * execution using that key shares the budget. The key passed here must already be a hash.
+ * One limiter per API key (and ceiling) for the whole process, so every client and every n8n
+ * execution using that key shares the budget and learns from each other's 429s. The key passed
+ * here must already be a hash.
  */
-export function sharedRateLimiter(key: string, requestsPerMinute: number, clock: Clock): SlidingWindowRateLimiter {
+export function sharedRateLimiter(key: string, requestsPerMinute: number, clock: Clock): AdaptiveRateLimiter {
   const id = `${key}:${requestsPerMinute}`;
   let limiter = sharedLimiters.get(id);
   if (!limiter) {
-    limiter = new SlidingWindowRateLimiter(requestsPerMinute, 60_000, clock);
+    limiter = new AdaptiveRateLimiter(requestsPerMinute, clock);
     sharedLimiters.set(id, limiter);
   }
   return limiter;

@@ -1,0 +1,53 @@
+import { AdaptiveRateLimiter } from '../../shared/rate-limiter';
+import { FakeClock } from '../support/fake-clock';
+
+describe('adaptive rate limiter', () => {
+  it('holds every caller until Retry-After has passed', async () => {
+    const clock = new FakeClock();
+    const limiter = new AdaptiveRateLimiter(240, clock);
+    const sent = await limiter.acquire();
+    limiter.throttled(sent, 5_000);
+    const [first, second] = await Promise.all([limiter.acquire(), limiter.acquire()]);
+    expect(first - sent).toBeGreaterThanOrEqual(5_000);
+    expect(second - sent).toBeGreaterThanOrEqual(5_000);
+  });
+
+  it('lowers its rate once per 429 episode, not once per refused request', async () => {
+    const clock = new FakeClock();
+    const limiter = new AdaptiveRateLimiter(240, clock);
+    const inFlight = await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+    for (const sentAt of inFlight) limiter.throttled(sentAt, 1_000);
+    expect(limiter.requestsPerMinute).toBeCloseTo(240 * 0.85);
+    // A request sent after the decrease that is refused again starts a new episode.
+    const later = await limiter.acquire();
+    limiter.throttled(later, 1_000);
+    expect(limiter.requestsPerMinute).toBeCloseTo(240 * 0.85 * 0.85);
+  });
+
+  it('paces evenly at the lowered rate and climbs back by a twentieth of the ceiling per minute', async () => {
+    const clock = new FakeClock();
+    const limiter = new AdaptiveRateLimiter(240, clock);
+    limiter.throttled(await limiter.acquire(), 0);
+    const rate = limiter.requestsPerMinute;
+    const times: number[] = [];
+    for (let n = 0; n < 5; n++) {
+      times.push(await limiter.acquire());
+      limiter.admitted();
+    }
+    for (let n = 1; n < times.length; n++) expect(times[n] - times[n - 1]).toBeGreaterThanOrEqual(Math.floor(60_000 / limiter.requestsPerMinute));
+    // A minute of answers at about this rate adds about 12/min (5 % of 240).
+    for (let n = 0; n < Math.round(rate); n++) limiter.admitted();
+    expect(limiter.requestsPerMinute).toBeGreaterThan(rate + 11);
+    expect(limiter.requestsPerMinute).toBeLessThan(rate + 13);
+  });
+
+  it('alone, never sends more than its ceiling in any 60 s and spreads a burst over a quarter minute', async () => {
+    const clock = new FakeClock();
+    const limiter = new AdaptiveRateLimiter(20, clock);
+    const times: number[] = [];
+    for (let n = 0; n < 50; n++) times.push(await limiter.acquire());
+    for (const time of times) expect(times.filter((other) => other > time - 60_000 && other <= time).length).toBeLessThanOrEqual(20);
+    expect(times[19] - times[0]).toBeGreaterThanOrEqual(15_000 - 60_000 / 80);
+    expect(times[19] - times[0]).toBeLessThan(16_000);
+  });
+});
