@@ -17,19 +17,28 @@ import {
 } from '../../shared';
 import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
+import { firstDeliveryInWorkflow } from './deliveries';
 import { managementClient } from '../GpuCloud/transport';
 import { organizationSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
 
-/** Repeated deliveries (same webhook-id) start the workflow once; kept per trigger node, in memory. */
+/** Per trigger node, in this process: closes the window in which two requests here both read the workflow before either saved it. */
 const deduplicators = new Map<string, WebhookDeduplicator>();
 
-function deduplicatorFor(key: string): WebhookDeduplicator {
+/**
+ * Repeated deliveries (same webhook-id) start the workflow once, whichever n8n process each
+ * reaches: remembered in the workflow's static data, which n8n stores in its database, and in
+ * this process's memory.
+ */
+function firstDelivery(context: IWebhookFunctions, deliveryId: string): boolean {
+  const key = `${context.getWorkflow().id ?? ''}:${context.getNode().id}`;
   let deduplicator = deduplicators.get(key);
   if (!deduplicator) {
     deduplicator = new WebhookDeduplicator();
     deduplicators.set(key, deduplicator);
   }
-  return deduplicator;
+  const firstHere = deduplicator.firstDelivery(deliveryId);
+  const firstInWorkflow = firstDeliveryInWorkflow(context.getWorkflowStaticData('node'), deliveryId, Math.floor(Date.now() / 1000));
+  return firstHere && firstInWorkflow;
 }
 
 const EVENTS = [
@@ -202,10 +211,6 @@ export class GpuCloudTrigger implements INodeType {
     }
 
     const deliveryId = webhookId ?? headerValue(this.getHeaderData()['webhook-id']);
-    const node = this.getNode();
-    if (deliveryId && !deduplicatorFor(`${this.getWorkflow().id ?? ''}:${node.id}`).firstDelivery(deliveryId)) {
-      return { webhookResponse: { received: true, duplicate: true } };
-    }
     const outcome = webhookOutcome(payload.type);
     if (!outcome || !Array.isArray(events) || !events.includes(outcome)) {
       return { webhookResponse: { received: true, ignored: `event ${payload.type} is not selected` } };
@@ -213,6 +218,7 @@ export class GpuCloudTrigger implements INodeType {
     if (endpoints.length > 0 && !endpoints.includes(payload.data.inference_endpoint_name)) {
       return { webhookResponse: { received: true, ignored: `endpoint ${payload.data.inference_endpoint_name} is not selected` } };
     }
+    if (deliveryId && !firstDelivery(this, deliveryId)) return { webhookResponse: { received: true, duplicate: true } };
     return { workflowData: [this.helpers.returnJsonArray(jobItem(payload, deliveryId))], webhookResponse: { received: true } };
   }
 }
