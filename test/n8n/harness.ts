@@ -274,6 +274,7 @@ export class Harness {
   /** Errors thrown while handling a webhook request; a test expects none. */
   readonly webhookErrors: unknown[] = [];
   private readonly paused = new Map<string, Paused>();
+  private readonly resuming = new Set<string>();
   private readonly active = new Map<string, { spec: WorkflowSpec; node: INode; description: IWebhookDescription }>();
   private readonly listeners = new Set<() => void>();
   private readonly running = new Set<Promise<unknown>>();
@@ -569,6 +570,20 @@ export class Harness {
       res.status(execution ? 409 : 404).json({ message: `The execution "${executionId}" is ${execution ? execution.status : 'unknown'}.` });
       return;
     }
+    // As n8n: one request at a time may resume an execution; the others are refused meanwhile.
+    if (this.resuming.has(executionId)) {
+      res.status(500).json({ message: `The execution "${executionId}" is already being resumed.` });
+      return;
+    }
+    this.resuming.add(executionId);
+    try {
+      await this.resumePaused(executionId, paused, execution, req, res);
+    } finally {
+      this.resuming.delete(executionId);
+    }
+  }
+
+  private async resumePaused(executionId: string, paused: Paused, execution: Execution, req: Request, res: Response): Promise<void> {
     const data = restore(paused.data);
     const stack = data.executionData?.nodeExecutionStack;
     const lastNodeExecuted = data.resultData.lastNodeExecuted;
