@@ -9,7 +9,6 @@ import type {
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import {
   ValidationError,
-  WebhookDeduplicator,
   WebhookVerificationError,
   parseJobWebhook,
   webhookOutcome,
@@ -17,28 +16,21 @@ import {
 } from '../../shared';
 import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
-import { firstDeliveryInWorkflow } from './deliveries';
+import { DeliveryRecord } from './deliveries';
 import { managementClient } from '../GpuCloud/transport';
 import { organizationSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
 
-/** Per trigger node, in this process: closes the window in which two requests here both read the workflow before either saved it. */
-const deduplicators = new Map<string, WebhookDeduplicator>();
+const records = new Map<string, DeliveryRecord>();
 
-/**
- * Repeated deliveries (same webhook-id) start the workflow once, whichever n8n process each
- * reaches: remembered in the workflow's static data, which n8n stores in its database, and in
- * this process's memory.
- */
+/** Whether this delivery id is new to the trigger node, in any n8n process (see DeliveryRecord). */
 function firstDelivery(context: IWebhookFunctions, deliveryId: string): boolean {
   const key = `${context.getWorkflow().id ?? ''}:${context.getNode().id}`;
-  let deduplicator = deduplicators.get(key);
-  if (!deduplicator) {
-    deduplicator = new WebhookDeduplicator();
-    deduplicators.set(key, deduplicator);
+  let record = records.get(key);
+  if (!record) {
+    record = new DeliveryRecord();
+    records.set(key, record);
   }
-  const firstHere = deduplicator.firstDelivery(deliveryId);
-  const firstInWorkflow = firstDeliveryInWorkflow(context.getWorkflowStaticData('node'), deliveryId, Math.floor(Date.now() / 1000));
-  return firstHere && firstInWorkflow;
+  return record.firstDelivery(context.getWorkflowStaticData('node'), deliveryId, Math.floor(Date.now() / 1000));
 }
 
 const EVENTS = [

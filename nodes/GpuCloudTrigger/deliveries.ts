@@ -5,30 +5,52 @@ const REMEMBER_SECONDS = 24 * 60 * 60;
 /** Bounds what n8n writes back to the workflow per delivery: about 50 bytes an id. */
 const MAX_REMEMBERED = 1_000;
 
+/** "<seconds> <id>" strings, oldest first: flat, so n8n wraps no object per id when it loads the workflow. */
+function readSaved(store: IDataObject, oldestKept: number): Map<string, number> {
+  const saved = new Map<string, number>();
+  for (const entry of Array.isArray(store.deliveries) ? store.deliveries : []) {
+    if (typeof entry !== 'string') continue;
+    const space = entry.indexOf(' ');
+    const seenAt = Number(entry.slice(0, space));
+    if (space > 0 && Number.isFinite(seenAt) && seenAt > oldestKept) saved.set(entry.slice(space + 1), seenAt);
+  }
+  return saved;
+}
+
 /**
- * Records a delivery id in the trigger's workflow static data and says whether it is new.
+ * The delivery ids one trigger node has accepted, so that repeated deliveries (same webhook-id)
+ * start the workflow once whichever n8n process each reaches, and after restarts.
  *
- * Static data is the one store every n8n process reaches from a webhook method: each production
- * webhook request reads the workflow from the database and n8n saves the static data back when the
- * node changed it, whichever process (main or webhook processor) took the request. It survives
- * restarts too. n8n's database-backed de-duplication helpers are not offered to webhook methods.
+ * The shared record is the workflow's static data: the one store every n8n process reaches from a
+ * webhook method. Each production webhook request reads the workflow from the database, and n8n
+ * saves the static data back when the node changed it, whichever process (main or webhook
+ * processor) took the request. n8n's database-backed de-duplication helpers are not offered to
+ * webhook methods (2.8 to 2.41).
  *
- * What remains: two deliveries of one id that reach two processes before either has saved (a few
- * milliseconds) both count as new, and two new ids saved at the same moment by two processes
- * overwrite each other, so a later repeat of the lost one counts as new. Downstream nodes get the
- * id as `webhookId` to de-duplicate on exactly (n8n's Remove Duplicates node).
+ * n8n saves static data whole, so two processes saving at the same moment overwrite each other's
+ * new ids. Each process therefore also keeps the ids it accepted itself and writes them back with
+ * every later delivery it handles, which restores what was overwritten. What remains: a repeat
+ * that reaches another process before that happens (or before the first save, a few milliseconds)
+ * counts as new. Downstream nodes get the id as `webhookId` to de-duplicate on.
  */
-export function firstDeliveryInWorkflow(store: IDataObject, id: string, nowSeconds: number): boolean {
-  const saved = store.deliveries;
-  // "<seconds> <id>" strings, oldest first: flat, so n8n wraps no object per id when it loads the
-  // workflow. Anything else is dropped.
-  const remembered = (Array.isArray(saved) ? saved : []).filter((entry): entry is string => {
-    if (typeof entry !== 'string') return false;
-    const seenAt = Number(entry.slice(0, entry.indexOf(' ')));
-    return Number.isFinite(seenAt) && seenAt > nowSeconds - REMEMBER_SECONDS;
-  });
-  if (remembered.some((entry) => entry.slice(entry.indexOf(' ') + 1) === id)) return false;
-  // A new array, not a change inside the old one: n8n notices assignments to the node's own data.
-  store.deliveries = [...remembered.slice(-(MAX_REMEMBERED - 1)), `${nowSeconds} ${id}`];
-  return true;
+export class DeliveryRecord {
+  private readonly acceptedHere = new Map<string, number>();
+
+  /** True for an id seen neither in the workflow's record nor by this process; records it. */
+  firstDelivery(store: IDataObject, id: string, nowSeconds: number): boolean {
+    const oldestKept = nowSeconds - REMEMBER_SECONDS;
+    const saved = readSaved(store, oldestKept);
+    for (const [seen, seenAt] of this.acceptedHere) if (seenAt <= oldestKept) this.acceptedHere.delete(seen);
+    const isNew = !saved.has(id) && !this.acceptedHere.has(id);
+    if (isNew) {
+      this.acceptedHere.set(id, nowSeconds);
+      if (this.acceptedHere.size > MAX_REMEMBERED) this.acceptedHere.delete(this.acceptedHere.keys().next().value ?? id);
+    }
+    const missing = [...this.acceptedHere].filter(([seen]) => !saved.has(seen));
+    if (missing.length === 0) return isNew;
+    const merged = [...saved, ...missing].sort((a, b) => a[1] - b[1]).slice(-MAX_REMEMBERED);
+    // A new array, not a change inside the old one: n8n notices assignments to the node's own data.
+    store.deliveries = merged.map(([seen, seenAt]) => `${seenAt} ${seen}`);
+    return isNew;
+  }
 }
