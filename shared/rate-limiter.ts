@@ -11,10 +11,12 @@ const DECREASE_FACTOR = 0.85;
 /** Additive increase, as a share of the ceiling gained per minute of sending without a 429. */
 const INCREASE_SHARE_PER_MINUTE = 0.05;
 /**
- * Before any 429 a burst may run this many times faster than the ceiling (240/min: 240 in 15 s,
- * not at once), so processes starting together fill the service's window with few requests in
- * flight, and each learns of the limit from one 429 instead of a whole burst of them.
+ * Before any 429, an eighth of the ceiling may go at once and the rest of a burst at four times
+ * the ceiling's pace (240/min: 30 at once, then 16 a second), so processes starting together fill
+ * the service's window with few requests in flight, and each learns of the limit from one 429
+ * instead of a whole burst of them.
  */
+const BURST_SHARE = 0.125;
 const BURST_SPEEDUP = 4;
 /** Never slower than this, so a process always probes for budget that others freed. */
 const MIN_REQUESTS_PER_MINUTE = 1;
@@ -24,7 +26,7 @@ const MIN_REQUESTS_PER_MINUTE = 1;
  * shared store (n8n queue mode: every worker has its own).
  *
  * - Never more than `ceiling` requests in any 60 s window, the way the service counts, so a
- *   process alone never causes a 429; it may burst up to the ceiling at four times its pace.
+ *   process alone never causes a 429; it may burst up to the ceiling, an eighth at once.
  * - A 429 means other processes use the key too: every call of the key in this process waits out
  *   `Retry-After`, and the process lowers its rate and paces its requests evenly at that rate
  *   (multiplicative decrease, once per 429 episode, not once per refused request).
@@ -42,6 +44,9 @@ export class AdaptiveRateLimiter {
   private pausedUntil = 0;
   private lastDecreaseAt = Number.NEGATIVE_INFINITY;
   private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly burstSize: number;
+  private burstTokens: number;
+  private burstRefilledAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     readonly ceiling: number,
@@ -49,6 +54,8 @@ export class AdaptiveRateLimiter {
   ) {
     if (!Number.isInteger(ceiling) || ceiling < 1) throw new RangeError('rate limit must be a whole number of at least 1');
     this.rate = ceiling;
+    this.burstSize = Math.max(1, Math.ceil(ceiling * BURST_SHARE));
+    this.burstTokens = this.burstSize;
   }
 
   /** The current rate in requests per minute: the ceiling until a 429, lower after. */
@@ -90,15 +97,24 @@ export class AdaptiveRateLimiter {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
-      const spacing = this.rate < this.ceiling ? WINDOW_MS / this.rate : WINDOW_MS / (this.ceiling * BURST_SPEEDUP);
-      const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.lastStart + spacing);
+      const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.paceAllows(now));
       if (ready <= now) {
         this.stamps.push(now);
         this.lastStart = now;
+        if (this.rate >= this.ceiling) this.burstTokens -= 1;
         return now;
       }
       await this.clock.sleep(ready - now, signal);
     }
+  }
+
+  /** When the pace allows the next request: evenly at the rate after a 429, as a bucket of burst tokens before. */
+  private paceAllows(now: number): number {
+    if (this.rate < this.ceiling) return this.lastStart + WINDOW_MS / this.rate;
+    const perMs = (this.ceiling * BURST_SPEEDUP) / WINDOW_MS;
+    this.burstTokens = Math.min(this.burstSize, this.burstTokens + Math.max(0, now - this.burstRefilledAt) * perMs);
+    this.burstRefilledAt = now;
+    return this.burstTokens >= 1 ? now : now + (1 - this.burstTokens) / perMs;
   }
 
   /** When the sliding window has room for one more request. */

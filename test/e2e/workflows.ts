@@ -46,7 +46,7 @@ export function credentials(emulator: EmulatorAccess, rateLimitedEmulator: Emula
   ];
 }
 
-interface NodeSpec {
+export interface NodeSpec {
   name: string;
   type: string;
   typeVersion?: number;
@@ -82,7 +82,7 @@ function toNodes(specs: NodeSpec[]): Array<Record<string, unknown>> {
 const link = (node: string) => ({ node, type: 'main', index: 0 });
 
 /** A straight line of nodes, each feeding the next. */
-function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
+export function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
   const connections: Record<string, unknown> = {};
   for (let index = 0; index + 1 < specs.length; index++) {
     connections[specs[index].name] = { main: [[link(specs[index + 1].name)]] };

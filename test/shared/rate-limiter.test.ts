@@ -41,13 +41,15 @@ describe('adaptive rate limiter', () => {
     expect(limiter.requestsPerMinute).toBeLessThan(rate + 13);
   });
 
-  it('alone, never sends more than its ceiling in any 60 s and spreads a burst over a quarter minute', async () => {
+  it('alone, never sends more than its ceiling in any 60 s: an eighth of it at once, the rest at four times its pace', async () => {
     const clock = new FakeClock();
-    const limiter = new AdaptiveRateLimiter(20, clock);
+    const limiter = new AdaptiveRateLimiter(40, clock);
     const times: number[] = [];
-    for (let n = 0; n < 50; n++) times.push(await limiter.acquire());
-    for (const time of times) expect(times.filter((other) => other > time - 60_000 && other <= time).length).toBeLessThanOrEqual(20);
-    expect(times[19] - times[0]).toBeGreaterThanOrEqual(15_000 - 60_000 / 80);
-    expect(times[19] - times[0]).toBeLessThan(16_000);
+    for (let n = 0; n < 100; n++) times.push(await limiter.acquire());
+    for (const time of times) expect(times.filter((other) => other > time - 60_000 && other <= time).length).toBeLessThanOrEqual(40);
+    expect(times.slice(0, 5).every((time) => time === times[0])).toBe(true);
+    // 35 more at 160/min: 375 ms apart.
+    expect(times[39] - times[0]).toBeGreaterThanOrEqual(35 * 375 - 1);
+    expect(times[39] - times[0]).toBeLessThan(35 * 375 + 1_000);
   });
 });

@@ -208,7 +208,8 @@ describe('management client over loopback HTTP', () => {
 describe('rate limiting', () => {
   const { server, transport } = useScriptedServer();
 
-  it('never lets more than the limit through in any minute, shared by clients of the same key', async () => {
+  /** The loopback transport, noting the virtual time each request leaves. */
+  function timedTransport() {
     const clock = new FakeClock();
     const sentAt: number[] = [];
     const timed = {
@@ -217,6 +218,11 @@ describe('rate limiting', () => {
         return transport.send(request);
       },
     };
+    return { clock, sentAt, timed };
+  }
+
+  it('never lets more than the limit through in any minute, shared by clients of the same key', async () => {
+    const { clock, sentAt, timed } = timedTransport();
     server.always(jsonReply(200, { items: [], page: 1, page_size: 1, total_size: 0 }));
     const make = () =>
       new ManagementClient({
@@ -234,14 +240,7 @@ describe('rate limiting', () => {
   });
 
   it('after a 429 to one client, every client of the key waits out Retry-After and sends at a lower, even pace', async () => {
-    const clock = new FakeClock();
-    const sentAt: number[] = [];
-    const timed = {
-      send: (request: Parameters<UndiciTransport['send']>[0]) => {
-        sentAt.push(clock.now());
-        return transport.send(request);
-      },
-    };
+    const { clock, sentAt, timed } = timedTransport();
     const job = jobFixture();
     server.script(problem(429, 'Too Many Requests', undefined, { 'retry-after': '7' }));
     server.always(jsonReply(200, job));
