@@ -8,8 +8,13 @@ const WINDOW_MS = 60_000;
  * one well under it wastes budget for minutes (measured in docs/benchmarks.md).
  */
 const DECREASE_FACTOR = 0.85;
-/** Additive increase, as a share of the ceiling gained per minute of sending without a 429. */
-const INCREASE_SHARE_PER_MINUTE = 0.05;
+/**
+ * Increase after a decrease, as a share of the ceiling, growing with the time since: t minutes
+ * after a 429 the rate has regained 0.03 x t x (1 + t) of the ceiling (6 % after one minute, a
+ * third after three, all of it within six). Slow at first, where the last 429 says the limit is;
+ * faster the longer none comes, so a process whose neighbours went idle takes their budget back.
+ */
+const INCREASE_SHARE_PER_MINUTE = 0.03;
 /**
  * Before any 429, an eighth of the ceiling may go at once and the rest of a burst at four times
  * the ceiling's pace (240/min: 30 at once, then 16 a second), so processes starting together fill
@@ -30,7 +35,7 @@ const MIN_REQUESTS_PER_MINUTE = 1;
  * - A 429 means other processes use the key too: every call of the key in this process waits out
  *   `Retry-After`, and the process lowers its rate and paces its requests evenly at that rate
  *   (multiplicative decrease, once per 429 episode, not once per refused request).
- * - Each answer that is not a 429 adds back a little (additive increase), so N processes settle
+ * - Time without a 429 adds the rate back (see INCREASE_SHARE_PER_MINUTE), so N processes settle
  *   where their sum meets the service's limit, like TCP senders sharing a link. Back at the
  *   ceiling, bursts are allowed again.
  *
@@ -40,7 +45,7 @@ export class AdaptiveRateLimiter {
   private readonly stamps: number[] = [];
   private head = 0;
   private tail: Promise<void> = Promise.resolve();
-  private rate: number;
+  private rateAfterDecrease: number;
   private pausedUntil = 0;
   private lastDecreaseAt = Number.NEGATIVE_INFINITY;
   private lastStart = Number.NEGATIVE_INFINITY;
@@ -53,14 +58,20 @@ export class AdaptiveRateLimiter {
     private readonly clock: Clock,
   ) {
     if (!Number.isInteger(ceiling) || ceiling < 1) throw new RangeError('rate limit must be a whole number of at least 1');
-    this.rate = ceiling;
+    this.rateAfterDecrease = ceiling;
     this.burstSize = Math.max(1, Math.ceil(ceiling * BURST_SHARE));
     this.burstTokens = this.burstSize;
   }
 
-  /** The current rate in requests per minute: the ceiling until a 429, lower after. */
+  /** The current rate in requests per minute: the ceiling until a 429, lower after, climbing back with time. */
   get requestsPerMinute(): number {
-    return this.rate;
+    return this.rateAt(this.clock.now());
+  }
+
+  private rateAt(now: number): number {
+    if (this.lastDecreaseAt === Number.NEGATIVE_INFINITY) return this.ceiling;
+    const minutes = Math.max(0, now - this.lastDecreaseAt) / WINDOW_MS;
+    return Math.min(this.ceiling, this.rateAfterDecrease + INCREASE_SHARE_PER_MINUTE * this.ceiling * minutes * (1 + minutes));
   }
 
   /** Waits for this process's turn; resolves with the time the request may be sent. */
@@ -82,15 +93,8 @@ export class AdaptiveRateLimiter {
     const now = this.clock.now();
     this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
     if (sentAt <= this.lastDecreaseAt) return;
-    this.rate = Math.max(MIN_REQUESTS_PER_MINUTE, this.rate * DECREASE_FACTOR);
+    this.rateAfterDecrease = Math.max(MIN_REQUESTS_PER_MINUTE, this.rateAt(now) * DECREASE_FACTOR);
     this.lastDecreaseAt = now;
-  }
-
-  /** The service answered without refusing for rate: claim a little more of the budget. */
-  admitted(): void {
-    if (this.rate >= this.ceiling) return;
-    // Per answer, so that the gain per minute is the same at any rate.
-    this.rate = Math.min(this.ceiling, this.rate + (INCREASE_SHARE_PER_MINUTE * this.ceiling) / this.rate);
   }
 
   private async take(signal?: AbortSignal): Promise<number> {
@@ -101,7 +105,7 @@ export class AdaptiveRateLimiter {
       if (ready <= now) {
         this.stamps.push(now);
         this.lastStart = now;
-        if (this.rate >= this.ceiling) this.burstTokens -= 1;
+        if (this.rateAt(now) >= this.ceiling) this.burstTokens -= 1;
         return now;
       }
       await this.clock.sleep(ready - now, signal);
@@ -110,7 +114,8 @@ export class AdaptiveRateLimiter {
 
   /** When the pace allows the next request: evenly at the rate after a 429, as a bucket of burst tokens before. */
   private paceAllows(now: number): number {
-    if (this.rate < this.ceiling) return this.lastStart + WINDOW_MS / this.rate;
+    const rate = this.rateAt(now);
+    if (rate < this.ceiling) return this.lastStart + WINDOW_MS / rate;
     const perMs = (this.ceiling * BURST_SPEEDUP) / WINDOW_MS;
     this.burstTokens = Math.min(this.burstSize, this.burstTokens + Math.max(0, now - this.burstRefilledAt) * perMs);
     this.burstRefilledAt = now;

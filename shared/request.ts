@@ -249,7 +249,6 @@ export class RequestExecutor {
 
       const outcome = await this.attempt(spec, request, transportRequest, send, accept);
       const rateLimited = !outcome.ok && outcome.failure instanceof RateLimitError;
-      if (!rateLimited) limiter?.admitted();
       if (outcome.ok) return outcome.value;
       const { failure, safeToRepeat, waitMs } = outcome;
       if (!safeToRepeat) throw new AmbiguousOutcomeError(failure);

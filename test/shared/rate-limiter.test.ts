@@ -21,24 +21,25 @@ describe('adaptive rate limiter', () => {
     // A request sent after the decrease that is refused again starts a new episode.
     const later = await limiter.acquire();
     limiter.throttled(later, 1_000);
-    expect(limiter.requestsPerMinute).toBeCloseTo(240 * 0.85 * 0.85);
+    // A second has passed: the rate has begun to climb back, by a hundredth of a request per minute.
+    expect(limiter.requestsPerMinute).toBeCloseTo(240 * 0.85 * 0.85, 0);
   });
 
-  it('paces evenly at the lowered rate and climbs back by a twentieth of the ceiling per minute', async () => {
+  it('paces evenly at the lowered rate and climbs back with the time since the 429, faster the longer none comes', async () => {
     const clock = new FakeClock();
     const limiter = new AdaptiveRateLimiter(240, clock);
     limiter.throttled(await limiter.acquire(), 0);
-    const rate = limiter.requestsPerMinute;
+    const decreasedAt = clock.now();
+    const lowered = limiter.requestsPerMinute;
     const times: number[] = [];
-    for (let n = 0; n < 5; n++) {
-      times.push(await limiter.acquire());
-      limiter.admitted();
-    }
+    for (let n = 0; n < 5; n++) times.push(await limiter.acquire());
     for (let n = 1; n < times.length; n++) expect(times[n] - times[n - 1]).toBeGreaterThanOrEqual(Math.floor(60_000 / limiter.requestsPerMinute));
-    // A minute of answers at about this rate adds about 12/min (5 % of 240).
-    for (let n = 0; n < Math.round(rate); n++) limiter.admitted();
-    expect(limiter.requestsPerMinute).toBeGreaterThan(rate + 11);
-    expect(limiter.requestsPerMinute).toBeLessThan(rate + 13);
+    clock.advance(decreasedAt + 60_000 - clock.now());
+    expect(limiter.requestsPerMinute - lowered).toBeCloseTo(240 * 0.03 * 1 * 2, 0);
+    clock.advance(30_000);
+    expect(limiter.requestsPerMinute - lowered).toBeCloseTo(240 * 0.03 * 1.5 * 2.5, 0);
+    clock.advance(30_000);
+    expect(limiter.requestsPerMinute).toBe(240);
   });
 
   it('alone, never sends more than its ceiling in any 60 s: an eighth of it at once, the rest at four times its pace', async () => {
