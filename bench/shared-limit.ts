@@ -189,7 +189,7 @@ export const sharedLimit: Scenario = async ({ smoke }) => {
     checks,
     notes: [
       ...notes,
-      'Each process starts believing it has the whole budget (the credential says 240). The first 429 makes every call of the key in that process wait out Retry-After and lowers the process\'s rate to 85 %; each answer without a 429 raises it again by 5 % of the ceiling per minute. Setting Requests per Minute to the limit divided by the number of workers avoids 429s entirely, at the price of idle budget when some workers are idle.',
+      'Each process starts believing it has the whole budget (the credential says 240): an eighth of it at once, the rest at four times its pace. The first 429 makes every call of the key in that process wait out Retry-After and lowers the process\'s rate to 85 %, paced evenly; t minutes without a 429 give back 0.03 x t x (1 + t) of the ceiling. Setting Requests per Minute to the limit divided by the number of workers avoids 429s entirely, at the price of idle budget when some workers are idle.',
     ],
   };
 };
