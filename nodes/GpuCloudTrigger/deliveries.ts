@@ -18,8 +18,9 @@ function readSaved(store: IDataObject, oldestKept: number): Map<string, number> 
 }
 
 /**
- * The delivery ids one trigger node has accepted, so that repeated deliveries (same webhook-id)
- * start the workflow once whichever n8n process each reaches, and after restarts.
+ * The delivery ids one trigger node has accepted, so that a repeated delivery (same webhook-id)
+ * does not start the workflow again when it reaches another n8n process, or the same one after a
+ * restart.
  *
  * The shared record is the workflow's static data: the one store every n8n process reaches from a
  * webhook method. Each production webhook request reads the workflow from the database, and n8n
@@ -27,11 +28,11 @@ function readSaved(store: IDataObject, oldestKept: number): Map<string, number> 
  * processor) took the request. n8n's database-backed de-duplication helpers are not offered to
  * webhook methods (2.8 to 2.41).
  *
- * n8n saves static data whole, so two processes saving at the same moment overwrite each other's
- * new ids. Each process therefore also keeps the ids it accepted itself and writes them back with
- * every later delivery it handles, which restores what was overwritten. What remains: a repeat
- * that reaches another process before that happens (or before the first save, a few milliseconds)
- * counts as new. Downstream nodes get the id as `webhookId` to de-duplicate on.
+ * n8n saves static data whole, so requests handled at the same time by different processes
+ * overwrite each other's new ids. Each process also keeps the ids it accepted itself and writes
+ * them back with every later delivery it handles. What remains: while requests overlap (deliveries
+ * closer together than n8n takes to answer one), a repeat reaching another process can count as
+ * new. Downstream nodes get the id as `webhookId` to de-duplicate on.
  */
 export class DeliveryRecord {
   private readonly acceptedHere = new Map<string, number>();
