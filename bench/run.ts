@@ -9,6 +9,7 @@ import { clientOverhead } from './client-overhead';
 import { emulatorCeiling } from './emulator-ceiling';
 import { imagesMemory } from './images-memory';
 import { noticingCompletion } from './noticing-completion';
+import { sharedLimit } from './shared-limit';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { slackLoad } from './slack-load';
 import { webhookVerification } from './webhook-verify';
@@ -16,6 +17,7 @@ import { webhookVerification } from './webhook-verify';
 export const SCENARIOS: Record<string, Scenario> = {
   'client-overhead': clientOverhead,
   'bulk-n8n': bulkN8n,
+  'shared-limit': sharedLimit,
   'noticing-completion': noticingCompletion,
   'slack-load': slackLoad,
   'images-memory': imagesMemory,

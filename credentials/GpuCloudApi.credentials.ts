@@ -59,7 +59,7 @@ export class GpuCloudApi implements ICredentialType {
       typeOptions: { minValue: 1, numberPrecision: 0 },
       default: 240,
       description:
-        'How many management requests this key may send per minute. The service allows 240; raise it only if your plan allows more. Every workflow using this key shares the budget, so bulk runs never hit the limit.',
+        'How many management requests this n8n process may send per minute with this key. The service allows 240 per key; raise it only if your plan allows more. Every workflow in one process shares this budget. In queue mode each worker and webhook processor has its own: when the service answers 429 a process waits out Retry-After and slows down, so together they settle at the limit. To avoid 429s entirely, divide the limit between them (240 with 3 workers: 80 each), at the price of budget left idle when some workers are.',
     },
   ];
 

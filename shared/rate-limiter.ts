@@ -1,59 +1,150 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from './clock';
 
+const WINDOW_MS = 60_000;
 /**
- * At most `limit` requests in any window of `windowMs`, the way the service counts (240 a minute
- * per API key). A sliding log rather than a token bucket: it never lets a burst over the line,
- * so a bulk run sees no 429s of its own making. Waiters are served first come, first served.
+ * Multiplicative decrease: the share of its rate a process keeps after a 429. Mild, because the
+ * service counts a sliding window: a sum slightly over the limit costs one 429 per process, while
+ * one well under it wastes budget for minutes (measured in docs/benchmarks.md).
  */
-export class SlidingWindowRateLimiter {
+const DECREASE_FACTOR = 0.85;
+/**
+ * Increase after a decrease, as a share of the ceiling, growing with the time since: t minutes
+ * after a 429 the rate has regained 0.03 x t x (1 + t) of the ceiling (6 % after one minute, a
+ * third after three, all of it within six). Slow at first, where the last 429 says the limit is;
+ * faster the longer none comes, so a process whose neighbours went idle takes their budget back.
+ */
+const INCREASE_SHARE_PER_MINUTE = 0.03;
+/**
+ * Before any 429, an eighth of the ceiling may go at once and the rest of a burst at four times
+ * the ceiling's pace (240/min: 30 at once, then 16 a second), so processes starting together fill
+ * the service's window with few requests in flight, and each learns of the limit from one 429
+ * instead of a whole burst of them.
+ */
+const BURST_SHARE = 0.125;
+const BURST_SPEEDUP = 4;
+/** Never slower than this, so a process always probes for budget that others freed. */
+const MIN_REQUESTS_PER_MINUTE = 1;
+
+/**
+ * The budget of one API key in this process, sized for many processes sharing the key without a
+ * shared store (n8n queue mode: every worker has its own).
+ *
+ * - Never more than `ceiling` requests in any 60 s window, the way the service counts, so a
+ *   process alone never causes a 429; it may burst up to the ceiling, an eighth at once.
+ * - A 429 means other processes use the key too: every call of the key in this process waits out
+ *   `Retry-After`, and the process lowers its rate and paces its requests evenly at that rate
+ *   (multiplicative decrease, once per 429 episode, not once per refused request).
+ * - Time without a 429 adds the rate back (see INCREASE_SHARE_PER_MINUTE), so N processes settle
+ *   where their sum meets the service's limit, like TCP senders sharing a link. Back at the
+ *   ceiling, bursts are allowed again.
+ *
+ * Waiters are served first come, first served.
+ */
+export class AdaptiveRateLimiter {
   private readonly stamps: number[] = [];
   private head = 0;
   private tail: Promise<void> = Promise.resolve();
+  private rateAfterDecrease: number;
+  private pausedUntil = 0;
+  private lastDecreaseAt = Number.NEGATIVE_INFINITY;
+  private lastStart = Number.NEGATIVE_INFINITY;
+  private readonly burstSize: number;
+  private burstTokens: number;
+  private burstRefilledAt = Number.NEGATIVE_INFINITY;
 
   constructor(
-    readonly limit: number,
-    readonly windowMs: number,
+    readonly ceiling: number,
     private readonly clock: Clock,
   ) {
-    if (!Number.isInteger(limit) || limit < 1) throw new RangeError('rate limit must be a whole number of at least 1');
+    if (!Number.isInteger(ceiling) || ceiling < 1) throw new RangeError('rate limit must be a whole number of at least 1');
+    this.rateAfterDecrease = ceiling;
+    this.burstSize = Math.max(1, Math.ceil(ceiling * BURST_SHARE));
+    this.burstTokens = this.burstSize;
   }
 
-  acquire(signal?: AbortSignal): Promise<void> {
+  /** The current rate in requests per minute: the ceiling until a 429, lower after, climbing back with time. */
+  get requestsPerMinute(): number {
+    return this.rateAt(this.clock.now());
+  }
+
+  private rateAt(now: number): number {
+    if (this.lastDecreaseAt === Number.NEGATIVE_INFINITY) return this.ceiling;
+    const minutes = Math.max(0, now - this.lastDecreaseAt) / WINDOW_MS;
+    return Math.min(this.ceiling, this.rateAfterDecrease + INCREASE_SHARE_PER_MINUTE * this.ceiling * minutes * (1 + minutes));
+  }
+
+  /** Waits for this process's turn; resolves with the time the request may be sent. */
+  acquire(signal?: AbortSignal): Promise<number> {
     const turn = this.tail.then(() => this.take(signal));
-    this.tail = turn.catch(() => undefined);
+    this.tail = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     return turn;
   }
 
-  private async take(signal?: AbortSignal): Promise<void> {
+  /**
+   * The service refused a request sent at `sentAt`: hold every call of the key until `retryAfterMs`
+   * has passed and lower the rate, unless the request left before the last decrease (its 429
+   * belongs to an episode already answered).
+   */
+  throttled(sentAt: number, retryAfterMs: number): void {
+    const now = this.clock.now();
+    this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
+    if (sentAt <= this.lastDecreaseAt) return;
+    this.rateAfterDecrease = Math.max(MIN_REQUESTS_PER_MINUTE, this.rateAt(now) * DECREASE_FACTOR);
+    this.lastDecreaseAt = now;
+  }
+
+  private async take(signal?: AbortSignal): Promise<number> {
     for (;;) {
       signal?.throwIfAborted();
       const now = this.clock.now();
-      while (this.head < this.stamps.length && this.stamps[this.head] <= now - this.windowMs) this.head++;
-      if (this.head > 1024 && this.head * 2 > this.stamps.length) {
-        this.stamps.splice(0, this.head);
-        this.head = 0;
-      }
-      if (this.stamps.length - this.head < this.limit) {
+      const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.paceAllows(now));
+      if (ready <= now) {
         this.stamps.push(now);
-        return;
+        this.lastStart = now;
+        if (this.rateAt(now) >= this.ceiling) this.burstTokens -= 1;
+        return now;
       }
-      await this.clock.sleep(this.stamps[this.head] + this.windowMs - now, signal);
+      await this.clock.sleep(ready - now, signal);
     }
+  }
+
+  /** When the pace allows the next request: evenly at the rate after a 429, as a bucket of burst tokens before. */
+  private paceAllows(now: number): number {
+    const rate = this.rateAt(now);
+    if (rate < this.ceiling) return this.lastStart + WINDOW_MS / rate;
+    const perMs = (this.ceiling * BURST_SPEEDUP) / WINDOW_MS;
+    this.burstTokens = Math.min(this.burstSize, this.burstTokens + Math.max(0, now - this.burstRefilledAt) * perMs);
+    this.burstRefilledAt = now;
+    return this.burstTokens >= 1 ? now : now + (1 - this.burstTokens) / perMs;
+  }
+
+  /** When the sliding window has room for one more request. */
+  private windowOpensAt(now: number): number {
+    while (this.head < this.stamps.length && this.stamps[this.head] <= now - WINDOW_MS) this.head++;
+    if (this.head > 1024 && this.head * 2 > this.stamps.length) {
+      this.stamps.splice(0, this.head);
+      this.head = 0;
+    }
+    return this.stamps.length - this.head < this.ceiling ? now : this.stamps[this.head] + WINDOW_MS;
   }
 }
 
-const sharedLimiters = new Map<string, SlidingWindowRateLimiter>();
+const sharedLimiters = new Map<string, AdaptiveRateLimiter>();
 
 /**
- * One limiter per API key (and limit) for the whole process, so every client and every n8n
- * execution using that key shares the budget. The key passed here must already be a hash.
+ * One limiter per API key (and ceiling) for the whole process, so every client and every n8n
+ * execution using that key shares the budget and learns from each other's 429s. The key passed
+ * here must already be a hash.
  */
-export function sharedRateLimiter(key: string, requestsPerMinute: number, clock: Clock): SlidingWindowRateLimiter {
+export function sharedRateLimiter(key: string, requestsPerMinute: number, clock: Clock): AdaptiveRateLimiter {
   const id = `${key}:${requestsPerMinute}`;
   let limiter = sharedLimiters.get(id);
   if (!limiter) {
-    limiter = new SlidingWindowRateLimiter(requestsPerMinute, 60_000, clock);
+    limiter = new AdaptiveRateLimiter(requestsPerMinute, clock);
     sharedLimiters.set(id, limiter);
   }
   return limiter;

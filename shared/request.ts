@@ -14,7 +14,7 @@ import {
   TimeoutError,
   type RequestDescription,
 } from './errors';
-import type { SlidingWindowRateLimiter } from './rate-limiter';
+import type { AdaptiveRateLimiter } from './rate-limiter';
 import { DEFAULT_RETRY_POLICY, backoffDelayMs, isRetryableStatus, parseRetryAfterMs, type RetryPolicy } from './retry';
 import { problemDetailsSchema } from './schemas';
 import {
@@ -37,7 +37,7 @@ export interface ExecutorOptions {
   apiKey?: string;
   timeoutMs: number;
   retry?: Partial<RetryPolicy>;
-  limiter?: SlidingWindowRateLimiter;
+  limiter?: AdaptiveRateLimiter;
   random?: () => number;
   /** Names the service in messages: "GPU Cloud" or "The image workload". */
   serviceName: string;
@@ -234,23 +234,44 @@ export class RequestExecutor {
       signal: spec.signal,
     };
 
-    for (let retry = 0; ; retry++) {
+    const { limiter } = this.options;
+    let rateLimitDeadline: number | undefined;
+    let refusals = 0;
+    for (let retry = 0; ; ) {
       if (spec.signal?.aborted) throw new AbortedError(`${request.method} ${request.path} was aborted.`, { request });
+      let sentAt: number;
       try {
-        await this.options.limiter?.acquire(spec.signal);
+        sentAt = limiter ? await limiter.acquire(spec.signal) : clock.now();
       } catch (error) {
         if (!spec.signal?.aborted) throw error;
         throw new AbortedError(`${request.method} ${request.path} was cancelled while waiting for the rate limit.`, { request, cause: error });
       }
 
       const outcome = await this.attempt(spec, request, transportRequest, send, accept);
+      const rateLimited = !outcome.ok && outcome.failure instanceof RateLimitError;
       if (outcome.ok) return outcome.value;
       const { failure, safeToRepeat, waitMs } = outcome;
       if (!safeToRepeat) throw new AmbiguousOutcomeError(failure);
-      if (retry >= this.retry.maxRetries) throw failure;
-      if (waitMs !== undefined && waitMs > this.retry.maxRetryAfterMs) throw failure;
+      let delayMs: number;
+      if (rateLimited) {
+        // Waiting out 429s does not use up retries: only the call's rate-limit budget bounds it.
+        const now = clock.now();
+        rateLimitDeadline ??= now + this.retry.maxRateLimitWaitMs;
+        delayMs = waitMs ?? backoffDelayMs(refusals, this.retry, this.random);
+        refusals++;
+        if (now + delayMs > rateLimitDeadline) throw failure;
+        if (limiter) {
+          // Every call of this key in the process waits, not just this one.
+          limiter.throttled(sentAt, delayMs);
+          continue;
+        }
+      } else {
+        if (retry >= this.retry.maxRetries) throw failure;
+        delayMs = backoffDelayMs(retry, this.retry, this.random);
+        retry++;
+      }
       try {
-        await clock.sleep(waitMs ?? backoffDelayMs(retry, this.retry, this.random), spec.signal);
+        await clock.sleep(delayMs, spec.signal);
       } catch (error) {
         if (!spec.signal?.aborted) throw error;
         throw new AbortedError(`${request.method} ${request.path} was cancelled while waiting to retry.`, { request, cause: error });

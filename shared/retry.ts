@@ -1,17 +1,21 @@
 export interface RetryPolicy {
-  /** Attempts after the first. */
+  /** Attempts after the first, for failures other than 429 (which wait; see below). */
   maxRetries: number;
   baseDelayMs: number;
   maxDelayMs: number;
-  /** A server asking us to wait longer than this gets an error instead of a stalled workflow. */
-  maxRetryAfterMs: number;
+  /**
+   * How long one call may keep waiting out 429s in all. Within it a 429 never fails the call,
+   * however many times it comes; a `Retry-After` reaching past it gets an error instead of a
+   * stalled workflow.
+   */
+  maxRateLimitWaitMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = {
   maxRetries: 5,
   baseDelayMs: 250,
   maxDelayMs: 15_000,
-  maxRetryAfterMs: 60_000,
+  maxRateLimitWaitMs: 10 * 60_000,
 };
 
 /** Exponential backoff with "equal jitter": never zero, never in lock-step with other clients. */

@@ -8,7 +8,6 @@ import type {
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import {
   ValidationError,
-  WebhookDeduplicator,
   WebhookVerificationError,
   parseJobWebhook,
   webhookOutcome,
@@ -16,20 +15,22 @@ import {
 } from '../../shared';
 import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
+import { DeliveryRecord } from './deliveries';
 import { managementClient } from '../GpuCloud/transport';
 import { nothingToRegister } from '../GpuCloud/webhook/lifecycle';
 import { organizationSecret, pastedSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
 
-/** Repeated deliveries (same webhook-id) start the workflow once; kept per trigger node, in memory. */
-const deduplicators = new Map<string, WebhookDeduplicator>();
+const records = new Map<string, DeliveryRecord>();
 
-function deduplicatorFor(key: string): WebhookDeduplicator {
-  let deduplicator = deduplicators.get(key);
-  if (!deduplicator) {
-    deduplicator = new WebhookDeduplicator();
-    deduplicators.set(key, deduplicator);
+/** Whether this delivery id is new to the trigger node, in any n8n process (see DeliveryRecord). */
+function firstDelivery(context: IWebhookFunctions, deliveryId: string): boolean {
+  const key = `${context.getWorkflow().id ?? ''}:${context.getNode().id}`;
+  let record = records.get(key);
+  if (!record) {
+    record = new DeliveryRecord();
+    records.set(key, record);
   }
-  return deduplicator;
+  return record.firstDelivery(context.getWorkflowStaticData('node'), deliveryId, Math.floor(Date.now() / 1000));
 }
 
 const EVENTS = [
@@ -187,10 +188,6 @@ export class GpuCloudTrigger implements INodeType {
     }
 
     const deliveryId = webhookId ?? headerValue(this.getHeaderData()['webhook-id']);
-    const node = this.getNode();
-    if (deliveryId && !deduplicatorFor(`${this.getWorkflow().id ?? ''}:${node.id}`).firstDelivery(deliveryId)) {
-      return { webhookResponse: { received: true, duplicate: true } };
-    }
     const outcome = webhookOutcome(payload.type);
     if (!outcome || !Array.isArray(events) || !events.includes(outcome)) {
       return { webhookResponse: { received: true, ignored: `event ${payload.type} is not selected` } };
@@ -198,6 +195,7 @@ export class GpuCloudTrigger implements INodeType {
     if (endpoints.length > 0 && !endpoints.includes(payload.data.inference_endpoint_name)) {
       return { webhookResponse: { received: true, ignored: `endpoint ${payload.data.inference_endpoint_name} is not selected` } };
     }
+    if (deliveryId && !firstDelivery(this, deliveryId)) return { webhookResponse: { received: true, duplicate: true } };
     return { workflowData: [this.helpers.returnJsonArray(jobItem(payload, deliveryId))], webhookResponse: { received: true } };
   }
 }

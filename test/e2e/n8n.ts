@@ -120,7 +120,7 @@ export class N8n {
   }
 
   private async env(extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
-    const env = cleanEnv();
+    const env = cleanEnv(this.options.install.node);
     // A developer's own n8n settings must not leak into the test instance.
     for (const name of Object.keys(env)) {
       if (name.startsWith('N8N_') || name.startsWith('DB_') || name === 'WEBHOOK_URL' || name.startsWith('EXECUTIONS_')) delete env[name];
@@ -154,7 +154,7 @@ export class N8n {
 
   async cli(args: string[], extraEnv: Record<string, string> = {}): Promise<RunResult> {
     await mkdir(this.logDir, { recursive: true });
-    return await run(process.execPath, [this.options.install.bin, ...args], {
+    return await run(this.options.install.node.binary, [this.options.install.bin, ...args], {
       cwd: this.options.root,
       env: await this.env(extraEnv),
       timeoutMs: CLI_TIMEOUT_MS,
@@ -164,7 +164,7 @@ export class N8n {
 
   private async cliOrThrow(args: string[]): Promise<RunResult> {
     await mkdir(this.logDir, { recursive: true });
-    return await runOrThrow(process.execPath, [this.options.install.bin, ...args], {
+    return await runOrThrow(this.options.install.node.binary, [this.options.install.bin, ...args], {
       cwd: this.options.root,
       env: await this.env({}),
       timeoutMs: CLI_TIMEOUT_MS,
@@ -201,7 +201,7 @@ export class N8n {
   /** `n8n start`, resolved once the server is up with its active workflows registered. */
   async start(): Promise<Service> {
     await mkdir(this.logDir, { recursive: true });
-    const server = new Service(process.execPath, [this.options.install.bin, 'start'], {
+    const server = new Service(this.options.install.node.binary, [this.options.install.bin, 'start'], {
       cwd: this.options.root,
       env: await this.env({}),
       logFile: this.logFile('start'),

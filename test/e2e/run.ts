@@ -3,18 +3,19 @@
  * n8n-nodes-gpu-cloud package the way a user's n8n installs it, runs workflows with `n8n execute`
  * and, as a server (`n8n start`), runs the trigger on a signed webhook, resumes a paused execution
  * when GPU Cloud reports the job's end, serves the editor's view of the nodes, and runs the
- * docs/workflows examples. GPU Cloud is the local emulator; all traffic stays on 127.0.0.1.
- * See docs/e2e.md.
+ * docs/workflows examples. It does so on every n8n target (the newest n8n on Node 24 and the
+ * oldest the package claims, on Node 20), or on those named with `--n8n <version>`.
+ * GPU Cloud is the local emulator; all traffic stays on 127.0.0.1. See docs/e2e.md.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod/v4';
 import { startEmulator, type RunningEmulator } from '../../emulator';
 import { signWebhook } from '../../shared/webhooks';
 import { importable, loadExamples, ourNodeNames, unknownNodes, type Example } from './examples';
-import { ensureN8n, cleanEnv, N8N_VERSION } from './install';
+import { cleanEnv, ensureN8n, targetFor, TARGETS, type N8nTarget } from './install';
 import { N8n, type Execution } from './n8n';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
@@ -24,14 +25,32 @@ import * as workflows from './workflows';
 const REPO = resolve(__dirname, '..', '..');
 /** Long enough for n8n to save a paused execution before the job ends; short enough to keep the run quick. */
 const JOB_DURATION_MS = 2_500;
+/** Jobs asked to hold (the deadline check, on the slow endpoint) run for far longer than any wait here. */
+const HOLD_JOB_MS = 60_000;
 const WAIT_FOR_REPORT_MS = 60_000;
 const HTTP_TIMEOUT_MS = 60_000;
-const WHOLE_RUN_TIMEOUT_MS = 25 * 60_000;
+/** Per target, after its install: the run itself takes 3-5 minutes. */
+const TARGET_RUN_TIMEOUT_MS = 15 * 60_000;
+/** Two cold installs (about 10 minutes each on a busy machine) and both runs. */
+const WHOLE_RUN_TIMEOUT_MS = 60 * 60_000;
+/** The emulator's rate limit in the bulk check: far below the 240 a minute the credential allows itself. */
+const EMULATOR_LIMIT_PER_MINUTE = 5;
+/** Jobs of the bulk runs: more than either limit lets through in a minute. */
+const BULK_JOBS = 8;
+/** How long the deadline check may wait: n8n looks for due executions once a minute, the deadline is one minute. */
+const DEADLINE_REPORT_MS = 4 * 60_000;
+/** A bulk run waits out one rate-limit window (60 s) or two. */
+const BULK_REPORT_MS = 3 * 60_000;
 const KEEP = process.env.E2E_KEEP === '1';
 const PKG = workflows.PACKAGE_PREFIX;
 
 type Outcome = 'pass' | 'fail' | 'not run';
-const checks: Array<{ name: string; outcome: Outcome }> = [];
+interface CheckResult {
+  name: string;
+  outcome: Outcome;
+}
+/** The checks of the target under test. */
+let checks: CheckResult[] = [];
 const runStarted = Date.now();
 
 function log(line: string): void {
@@ -96,8 +115,8 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * An execution as n8n's executions list shows it once it has ended (a report or reply can arrive
  * a moment before n8n records the end; a paused execution is `waiting`).
  */
-async function endedExecution(rest: N8nRest, workflowId: string, executionId?: string): Promise<ExecutionSummary> {
-  const deadline = Date.now() + WAIT_FOR_REPORT_MS;
+async function endedExecution(rest: N8nRest, workflowId: string, executionId?: string, timeoutMs = WAIT_FOR_REPORT_MS): Promise<ExecutionSummary> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
     const executions = await rest.executions(workflowId);
     const execution = executionId ? executions.find((entry) => entry.id === executionId) : executions[0];
@@ -105,6 +124,21 @@ async function endedExecution(rest: N8nRest, workflowId: string, executionId?: s
     if (Date.now() > deadline) throw new CheckFailed(`execution ${executionId ?? 'of ' + workflowId} still ${execution?.status ?? 'missing'} in n8n's list`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+}
+
+/** Every bulk item came out as a created job: none failed, none lost. */
+function expectBulkCreated(execution: Execution): void {
+  const jobs = outputOf(execution, 'Create Jobs');
+  expect(jobs.length === BULK_JOBS, `${jobs.length} items out of ${BULK_JOBS}`);
+  const failed = jobs.filter((job) => typeof job.id !== 'string' || !UUID.test(job.id) || job.error !== undefined);
+  expect(failed.length === 0, `${failed.length} items without a job: ${preview(failed)}`);
+}
+
+/** Each bulk input was created exactly once: a retry never repeated a job the service had taken. */
+function expectEachCreatedOnce(created: ReadonlyArray<{ body?: string }>): void {
+  const inputs = created.map((request) => z.object({ input: z.object({ bulk: z.number() }) }).safeParse(JSON.parse(request.body ?? 'null')).data?.input.bulk);
+  const distinct = new Set(inputs);
+  expect(created.length === BULK_JOBS && distinct.size === BULK_JOBS && !distinct.has(undefined), `created ${created.length} jobs for ${distinct.size} distinct inputs: ${preview(inputs)}`);
 }
 
 /** Builds the package and unpacks the tarball npm would publish: what a user's n8n installs. */
@@ -123,16 +157,37 @@ async function packPackage(work: string): Promise<string> {
 }
 
 /** Checks with `n8n execute`: each run is a whole n8n process that loads the package anew. */
-async function cliChecks(n8n: N8n, marker: string, customDir: string, examples: Example[]): Promise<void> {
-  await check('n8n execute: Job > Create starts a job on the emulator', async () => {
-    const execution = await n8n.execute(workflows.IDS.createJob);
-    const [job, ...rest] = outputOf(execution, 'Create Job');
-    expect(job && rest.length === 0, `expected one item, got ${rest.length + (job ? 1 : 0)}`);
-    expect(typeof job.id === 'string' && UUID.test(job.id), `no job id in ${JSON.stringify(job)}`);
-    expect(job.inference_endpoint_name === 'transcribe', `endpoint ${String(job.inference_endpoint_name)}`);
-    expect(job.status === 'pending' || job.status === 'running', `status ${String(job.status)}`);
-    const metadata = z.object({ e2e: z.string() }).safeParse(job.metadata);
-    expect(metadata.success && metadata.data.e2e === marker, `metadata not kept: ${JSON.stringify(job.metadata)}`);
+async function cliChecks(n8n: N8n, emulator: RunningEmulator, marker: string, queueName: string, customDir: string, examples: Example[]): Promise<void> {
+  await check('n8n execute: every Job, Inference Endpoint and Queue operation, waits polling with real sleeps', async () => {
+    const execution = await n8n.execute(workflows.IDS.jobLifecycle);
+    const [created] = outputOf(execution, 'Create Job');
+    expect(created && typeof created.id === 'string' && UUID.test(created.id), `Create Job: no job id in ${preview(created)}`);
+    expect(created.inference_endpoint_name === 'transcribe', `Create Job: endpoint ${String(created.inference_endpoint_name)}`);
+    expect(created.status === 'pending' || created.status === 'running', `Create Job: status ${String(created.status)}`);
+    const metadata = z.object({ e2e: z.string() }).safeParse(created.metadata);
+    expect(metadata.success && metadata.data.e2e === marker, `Create Job: metadata not kept: ${preview(created.metadata)}`);
+
+    const [waited] = outputOf(execution, 'Wait for Completion');
+    expect(waited?.id === created.id && waited.status === 'succeeded', `Wait for Completion: ${preview(waited)}`);
+    // Polling slept between status reads until the job ended, instead of failing at once.
+    const reads = emulator.requests.filter((request) => request.method === 'GET' && request.path.endsWith(`/jobs/${created.id}`));
+    const spreadMs = (reads.at(-1)?.time ?? 0) - (reads[0]?.time ?? 0);
+    expect(reads.length >= 3 && spreadMs >= 1_000, `expected several status reads over at least 1 s, got ${reads.length} over ${spreadMs} ms`);
+
+    const [read] = outputOf(execution, 'Get Job');
+    expect(read?.id === created.id && read.status === 'succeeded', `Get Job: ${preview(read)}`);
+    const [createdAndWaited] = outputOf(execution, 'Create and Wait');
+    expect(createdAndWaited?.status === 'succeeded', `Create and Wait: ${preview(createdAndWaited)}`);
+    expect(JSON.stringify(createdAndWaited.output).includes('create-and-wait'), `Create and Wait: the echo is missing: ${preview(createdAndWaited)}`);
+    const [slow] = outputOf(execution, 'Create Slow Job');
+    const [cancel] = outputOf(execution, 'Cancel Job');
+    expect(cancel?.id === slow?.id && cancel.cancelRequested === true, `Cancel Job: ${preview(cancel)}`);
+    const [cancelled] = outputOf(execution, 'Get Cancelled Job');
+    expect(cancelled?.id === slow.id && cancelled.status === 'cancelled', `Get Cancelled Job: ${preview(cancelled)}`);
+    const [endpoint] = outputOf(execution, 'Get Endpoint');
+    expect(endpoint?.name === 'transcribe', `Get Endpoint: ${preview(endpoint)}`);
+    const [queue] = outputOf(execution, 'Create Queue');
+    expect(queue?.name === queueName, `Create Queue: ${preview(queue)}`);
   });
 
   await check('n8n execute: Inference Endpoint > Get Many lists the catalogue', async () => {
@@ -190,7 +245,52 @@ function disabledNote(example: Example): string {
 }
 
 /** Checks against the running server: the editor's API, webhooks, paused executions, examples. */
-async function serverChecks(base: string, rest: N8nRest, emulator: RunningEmulator, receiver: Receiver, marker: string, examples: Example[]): Promise<void> {
+/** POSTs JSON to the n8n server, e.g. to start a workflow at its Webhook node. */
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+  });
+}
+
+/** Starts a workflow at its Webhook node; the failure, if any, becomes the check's. */
+async function startWorkflow(base: string, path: string, body: unknown): Promise<void> {
+  const response = await postJson(`${base}${path}`, body);
+  expect(response.status === 200, `starting the workflow at ${path}: HTTP ${response.status}: ${(await response.text()).slice(0, 200)}`);
+}
+
+/** Settles a promise now (so it never goes unhandled) and replays its outcome when awaited. */
+function settled(promise: Promise<void>): () => Promise<void> {
+  const outcome = promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  return async () => {
+    const error = await outcome;
+    if (error !== undefined) throw error;
+  };
+}
+
+interface Emulators {
+  main: RunningEmulator;
+  /** Its rate limit is EMULATOR_LIMIT_PER_MINUTE. */
+  rateLimited: RunningEmulator;
+}
+
+async function serverChecks(base: string, rest: N8nRest, emulators: Emulators, receiver: Receiver, marker: string, examples: Example[]): Promise<void> {
+  const emulator = emulators.main;
+  // These take a minute or more each (rate-limit windows, the wait's deadline): started first,
+  // they run while the other checks do.
+  const deadlineStartedAt = Date.now();
+  const deadlineStarted = settled(startWorkflow(base, workflows.DEADLINE_START_PATH, {}));
+  const bulkItems = Array.from({ length: BULK_JOBS }, (_, index) => ({ n: index + 1 }));
+  const bulkStarted = {
+    through429: settled(startWorkflow(base, workflows.BULK_PATHS[workflows.IDS.bulkThrough429], { items: bulkItems })),
+    selfLimited: settled(startWorkflow(base, workflows.BULK_PATHS[workflows.IDS.bulkSelfLimited], { items: bulkItems })),
+  };
+
   await check('n8n start: the editor offers the nodes, the AI tool variant, both credentials and their icons', async () => {
     const nodeTypes = await rest.nodeTypes();
     const credentialTypes = await rest.credentialTypes();
@@ -259,14 +359,14 @@ async function serverChecks(base: string, rest: N8nRest, emulator: RunningEmulat
     expect(execution.status === 'success' && execution.mode === 'webhook', `n8n lists the execution as ${JSON.stringify(execution)}`);
   });
 
-  const forgedJobId = randomUUID();
-  await check('n8n start: GPU Cloud Trigger refuses a delivery signed with the wrong secret (401)', async () => {
-    const now = new Date().toISOString();
+  /** A job-succeeded delivery for a job that never existed, signed with `secret` at `timestampSeconds`. */
+  const delivery = (jobId: string, secret: string, timestampSeconds: number) => {
+    const now = new Date(timestampSeconds * 1000).toISOString();
     const payload = JSON.stringify({
       type: 'inference_endpoint.job.succeeded',
       timestamp: now,
       data: {
-        id: forgedJobId,
+        id: jobId,
         inference_endpoint_name: 'transcribe',
         organization_name: emulator.organization,
         input: { url: 'https://files.example/forged.mp3' },
@@ -277,15 +377,23 @@ async function serverChecks(base: string, rest: N8nRest, emulator: RunningEmulat
         output: { text: 'forged' },
       },
     });
-    const forged = signWebhook(Buffer.from('not the organization secret').toString('base64'), payload, { timestampSeconds: Date.now() / 1000 });
-    const response = await fetch(`${base}${workflows.TRIGGER_PATH}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...forged.headers },
-      body: forged.body,
-      signal: AbortSignal.timeout(HTTP_TIMEOUT_MS),
+    return signWebhook(secret, payload, { timestampSeconds });
+  };
+  const refusedJobIds: string[] = [];
+  const refusals = [
+    { name: 'signed with the wrong secret', secret: Buffer.from('not the organization secret').toString('base64'), ageSeconds: 0 },
+    // Replayed: the organization's real signature, but 15 minutes old.
+    { name: 'correctly signed but stale (15 minutes old)', secret: emulator.webhookSecret, ageSeconds: 15 * 60 },
+  ];
+  for (const refusal of refusals) {
+    await check(`n8n start: GPU Cloud Trigger refuses a delivery ${refusal.name} (401)`, async () => {
+      const jobId = randomUUID();
+      refusedJobIds.push(jobId);
+      const signed = delivery(jobId, refusal.secret, Date.now() / 1000 - refusal.ageSeconds);
+      const response = await postJson(`${base}${workflows.TRIGGER_PATH}`, signed.body, signed.headers);
+      expect(response.status === 401, `expected 401, got ${response.status}: ${(await response.text()).slice(0, 200)}`);
     });
-    expect(response.status === 401, `expected 401, got ${response.status}: ${(await response.text()).slice(0, 200)}`);
-  });
+  }
 
   await check('n8n start: Transcribe (webhook wait) parks the execution and resumes on the callback', async () => {
     const started = await fetch(`${base}${workflows.RESUME_START_PATH}`, {
@@ -308,11 +416,58 @@ async function serverChecks(base: string, rest: N8nRest, emulator: RunningEmulat
     expect(execution.status === 'success', `n8n lists the execution as ${JSON.stringify(execution)}`);
   });
 
-  await check('n8n start: the forged delivery started nothing', async () => {
-    const forgedRuns = receiver.all('/trigger').filter((entry) => reportSchema.safeParse(entry.body).data?.item.id === forgedJobId);
-    expect(forgedRuns.length === 0, 'the trigger ran its workflow for a forged delivery');
+  await check('n8n start: the forged and the stale delivery started nothing', async () => {
+    const refusedRuns = receiver.all('/trigger').filter((entry) => refusedJobIds.includes(String(reportSchema.safeParse(entry.body).data?.item.id)));
+    expect(refusedRuns.length === 0, `the trigger ran its workflow for a refused delivery: ${preview(refusedRuns)}`);
   });
 
+  await check(`n8n start: a bulk Job > Create of ${BULK_JOBS} items retries through the emulator's 429s (limit ${EMULATOR_LIMIT_PER_MINUTE}/min), every job created once`, async () => {
+    await bulkStarted.through429();
+    const ended = await endedExecution(rest, workflows.IDS.bulkThrough429, undefined, BULK_REPORT_MS);
+    expectBulkCreated(await rest.execution(ended.id));
+    const creates = emulators.rateLimited.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/jobs'));
+    const refused = creates.filter((request) => request.status === 429).length;
+    expect(refused > 0, `the emulator never answered 429 (${creates.length} creates): the run did not reach the rate limit`);
+    expectEachCreatedOnce(creates.filter((request) => request.status === 201));
+  });
+
+  await check(`n8n start: a bulk Job > Create of ${BULK_JOBS} items waits for the credential's own limit (${workflows.SELF_LIMIT_PER_MINUTE}/min), no 429`, async () => {
+    await bulkStarted.selfLimited();
+    const ended = await endedExecution(rest, workflows.IDS.bulkSelfLimited, undefined, BULK_REPORT_MS);
+    expectBulkCreated(await rest.execution(ended.id));
+    const creates = emulator.requests.filter((request) => request.method === 'POST' && request.path.endsWith('/jobs') && request.body?.includes('"bulk"'));
+    expect(creates.every((request) => request.status === 201), `the emulator refused some: ${preview(creates.map((request) => request.status))}`);
+    const created = creates.filter((request) => request.status === 201);
+    expectEachCreatedOnce(created);
+    // Without the wait all of them go out within a second.
+    const spreadMs = (created.at(-1)?.time ?? 0) - (created[0]?.time ?? 0);
+    expect(spreadMs >= 30_000, `all ${created.length} creates within ${spreadMs} ms: the credential's limit did not hold them back`);
+  });
+
+  await exampleChecks(base, rest, examples);
+
+  await check('n8n start: at a webhook wait\'s deadline n8n passes the paused node\'s input on without running it: the job ID, marked waitTimedOut', async () => {
+    await deadlineStarted();
+    const arrived = await receiver.waitFor('/deadline', (body) => reportSchema.safeParse(body).success, DEADLINE_REPORT_MS - (Date.now() - deadlineStartedAt));
+    const { item, executionId } = reportSchema.parse(arrived.body);
+    const waitedMs = arrived.at - deadlineStartedAt;
+    expect(waitedMs >= 60_000, `the workflow went on after ${waitedMs} ms, before the one-minute deadline: ${preview(item)}`);
+    expect(item.waitTimedOut === true && typeof item.id === 'string' && UUID.test(item.id), `expected the job ID marked waitTimedOut, got ${preview(item)}`);
+    expect(typeof item.message === 'string' && item.message.includes('"Get" operation'), `no hint to read the job later: ${preview(item)}`);
+    // What reached the next node is the job as it was when the execution paused, not as it is now.
+    expect(item.status === 'pending' || item.status === 'running', `status ${String(item.status)}`);
+    const job = emulator.getJob(item.id);
+    expect(job && (job.status === 'pending' || job.status === 'running'), `the job is ${job?.status ?? 'unknown'} on the emulator, expected still running`);
+    // n8n did not run the node at the deadline: nothing asked GPU Cloud about the job after the pause.
+    const lastRead = emulator.requests.filter((request) => request.path.endsWith(`/jobs/${item.id}`)).at(-1);
+    expect(lastRead && lastRead.time < deadlineStartedAt + 30_000, `GPU Cloud was asked about the job at the deadline: ${preview(lastRead)}`);
+    const execution = await endedExecution(rest, workflows.IDS.deadline, executionId);
+    expect(execution.status === 'success', `n8n lists the execution as ${JSON.stringify(execution)}`);
+  });
+}
+
+/** The docs/workflows examples in the running server. */
+async function exampleChecks(base: string, rest: N8nRest, examples: Example[]): Promise<void> {
   if (examples.length === 0) {
     log('no docs/workflows/*.json yet: no examples to check');
     return;
@@ -360,72 +515,128 @@ async function serverChecks(base: string, rest: N8nRest, emulator: RunningEmulat
   }
 }
 
-async function main(): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), 'gpu-cloud-e2e-'));
+/** A job of the main emulator that should outlive the deadline check's wait. */
+function holds(input: unknown): boolean {
+  return typeof input === 'object' && input !== null && 'hold' in input;
+}
+
+interface TargetReport {
+  target: N8nTarget;
+  checks: CheckResult[];
+  installSeconds?: number;
+  runSeconds: number;
+}
+
+/** Every check on one n8n target: its own install, emulators, n8n user folder and server. */
+async function runTarget(target: N8nTarget, work: string, unpacked: string, examples: Example[]): Promise<TargetReport> {
+  checks = [];
+  const root = join(work, `n8n-${target.n8n}`);
   const cleanups: Array<() => Promise<void>> = [];
   let server: Service | undefined;
+  let installSeconds: number | undefined;
+  let started = Date.now();
+  const timer = setTimeout(() => log(`n8n@${target.n8n}: still running after ${TARGET_RUN_TIMEOUT_MS / 60_000} minutes`), TARGET_RUN_TIMEOUT_MS);
   try {
-    const install = await ensureN8n(log);
+    const install = await ensureN8n(target, log);
+    if (install.installedNow) installSeconds = install.durationMs / 1000;
     log(
       install.installedNow
-        ? `installed n8n@${N8N_VERSION} in ${(install.durationMs / 1000).toFixed(0)} s (${install.dir})`
-        : `n8n@${N8N_VERSION} from the cache (${install.dir})`,
+        ? `installed n8n@${target.n8n} on Node ${target.node} in ${Math.round(install.durationMs / 1000)} s (${install.dir})`
+        : `n8n@${target.n8n} on Node ${target.node} from the cache (${install.dir})`,
     );
+    started = Date.now();
 
-    const unpacked = await packPackage(work);
-    const n8n = new N8n({ install, root: join(work, 'n8n') });
+    const n8n = new N8n({ install, root });
     // As n8n's community-package installer leaves it: <user folder>/.n8n/nodes/node_modules/<name>.
     await mkdir(n8n.communityNodesDir, { recursive: true });
-    const installedPackage = join(n8n.communityNodesDir, PKG);
-    await rename(unpacked, installedPackage);
+    await runOrThrow('cp', ['-R', unpacked, join(n8n.communityNodesDir, PKG)], { timeoutMs: 60_000 });
     // The same files as a custom extension directory (N8N_CUSTOM_EXTENSIONS), for the CUSTOM. check.
-    const customDir = join(work, 'custom-extensions');
+    const customDir = join(root, 'custom-extensions');
     await mkdir(customDir, { recursive: true });
-    await runOrThrow('cp', ['-R', installedPackage, join(customDir, PKG)], { timeoutMs: 60_000 });
+    await runOrThrow('cp', ['-R', unpacked, join(customDir, PKG)], { timeoutMs: 60_000 });
 
-    const emulator = await startEmulator({ port: 0, jobDurationMs: JOB_DURATION_MS });
+    const emulator = await startEmulator({ port: 0, jobDurationMs: (_endpoint, input) => (holds(input) ? HOLD_JOB_MS : JOB_DURATION_MS) });
     cleanups.push(() => emulator.close());
+    const rateLimited = await startEmulator({ port: 0, jobDurationMs: JOB_DURATION_MS, rateLimitPerMinute: EMULATOR_LIMIT_PER_MINUTE });
+    cleanups.push(() => rateLimited.close());
     const receiver = await Receiver.start();
     cleanups.push(() => receiver.close());
-    log(`emulator at ${emulator.baseUrl}, n8n will listen on ${await n8n.baseUrl()}`);
+    log(`emulators at ${emulator.baseUrl} and ${rateLimited.baseUrl} (${EMULATOR_LIMIT_PER_MINUTE} requests/min), n8n will listen on ${await n8n.baseUrl()}`);
 
     const marker = randomUUID();
-    const examples = await loadExamples(REPO);
-    await n8n.importCredentials(workflows.credentials(emulator));
+    const queueName = `e2e-${marker.slice(0, 8)}`;
+    await n8n.importCredentials(workflows.credentials(emulator, rateLimited));
+    const served = examples.filter((example) => example.start.kind === 'webhook' || example.start.kind === 'form');
+    const activated = [workflows.IDS.trigger, workflows.IDS.resume, workflows.IDS.deadline, workflows.IDS.bulkThrough429, workflows.IDS.bulkSelfLimited];
     await n8n.importWorkflows([
-      workflows.createJob(PKG, marker),
+      workflows.jobLifecycle(PKG, marker, queueName),
       workflows.listEndpoints(PKG),
       workflows.transcribePoll(PKG),
       workflows.workloads(PKG),
       workflows.listEndpoints(workflows.CUSTOM_PREFIX, workflows.IDS.customList),
       workflows.trigger(PKG, receiver.url('/trigger')),
       workflows.webhookResume(PKG, receiver.url('/resumed')),
+      workflows.webhookDeadline(PKG, receiver.url('/deadline')),
+      workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
+      workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
       ...examples.map(importable),
     ]);
     log(`imported the credentials, the test's workflows and ${examples.length} example(s) from docs/workflows`);
 
-    await cliChecks(n8n, marker, customDir, examples);
+    await cliChecks(n8n, emulator, marker, queueName, customDir, examples);
 
     server = await n8n.start();
     const base = await n8n.baseUrl();
     const rest = await N8nRest.setUpOwner(base);
-    const served = examples.filter((example) => example.start.kind === 'webhook' || example.start.kind === 'form');
     // The editor's "Publish" button; it registers the production webhooks at once.
-    for (const id of [workflows.IDS.trigger, workflows.IDS.resume, ...served.map((example) => example.id)]) await rest.activate(id);
-    log(`n8n start: server up, ${2 + served.length} workflows activated`);
+    for (const id of [...activated, ...served.map((example) => example.id)]) await rest.activate(id);
+    log(`n8n start: server up, ${activated.length + served.length} workflows activated`);
 
-    await serverChecks(base, rest, emulator, receiver, marker, examples);
+    await serverChecks(base, rest, { main: emulator, rateLimited }, receiver, marker, examples);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     checks.push({ name: 'setup', outcome: 'fail' });
     log(`FAIL setup\n       ${message.split('\n').join('\n       ')}`);
   } finally {
+    clearTimeout(timer);
     if (server) await server.stop();
     for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
-    const failed = checks.some((entry) => entry.outcome === 'fail');
-    if (KEEP || failed) log(`logs and n8n user folder kept in ${work}`);
-    else await rm(work, { recursive: true, force: true });
   }
+  return { target, checks, installSeconds, runSeconds: (Date.now() - started) / 1000 };
+}
+
+/** `--n8n <version>` (repeatable) picks targets; none means all. */
+function targetsFromArguments(args: string[]): N8nTarget[] {
+  const versions: string[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index];
+    if (arg === '--n8n' && args[index + 1]) versions.push(args[++index]);
+    else if (arg.startsWith('--n8n=')) versions.push(arg.slice('--n8n='.length));
+    else throw new Error(`unknown argument ${arg}; use --n8n <version> (${TARGETS.map((target) => target.n8n).join(', ')})`);
+  }
+  return versions.length > 0 ? versions.map(targetFor) : [...TARGETS];
+}
+
+async function main(): Promise<TargetReport[]> {
+  const targets = targetsFromArguments(process.argv.slice(2));
+  const work = await mkdtemp(join(tmpdir(), 'gpu-cloud-e2e-'));
+  const reports: TargetReport[] = [];
+  try {
+    const unpacked = await packPackage(work);
+    const examples = await loadExamples(REPO);
+    for (const target of targets) {
+      log(`=== n8n ${target.n8n} on Node ${target.node}`);
+      reports.push(await runTarget(target, work, unpacked, examples));
+    }
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    reports.push({ target: targets[0], checks: [{ name: 'setup', outcome: 'fail' }], runSeconds: 0 });
+    log(`FAIL setup\n       ${message.split('\n').join('\n       ')}`);
+  }
+  const failed = reports.some((report) => report.checks.some((entry) => entry.outcome === 'fail'));
+  if (KEEP || failed) log(`logs and n8n user folders kept in ${work}`);
+  else await rm(work, { recursive: true, force: true });
+  return reports;
 }
 
 const watchdog = setTimeout(() => {
@@ -433,11 +644,18 @@ const watchdog = setTimeout(() => {
   process.exit(1);
 }, WHOLE_RUN_TIMEOUT_MS);
 
-void main().then(() => {
+void main().then((reports) => {
   clearTimeout(watchdog);
-  const count = (outcome: Outcome) => checks.filter((entry) => entry.outcome === outcome).length;
-  const notRunCount = count('not run');
+  let failures = 0;
   log(`total ${((Date.now() - runStarted) / 1000).toFixed(0)} s`);
-  process.stdout.write(`e2e: ${count('pass')} passed, ${count('fail')} failed${notRunCount ? `, ${notRunCount} not run` : ''}\n`);
-  process.exit(count('fail') > 0 ? 1 : 0);
+  for (const { target, checks: results, installSeconds, runSeconds } of reports) {
+    const count = (outcome: Outcome) => results.filter((entry) => entry.outcome === outcome).length;
+    failures += count('fail');
+    const notRunCount = count('not run');
+    const install = installSeconds === undefined ? 'n8n cached' : `installed in ${Math.round(installSeconds)} s`;
+    process.stdout.write(
+      `e2e n8n ${target.n8n} on Node ${target.node}: ${count('pass')} passed, ${count('fail')} failed${notRunCount ? `, ${notRunCount} not run` : ''} (run ${Math.round(runSeconds)} s, ${install})\n`,
+    );
+  }
+  process.exit(failures > 0 ? 1 : 0);
 });

@@ -12,6 +12,10 @@ export const CUSTOM_PREFIX = 'CUSTOM';
 
 export const CREDENTIALS = {
   management: { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' },
+  /** The second emulator, whose rate limit is far below what the credential allows itself. */
+  rateLimited: { id: 'e2eRateLimited01', name: 'GPU Cloud (emulator with a low rate limit)' },
+  /** The first emulator, with a credential that allows itself only a few requests a minute. */
+  selfLimited: { id: 'e2eSelfLimited01', name: 'GPU Cloud (credential with a low rate limit)' },
   image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
   chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
 };
@@ -25,19 +29,24 @@ export interface EmulatorAccess {
   project: string;
 }
 
-export function credentials(emulator: EmulatorAccess): unknown[] {
+/** How many management requests a minute the self-limited credential allows itself. */
+export const SELF_LIMIT_PER_MINUTE = 6;
+
+function managementData(emulator: EmulatorAccess): Record<string, string | number> {
+  return { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project };
+}
+
+export function credentials(emulator: EmulatorAccess, rateLimitedEmulator: EmulatorAccess): unknown[] {
   return [
-    {
-      ...CREDENTIALS.management,
-      type: 'gpuCloudApi',
-      data: { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project },
-    },
+    { ...CREDENTIALS.management, type: 'gpuCloudApi', data: managementData(emulator) },
+    { ...CREDENTIALS.rateLimited, type: 'gpuCloudApi', data: managementData(rateLimitedEmulator) },
+    { ...CREDENTIALS.selfLimited, type: 'gpuCloudApi', data: { ...managementData(emulator), requestsPerMinute: SELF_LIMIT_PER_MINUTE } },
     { ...CREDENTIALS.image, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey } },
     { ...CREDENTIALS.chat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey } },
   ];
 }
 
-interface NodeSpec {
+export interface NodeSpec {
   name: string;
   type: string;
   typeVersion?: number;
@@ -73,7 +82,7 @@ function toNodes(specs: NodeSpec[]): Array<Record<string, unknown>> {
 const link = (node: string) => ({ node, type: 'main', index: 0 });
 
 /** A straight line of nodes, each feeding the next. */
-function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
+export function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
   const connections: Record<string, unknown> = {};
   for (let index = 0; index + 1 < specs.length; index++) {
     connections[specs[index].name] = { main: [[link(specs[index + 1].name)]] };
@@ -109,32 +118,17 @@ function report(url: string): NodeSpec {
 }
 
 export const IDS = {
-  createJob: 'e2eCreateJob',
   listEndpoints: 'e2eListEndpoints',
   transcribePoll: 'e2eTranscribePoll',
   customList: 'e2eCustomList',
   workloads: 'e2eWorkloads',
   trigger: 'e2eTrigger',
   resume: 'e2eWebhookResume',
+  jobLifecycle: 'e2eJobLifecycle',
+  deadline: 'e2eWebhookDeadline',
+  bulkThrough429: 'e2eBulkThrough429',
+  bulkSelfLimited: 'e2eBulkSelfLimited',
 };
-
-export function createJob(prefix: string, marker: string): WorkflowJson {
-  return chain(IDS.createJob, 'e2e: create a job', [
-    start,
-    {
-      name: 'Create Job',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: {
-        resource: 'job',
-        operation: 'create',
-        endpoint: byName('transcribe'),
-        input: JSON.stringify({ url: 'https://files.example/e2e-create.mp3?signature=e2e' }),
-        options: { metadata: JSON.stringify({ e2e: marker }) },
-      },
-    },
-  ]);
-}
 
 export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
   return chain(id, `e2e: list endpoints (${prefix})`, [
@@ -216,16 +210,21 @@ export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
 
 export const RESUME_START_PATH = '/webhook/e2e-webhook-resume';
 
+/** n8n's Webhook node answering at once; the workflow goes on in the background. */
+function startWebhook(path: string): NodeSpec {
+  return {
+    name: 'Start Webhook',
+    type: 'n8n-nodes-base.webhook',
+    typeVersion: 2,
+    webhookId: randomUUID(),
+    parameters: { httpMethod: 'POST', path: path.replace('/webhook/', ''), responseMode: 'onReceived', options: {} },
+  };
+}
+
 /** Started over HTTP; the transcription parks the execution until GPU Cloud calls its resume URL. */
 export function webhookResume(prefix: string, receiverUrl: string): WorkflowJson {
   return chain(IDS.resume, 'e2e: transcribe, paused until the webhook', [
-    {
-      name: 'Start Webhook',
-      type: 'n8n-nodes-base.webhook',
-      typeVersion: 2,
-      webhookId: randomUUID(),
-      parameters: { httpMethod: 'POST', path: RESUME_START_PATH.replace('/webhook/', ''), responseMode: 'onReceived', options: {} },
-    },
+    startWebhook(RESUME_START_PATH),
     {
       name: 'Transcribe',
       type: `${prefix}.gpuCloud`,
@@ -240,5 +239,82 @@ export function webhookResume(prefix: string, receiverUrl: string): WorkflowJson
       },
     },
     report(receiverUrl),
+  ]);
+}
+
+const job = (name: string, parameters: Record<string, unknown>, prefix: string, credential = CREDENTIALS.management): NodeSpec => ({
+  name,
+  type: `${prefix}.gpuCloud`,
+  credentials: { gpuCloudApi: credential },
+  parameters: { resource: 'job', options: {}, ...parameters },
+});
+
+/** The id of the job a node output for the current item. */
+const jobIdOf = (node: string) => `={{ $('${node}').item.json.id }}`;
+
+/**
+ * Every operation of the Job, Inference Endpoint and Queue resources in one run, with the job
+ * waits in poll mode (real sleeps between status reads): a job is created (with metadata) and
+ * waited for, read, created-and-waited-for, and a slow job is created, cancelled and read again.
+ */
+export function jobLifecycle(prefix: string, marker: string, queueName: string): WorkflowJson {
+  return chain(IDS.jobLifecycle, 'e2e: every management operation, polling', [
+    start,
+    job(
+      'Create Job',
+      {
+        operation: 'create',
+        endpoint: byName('transcribe'),
+        input: JSON.stringify({ url: 'https://files.example/e2e-life.mp3?signature=e2e' }),
+        options: { metadata: JSON.stringify({ e2e: marker }) },
+      },
+      prefix,
+    ),
+    job('Wait for Completion', { operation: 'waitForCompletion', endpoint: byName('transcribe'), jobId: jobIdOf('Create Job'), timeoutMinutes: 2 }, prefix),
+    job('Get Job', { operation: 'get', endpoint: byName('transcribe'), jobId: jobIdOf('Create Job') }, prefix),
+    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('echo'), input: JSON.stringify({ e2e: 'create-and-wait' }), waitMode: 'poll', timeoutMinutes: 2 }, prefix),
+    job('Create Slow Job', { operation: 'create', endpoint: byName('batch-echo'), input: JSON.stringify({ e2e: 'to-cancel' }) }, prefix),
+    job('Cancel Job', { operation: 'cancel', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') }, prefix),
+    job('Get Cancelled Job', { operation: 'get', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') }, prefix),
+    {
+      name: 'Get Endpoint',
+      type: `${prefix}.gpuCloud`,
+      credentials: management,
+      parameters: { resource: 'inferenceEndpoint', operation: 'get', endpoint: byName('transcribe'), options: {} },
+    },
+    {
+      name: 'Create Queue',
+      type: `${prefix}.gpuCloud`,
+      credentials: management,
+      parameters: { resource: 'queue', operation: 'create', name: queueName, options: { description: 'Created by the end-to-end run' } },
+    },
+  ]);
+}
+
+export const DEADLINE_START_PATH = '/webhook/e2e-webhook-deadline';
+/** What makes the emulator hold a job far beyond the wait's deadline. */
+export const HOLD_INPUT = { hold: true };
+
+/**
+ * A webhook-mode wait whose job outlives its deadline (one minute, the shortest the node allows):
+ * what reaches the next node when n8n gives up waiting.
+ */
+export function webhookDeadline(prefix: string, receiverUrl: string): WorkflowJson {
+  return chain(IDS.deadline, 'e2e: webhook wait, job outlives the deadline', [
+    startWebhook(DEADLINE_START_PATH),
+    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('batch-echo'), input: JSON.stringify(HOLD_INPUT), waitMode: 'webhook', timeoutMinutes: 1 }, prefix),
+    report(receiverUrl),
+  ]);
+}
+
+export const BULK_PATHS = { [IDS.bulkThrough429]: '/webhook/e2e-bulk-through-429', [IDS.bulkSelfLimited]: '/webhook/e2e-bulk-self-limited' };
+
+/** Job > Create for every entry of the request's `items`: more jobs than the rate limit lets through in a minute. */
+export function bulkCreate(prefix: string, id: typeof IDS.bulkThrough429 | typeof IDS.bulkSelfLimited): WorkflowJson {
+  const credential = id === IDS.bulkThrough429 ? CREDENTIALS.rateLimited : CREDENTIALS.selfLimited;
+  return chain(id, `e2e: bulk create (${credential.name})`, [
+    startWebhook(BULK_PATHS[id]),
+    { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.items', options: {} } },
+    job('Create Jobs', { operation: 'create', endpoint: byName('echo'), input: '={{ JSON.stringify({ bulk: $json.n }) }}' }, prefix, credential),
   ]);
 }

@@ -3,18 +3,21 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
-import { Harness, itemsIntoGpuCloud, type NodeSpec, type WorkflowSpec } from './harness';
+import { Harness, itemsIntoGpuCloud, type NodeSpec, type StaticDataStore, type WorkflowSpec } from './harness';
 
 /** One emulator and one n8n harness for a test file, the harness holding credentials for both APIs. */
 export interface Rig {
   emulator: RunningEmulator;
   harness: Harness;
+  /** The harness's stand-in for n8n's database of workflow static data. */
+  staticData: StaticDataStore;
   close(): Promise<void>;
 }
 
 export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
   const emulator = await startEmulator({ jobDurationMs: 300, webhookRetryDelaysMs: [200, 400, 800], ...options });
-  const harness = await Harness.start();
+  const staticData: StaticDataStore = new Map();
+  const harness = await Harness.start({ staticData });
   harness.setCredentials('management', 'gpuCloudApi', {
     apiKey: emulator.apiKey,
     baseUrl: emulator.baseUrl,
@@ -26,6 +29,7 @@ export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
   return {
     emulator,
     harness,
+    staticData,
     async close() {
       await harness.close();
       await emulator.close();

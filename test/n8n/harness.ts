@@ -273,6 +273,9 @@ function restore(serialized: string): IRunExecutionData {
   return migrateRunExecutionData(JSON.parse(serialized));
 }
 
+/** Workflow id to its static data as n8n's database holds it (JSON). */
+export type StaticDataStore = Map<string, string>;
+
 export class Harness {
   readonly executions = new Map<string, Execution>();
   private readonly nodeTypes = new HarnessNodeTypes();
@@ -280,8 +283,8 @@ export class Harness {
   /** Errors thrown while handling a webhook request; a test expects none. */
   readonly webhookErrors: unknown[] = [];
   private readonly paused = new Map<string, Paused>();
+  private readonly resuming = new Set<string>();
   private readonly active = new Map<string, { spec: WorkflowSpec; node: INode; description: IWebhookDescription }>();
-  private readonly staticData = new Map<string, IDataObject>();
   private readonly listeners = new Set<() => void>();
   private readonly running = new Set<Promise<unknown>>();
   private nextId = 1;
@@ -289,15 +292,21 @@ export class Harness {
   private constructor(
     private readonly server: Server,
     readonly baseUrl: string,
+    private readonly staticData: StaticDataStore,
   ) {}
 
-  static async start(): Promise<Harness> {
+  /**
+   * `staticData` stands for n8n's database: harnesses given the same store act as n8n processes
+   * sharing one (main, webhook processors, workers), and a harness started on an old store as a
+   * restarted one.
+   */
+  static async start(options: { staticData?: StaticDataStore } = {}): Promise<Harness> {
     const app = express();
     const server = createServer(app);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const harness = new Harness(server, `http://127.0.0.1:${port}`);
+    const harness = new Harness(server, `http://127.0.0.1:${port}`, options.staticData ?? new Map());
     // n8n reads the raw bytes and parses JSON bodies before a node's webhook() runs.
     app.use(express.raw({ type: () => true, limit: '50mb' }));
     app.use((req, _res, next) => {
@@ -454,16 +463,21 @@ export class Harness {
     void handled.finally(() => this.running.delete(handled));
   }
 
+  /** n8n's saveStaticData: written back only when a node changed it. */
+  private saveStaticData(workflow: Workflow): void {
+    if (workflow.staticData.__dataChanged !== true || !workflow.id) return;
+    this.staticData.set(workflow.id, JSON.stringify(workflow.staticData));
+    workflow.staticData.__dataChanged = false;
+  }
+
   private changed(): void {
     for (const listener of [...this.listeners]) listener();
   }
 
+  /** As n8n does per request and per execution: the workflow read afresh, static data included. */
   private workflow(spec: WorkflowSpec): Workflow {
-    let staticData = this.staticData.get(spec.id);
-    if (!staticData) {
-      staticData = {};
-      this.staticData.set(spec.id, staticData);
-    }
+    const stored = this.staticData.get(spec.id);
+    const staticData: IDataObject = stored ? (JSON.parse(stored) as IDataObject) : {};
     return new Workflow({
       id: spec.id,
       name: spec.id,
@@ -532,7 +546,9 @@ export class Harness {
     const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData);
     const additionalData = this.additionalData(executionId, hooks);
     if (resumed) additionalData.restartExecutionId = executionId;
-    const run = await new WorkflowExecute(additionalData, mode, data).processRunExecutionData(this.workflow(spec));
+    const workflow = this.workflow(spec);
+    const run = await new WorkflowExecute(additionalData, mode, data).processRunExecutionData(workflow);
+    this.saveStaticData(workflow);
     execution.run = run;
     if (run.waitTill) {
       execution.status = 'waiting';
@@ -563,6 +579,20 @@ export class Harness {
       res.status(execution ? 409 : 404).json({ message: `The execution "${executionId}" is ${execution ? execution.status : 'unknown'}.` });
       return;
     }
+    // As n8n: one request at a time may resume an execution; the others are refused meanwhile.
+    if (this.resuming.has(executionId)) {
+      res.status(500).json({ message: `The execution "${executionId}" is already being resumed.` });
+      return;
+    }
+    this.resuming.add(executionId);
+    try {
+      await this.resumePaused(executionId, paused, execution, req, res);
+    } finally {
+      this.resuming.delete(executionId);
+    }
+  }
+
+  private async resumePaused(executionId: string, paused: Paused, execution: Execution, req: Request, res: Response): Promise<void> {
     const data = restore(paused.data);
     const stack = data.executionData?.nodeExecutionStack;
     const lastNodeExecuted = data.resultData.lastNodeExecuted;
@@ -602,6 +632,7 @@ export class Harness {
     if (!node) throw new Error(`Node ${registered.node.name} is missing`);
     const nodeType = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
     const response = await this.callWebhook(nodeType, workflow, node, registered.description, 'webhook', undefined, req, res);
+    this.saveStaticData(workflow);
     if (!response.workflowData) return;
     const data = createRunExecutionData({
       executionData: { nodeExecutionStack: [{ node, data: { main: response.workflowData }, source: null }] },

@@ -4,10 +4,12 @@ import { errorOf, outputOf } from './harness';
 
 /** Jobs whose input mentions "slow" run for a minute; the rest take 300 ms. */
 const SLOW = 'slow';
+/** Ends a little after the others: long enough to be still running when they are reported. */
+const LATER = 'later';
 let rig: Rig;
 
 beforeAll(async () => {
-  rig = await startRig({ jobDurationMs: (_endpoint, input) => (JSON.stringify(input).includes(SLOW) ? 60_000 : 300) });
+  rig = await startRig({ jobDurationMs: (_endpoint, input) => (JSON.stringify(input).includes(SLOW) ? 60_000 : JSON.stringify(input).includes(LATER) ? 2_000 : 300) });
 });
 
 afterAll(async () => {
@@ -137,6 +139,42 @@ describe('Create and Wait in webhook mode', () => {
     const reads = managementRequests(rig.emulator).filter((request) => request.method === 'GET');
     expect(reads.length).toBeLessThanOrEqual(4);
     expect(rig.emulator.deliveries.every((delivery) => delivery.signed && delivery.status === 200)).toBe(true);
+  });
+
+  test('six jobs ending together resume the execution once, and GPU Cloud records no failed delivery', async () => {
+    rig.emulator.resetLogs();
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow(
+        { resource: 'job', operation: 'createAndWait', endpoint: byName('summarize-text'), input: '={{ { "text": $json.text } }}', waitMode: 'webhook' },
+        { items: Array.from({ length: 6 }, (_, n) => ({ text: `${LATER} item ${n}` })) },
+      ),
+    );
+    expect(execution.status).toBe('waiting');
+    const finished = await rig.harness.finished(execution.id);
+    expect(errorOf(finished)).toBeUndefined();
+    expect(finished.resumes).toBe(1);
+    expect(outputOf(finished, 'GPU Cloud').map((item) => [item.json.status, item.json.output, item.pairedItem])).toEqual(
+      Array.from({ length: 6 }, (_, n) => ['succeeded', { summary: `${LATER} item ${n}`, word_count: 3 }, { item: n }]),
+    );
+    await rig.emulator.deliveriesSettled();
+    expect(rig.emulator.deliveries.length).toBeGreaterThan(0);
+    expect(rig.emulator.deliveries.filter((delivery) => delivery.status !== 200)).toEqual([]);
+  });
+
+  test('when the job carrying the resume URL ends first, the report is answered at once and the execution resumes when the others end', async () => {
+    rig.emulator.resetLogs();
+    const execution = await rig.harness.run(
+      gpuCloudWorkflow(
+        { resource: 'job', operation: 'createAndWait', endpoint: byName('summarize-text'), input: '={{ { "text": $json.text } }}', waitMode: 'webhook' },
+        { items: [{ text: `${LATER} first` }, { text: 'last and quick' }] },
+      ),
+    );
+    expect(execution.status).toBe('waiting');
+    const finished = await rig.harness.finished(execution.id);
+    expect(finished.resumes).toBe(1);
+    expect(outputOf(finished, 'GPU Cloud').map((item) => item.json.status)).toEqual(['succeeded', 'succeeded']);
+    await rig.emulator.deliveriesSettled();
+    expect(rig.emulator.deliveries.map((delivery) => delivery.status)).toEqual([200]);
   });
 
   test('refuses a report with a forged signature and keeps waiting; the workflow goes on when the job is cancelled', async () => {

@@ -130,6 +130,37 @@ describe('GPU Cloud Trigger', () => {
     expect(executionsOf(spec)).toHaveLength(1);
   });
 
+  test('starts the workflow once for a delivery repeated to another n8n process, or after a restart', async () => {
+    const { spec, url } = activeTrigger();
+    const signed = delivery(await finishedJob(), { id: `msg_${randomUUID()}` });
+    expect((await post(url, signed)).status).toBe(200);
+    await rig.harness.until(() => executionsOf(spec).find((execution) => execution.status === 'success'));
+
+    // Another process: its own copy of every module (so nothing in memory is shared), the same database.
+    let other: typeof import('./harness') | undefined;
+    jest.isolateModules(() => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second, isolated copy of the modules
+      other = require('./harness') as typeof import('./harness');
+    });
+    if (!other) throw new Error('the harness did not load');
+    const processTwo = await other.Harness.start({ staticData: rig.staticData });
+    try {
+      processTwo.setCredentials('management', 'gpuCloudApi', {
+        apiKey: rig.emulator.apiKey,
+        baseUrl: rig.emulator.baseUrl,
+        organizationName: rig.emulator.organization,
+      });
+      processTwo.activate(spec);
+      const again = await post(processTwo.webhookUrl(spec, 'GPU Cloud Trigger'), signed);
+      expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
+      expect(processTwo.executions.size).toBe(0);
+      expect(processTwo.webhookErrors).toEqual([]);
+    } finally {
+      await processTwo.close();
+    }
+    expect(executionsOf(spec)).toHaveLength(1);
+  });
+
   test('ignores events and endpoints it was not asked for', async () => {
     const { spec, url } = activeTrigger({ events: ['failed', 'cancelled'], options: { endpoints: 'transcribe, sentiment' } });
     const job = await finishedJob();

@@ -11,6 +11,7 @@ import {
   TimeoutError,
 } from '../../shared/errors';
 import { ManagementClient, REQUEST_ID_METADATA_KEY, WorkloadClient } from '../../shared/client';
+import { sharedRateLimiter } from '../../shared/rate-limiter';
 import { AmbiguousOutcomeError } from '../../shared/request';
 import type { UndiciTransport } from '../../shared/runtime/undici-transport';
 import { FakeClock } from '../support/fake-clock';
@@ -87,9 +88,26 @@ describe('management client over loopback HTTP', () => {
     expect(server.received).toHaveLength(2);
   });
 
-  it('raises RateLimitError when Retry-After asks for more than a minute', async () => {
+  it('raises RateLimitError when Retry-After reaches past the time a call may wait for the rate limit', async () => {
     server.script(problem(429, 'Too Many Requests', undefined, { 'retry-after': '3600' }));
     await expect(client.jobs.get('transcribe', jobFixture().id)).rejects.toBeInstanceOf(RateLimitError);
+    expect(server.received).toHaveLength(1);
+  });
+
+  it('never fails a call on 429s while their waits fit its rate-limit budget, however many come', async () => {
+    const job = jobFixture();
+    const refusals = Array.from({ length: 12 }, () => problem(429, 'Too Many Requests', undefined, { 'retry-after': '30' }));
+    server.script(...refusals, jsonReply(201, job));
+    await expect(client.jobs.create('transcribe', { input: { url: 'https://x.io/a' } })).resolves.toMatchObject({ id: job.id });
+    expect(server.received).toHaveLength(13);
+    expect(clock.sleeps).toEqual(Array.from({ length: 12 }, () => 30_000));
+  });
+
+  it('stops waiting out 429s once the next wait would pass the budget', async () => {
+    server.always(problem(429, 'Too Many Requests', undefined, { 'retry-after': '60' }));
+    await expect(client.jobs.get('transcribe', jobFixture().id)).rejects.toBeInstanceOf(RateLimitError);
+    // Ten minutes of budget: ten waits of 60 s, eleven requests.
+    expect(server.received).toHaveLength(11);
   });
 
   it('reads an HTML error page as a readable error', async () => {
@@ -190,7 +208,8 @@ describe('management client over loopback HTTP', () => {
 describe('rate limiting', () => {
   const { server, transport } = useScriptedServer();
 
-  it('never lets more than the limit through in any minute, shared by clients of the same key', async () => {
+  /** The loopback transport, noting the virtual time each request leaves. */
+  function timedTransport() {
     const clock = new FakeClock();
     const sentAt: number[] = [];
     const timed = {
@@ -199,6 +218,11 @@ describe('rate limiting', () => {
         return transport.send(request);
       },
     };
+    return { clock, sentAt, timed };
+  }
+
+  it('never lets more than the limit through in any minute, shared by clients of the same key', async () => {
+    const { clock, sentAt, timed } = timedTransport();
     server.always(jsonReply(200, { items: [], page: 1, page_size: 1, total_size: 0 }));
     const make = () =>
       new ManagementClient({
@@ -213,6 +237,26 @@ describe('rate limiting', () => {
     expect(sentAt).toHaveLength(12);
     for (const t of sentAt) expect(sentAt.filter((u) => u > t - 60_000 && u <= t).length).toBeLessThanOrEqual(5);
     expect(sentAt[11] - sentAt[0]).toBeGreaterThanOrEqual(120_000);
+  });
+
+  it('after a 429 to one client, every client of the key waits out Retry-After and sends at a lower, even pace', async () => {
+    const { clock, sentAt, timed } = timedTransport();
+    const job = jobFixture();
+    server.script(problem(429, 'Too Many Requests', undefined, { 'retry-after': '7' }));
+    server.always(jsonReply(200, job));
+    const key = 'test-key-throttled';
+    const make = () =>
+      new ManagementClient({ baseUrl: `${server.url}/api/public`, organization: 'acme', transport: timed, clock, rateLimit: { requestsPerMinute: 240, key } });
+    const [a, b] = [make(), make()];
+    await a.jobs.get('transcribe', job.id);
+    expect(sentAt[1] - sentAt[0]).toBeGreaterThanOrEqual(7_000);
+    const limiter = sharedRateLimiter(key, 240, clock);
+    expect(limiter.requestsPerMinute).toBeLessThan(240);
+    await Promise.all([b.jobs.get('transcribe', job.id), b.jobs.get('transcribe', job.id), a.jobs.get('transcribe', job.id)]);
+    const gaps = sentAt.slice(1).map((time, n) => time - sentAt[n]).slice(1);
+    expect(gaps).toHaveLength(3);
+    // The rate climbs back a little with every answer: the last pace is the quickest.
+    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(Math.floor(60_000 / limiter.requestsPerMinute));
   });
 });
 

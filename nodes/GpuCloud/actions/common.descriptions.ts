@@ -62,7 +62,7 @@ export function waitProperties(withWebhookMode: boolean): INodeProperties[] {
         name: 'Webhook (Pause the Execution)',
         value: 'webhook',
         description:
-          'The execution pauses without using resources and resumes when GPU Cloud reports the end of the job. GPU Cloud must be able to reach this n8n instance.',
+          'The execution pauses without using resources and resumes when GPU Cloud reports the end of the job. GPU Cloud must be able to reach this n8n instance. With several items, the last job created reports back and the others are read then (and waited for, should they still run).',
       },
     ],
     default: 'poll',

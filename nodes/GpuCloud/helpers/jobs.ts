@@ -53,8 +53,8 @@ export interface JobToRun {
 
 /**
  * Create-and-wait for every item. Polling runs per item with bounded concurrency; webhook mode
- * creates every job and pauses the execution until GPU Cloud has reported them all (see
- * `resumeOnJobWebhook`).
+ * creates every job and pauses the execution until GPU Cloud has reported the last one created
+ * (see `resumeOnJobWebhook`).
  */
 export async function createAndWaitForJobs(
   context: IExecuteFunctions,
@@ -78,7 +78,7 @@ export async function createAndWaitForJobs(
 }
 
 /** What a paused execution keeps for each input item: the job to hear about, or why there is none. */
-const pendingJobSchema = z.looseObject({ id: uuidSchema, inference_endpoint_name: resourceNameSchema });
+const pendingJobSchema = z.looseObject({ id: uuidSchema, inference_endpoint_name: resourceNameSchema, waitDeadline: z.iso.datetime().optional() });
 const failedItemSchema = z.looseObject({ error: z.string() });
 const pendingBatchSchema = z.array(z.union([pendingJobSchema, failedItemSchema]));
 
@@ -97,6 +97,10 @@ async function createJobsAndPause(
   }
   let timeoutMs = 0;
   let onFailure: FailurePolicy = 'error';
+  // n8n resumes a waiting execution once: a report after that is refused (500 while it resumes, 409
+  // after), and GPU Cloud counts it as a failed delivery. So one job, the last created and likely
+  // the last to end, carries the resume URL; the others are read when it reports.
+  const carrier = items.length - 1;
   const created = await runItems(context, items, concurrency, {
     prepare: async (index) => {
       const job = await prepare(index);
@@ -104,8 +108,8 @@ async function createJobsAndPause(
       onFailure = job.wait.onFailure;
       return job;
     },
-    run: async ({ endpoint, request }, _index, _signal, jobs): Promise<ItemResult> => {
-      const job = await client.jobs.create(endpoint, { ...request, webhook_url: webhookUrl.data }, { signal: jobs.createSignal });
+    run: async ({ endpoint, request }, index, _signal, jobs): Promise<ItemResult> => {
+      const job = await client.jobs.create(endpoint, index === carrier ? { ...request, webhook_url: webhookUrl.data } : request, { signal: jobs.createSignal });
       jobs.jobCreated(job.id);
       return [{ json: { id: job.id, inference_endpoint_name: job.inference_endpoint_name, status: job.status } }];
     },
@@ -126,11 +130,24 @@ async function createJobsAndPause(
   }
 
   const deadline = new Date(Date.now() + timeoutMs);
+  if (typeof created[carrier]?.json.error === 'string') {
+    // No job carries the resume URL: wait here, by polling, for the ones that were created.
+    return await runItems(context, created, concurrency, {
+      prepare: (index) => created[index].json,
+      run: async (entry, _index, signal) => {
+        const parsed = pendingJobSchema.safeParse(entry);
+        if (!parsed.success) return jsonResult(entry);
+        const job = await client.jobs.wait(parsed.data.inference_endpoint_name, parsed.data.id, { timeoutMs: Math.max(0, deadline.getTime() - Date.now()), signal });
+        return jsonResult(format(finish(job, onFailure)));
+      },
+    });
+  }
   const pending = created.map((item): INodeExecutionData => {
     if (typeof item.json.error === 'string') return item;
     return {
       json: {
         ...item.json,
+        waitDeadline: deadline.toISOString(),
         waitTimedOut: true,
         message: `GPU Cloud had not reported the end of this job by ${deadline.toISOString()}. It may still finish: read it with the "Get" operation.`,
       },
@@ -173,14 +190,18 @@ function pendingBatch(context: IWebhookFunctions): BatchEntry[] {
   });
 }
 
-/** Read in small groups from the last job back: the first one still running ends the look early. */
+/** Jobs read at once while the others are waited for. */
 const LOOK_GROUP = 8;
+/** Waiting for the others stops this long before the execution's own deadline, which then resumes it. */
+const DEADLINE_MARGIN_MS = 5_000;
 
 /**
- * Handles GPU Cloud's report that a job of a paused execution ended. Checks the signature over the
- * raw body; a report for a job of this execution resumes it once every job has ended (the others
- * are read, newest first, stopping at the first one still running). The resumed node outputs
- * every job in input order.
+ * Handles GPU Cloud's report that a job of a paused execution ended (the job that carries the
+ * resume URL; older executions gave it to every job). Checks the signature over the raw body.
+ * When every other job has ended too, the execution resumes at once. Otherwise the report is
+ * answered first (so GPU Cloud records it delivered), the others are waited for by polling, and
+ * the execution resumes when they have all ended; should the deadline come first, n8n resumes it
+ * with the jobs marked as timed out. The resumed node outputs every job in input order.
  */
 export async function resumeOnJobWebhook(context: IWebhookFunctions, format: (job: Job) => IDataObject): Promise<IWebhookResponseData> {
   const { client, credentials } = await managementClient(context);
@@ -204,22 +225,30 @@ export async function resumeOnJobWebhook(context: IWebhookFunctions, format: (jo
   }
 
   const jobs = new Map<string, Job>([[job.id, job]]);
-  const others = batch.flatMap((entry) => ('job' in entry && entry.job.id !== job.id ? [entry.job] : [])).reverse();
-  for (let start = 0; start < others.length; start += LOOK_GROUP) {
-    const group = others.slice(start, start + LOOK_GROUP);
-    const read = await mapWithConcurrency(group, LOOK_GROUP, (entry) => client.jobs.get(entry.inference_endpoint_name, entry.id));
-    for (const result of read) {
-      if (!result.ok) throw toNodeError(context.getNode(), result.error, 0);
-      if (!isTerminalStatus(result.value.status)) {
-        return { webhookResponse: { received: true, resumed: false, reason: 'Other jobs of this execution are still running.' } };
-      }
-      jobs.set(result.value.id, result.value);
-    }
+  const others = batch.flatMap((entry) => ('job' in entry && entry.job.id !== job.id ? [entry.job] : []));
+  const running: Array<z.infer<typeof pendingJobSchema>> = [];
+  const read = await mapWithConcurrency(others, LOOK_GROUP, (entry) => client.jobs.get(entry.inference_endpoint_name, entry.id));
+  for (const [index, result] of read.entries()) {
+    if (!result.ok) throw toNodeError(context.getNode(), result.error, 0);
+    if (isTerminalStatus(result.value.status)) jobs.set(result.value.id, result.value);
+    else running.push(others[index]);
   }
+  const output = () =>
+    batch.map((entry, index): INodeExecutionData => {
+      const ended = 'job' in entry ? jobs.get(entry.job.id) : undefined;
+      return { json: ended ? format(ended) : { error: 'error' in entry ? entry.error : 'The job could not be read.' }, pairedItem: { item: index } };
+    });
+  if (running.length === 0) return { workflowData: [output()], webhookResponse: { received: true, resumed: true } };
 
-  const output = batch.map((entry, index): INodeExecutionData => {
-    const ended = 'job' in entry ? jobs.get(entry.job.id) : undefined;
-    return { json: ended ? format(ended) : { error: 'error' in entry ? entry.error : 'The job could not be read.' }, pairedItem: { item: index } };
-  });
-  return { workflowData: [output], webhookResponse: { received: true, resumed: true } };
+  const deadline = Math.min(...running.map((entry) => (entry.waitDeadline ? Date.parse(entry.waitDeadline) : Number.POSITIVE_INFINITY)));
+  const timeoutMs = Number.isFinite(deadline) ? deadline - Date.now() - DEADLINE_MARGIN_MS : undefined;
+  context.getResponseObject().status(200).json({ received: true, resumed: false, reason: `Waiting for ${running.length} other job(s) of this execution.` });
+  if (timeoutMs !== undefined && timeoutMs <= 0) return { noWebhookResponse: true };
+  const waited = await mapWithConcurrency(running, LOOK_GROUP, (entry) => client.jobs.wait(entry.inference_endpoint_name, entry.id, { timeoutMs }));
+  for (const result of waited) {
+    // Not ended before the deadline, or unreadable: n8n's deadline resumes the execution instead.
+    if (!result.ok) return { noWebhookResponse: true };
+    jobs.set(result.value.id, result.value);
+  }
+  return { noWebhookResponse: true, workflowData: [output()] };
 }

@@ -1,0 +1,280 @@
+/**
+ * `npm run test:scale`: the package in n8n's queue mode (n8n 2.41.3 on Node 24, main + 2 workers
+ * + 2 webhook processors behind a load balancer, PostgreSQL and Redis from Debian's packages) and
+ * the three promises that used to break when n8n is scaled out, measured against their goals:
+ *   - repeated trigger deliveries spread over processes: executions per job (measured and
+ *     reported; the goal of one is not held across processes, see docs/reliability.md);
+ *   - bulk creates from several workers sharing one key: >= 90 % of the limit, no failed item,
+ *     429s under 2 % of requests (2 workers, then 3);
+ *   - a multi-item webhook wait leaves GPU Cloud with no failed delivery.
+ * Prints the figures and exits non-zero when a goal is missed. Options: --quick (fewer items).
+ */
+import { randomUUID } from 'node:crypto';
+import { chmod, mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmulator, type RunningEmulator } from '../../emulator';
+import { createManagementClient } from '../../shared/runtime';
+import { NEWEST, cleanEnv, ensureN8n } from '../e2e/install';
+import { runOrThrow } from '../e2e/processes';
+import { chain, type NodeSpec } from '../e2e/workflows';
+import { Balancer } from './balancer';
+import { Postgres, QueueCluster, Redis, missingPackages } from './cluster';
+
+const REPO = join(__dirname, '..', '..');
+const PKG = 'n8n-nodes-gpu-cloud';
+const LIMIT_PER_MINUTE = 240;
+const quick = process.argv.includes('--quick');
+
+const log = (line: string) => process.stderr.write(`[scale] ${line}\n`);
+
+interface Check {
+  name: string;
+  value: string;
+  met: boolean;
+}
+const checks: Check[] = [];
+function check(name: string, value: string, met: boolean): void {
+  checks.push({ name, value, met });
+  log(`${met ? 'ok  ' : 'FAIL'} ${name}: ${value}`);
+}
+
+async function packPackage(work: string): Promise<string> {
+  const env = cleanEnv();
+  await runOrThrow('npm', ['run', 'build', '--silent'], { cwd: REPO, env, timeoutMs: 300_000 });
+  const packDir = join(work, 'pack');
+  await mkdir(packDir, { recursive: true });
+  await runOrThrow('npm', ['pack', '--pack-destination', packDir, '--loglevel=error'], { cwd: REPO, env, timeoutMs: 120_000 });
+  const tarball = (await readdir(packDir)).find((file) => file.endsWith('.tgz'));
+  if (!tarball) throw new Error('npm pack wrote no tarball');
+  await runOrThrow('tar', ['-xzf', join(packDir, tarball), '-C', packDir], { timeoutMs: 60_000 });
+  return join(packDir, 'package');
+}
+
+const CREDENTIALS = {
+  management: { id: 'scaleGpuCloud001', name: 'GPU Cloud (emulator)' },
+  limited: { id: 'scaleGpuCloud240', name: 'GPU Cloud (emulator limited to 240/min)' },
+};
+
+function credentialData(emulator: RunningEmulator): Record<string, string> {
+  return { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project };
+}
+
+const startWebhook = (path: string): NodeSpec => ({
+  name: 'Start',
+  type: 'n8n-nodes-base.webhook',
+  typeVersion: 2,
+  webhookId: randomUUID(),
+  parameters: { httpMethod: 'POST', path, responseMode: 'onReceived', options: {} },
+});
+const splitItems: NodeSpec = { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.items', options: {} } };
+const byName = (value: string) => ({ __rl: true, mode: 'name', value });
+
+const TRIGGER_WEBHOOK_ID = randomUUID();
+const WORKFLOWS = {
+  trigger: chain('scaleTrigger0001', 'scale: trigger', [
+    {
+      name: 'GPU Cloud Trigger',
+      type: `${PKG}.gpuCloudTrigger`,
+      webhookId: TRIGGER_WEBHOOK_ID,
+      credentials: { gpuCloudApi: CREDENTIALS.management },
+      parameters: { verification: 'credential', events: ['succeeded', 'failed', 'cancelled'], options: {} },
+    },
+  ]),
+  bulk: chain('scaleBulk0000001', 'scale: bulk creates', [
+    startWebhook('scale-bulk'),
+    splitItems,
+    {
+      name: 'Create Jobs',
+      type: `${PKG}.gpuCloud`,
+      credentials: { gpuCloudApi: CREDENTIALS.limited },
+      parameters: { resource: 'job', operation: 'create', endpoint: byName('echo'), input: '={{ JSON.stringify({ bulk: $json.n }) }}', options: {} },
+    },
+  ]),
+  wait: chain('scaleWait0000001', 'scale: multi-item webhook wait', [
+    startWebhook('scale-wait'),
+    splitItems,
+    {
+      name: 'Create and Wait',
+      type: `${PKG}.gpuCloud`,
+      credentials: { gpuCloudApi: CREDENTIALS.management },
+      parameters: {
+        resource: 'job',
+        operation: 'createAndWait',
+        endpoint: byName('echo'),
+        input: '={{ JSON.stringify({ n: $json.n }) }}',
+        waitMode: 'webhook',
+        timeoutMinutes: 5,
+        options: {},
+      },
+    },
+  ]),
+};
+
+async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function executions(postgres: Postgres, workflowId: string): Promise<Array<{ id: string; status: string }>> {
+  const rows = await postgres.query(`SELECT id, status FROM execution_entity WHERE "workflowId" = '${workflowId}' ORDER BY id`);
+  return rows.map(([id, status]) => ({ id, status }));
+}
+
+async function post(url: string, body: unknown): Promise<number> {
+  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+/** Trigger jobs end `endsApartMs` after each other (the emulator reads it from the job's input). */
+function triggerJobDuration(_endpoint: string, input: unknown): number {
+  const fields = typeof input === 'object' && input !== null ? (input as Record<string, unknown>) : {};
+  const n = typeof fields.trigger === 'number' ? fields.trigger : 0;
+  const apart = typeof fields.endsApartMs === 'number' ? fields.endsApartMs : 0;
+  return 1_000 + n * apart;
+}
+
+async function triggerScenario(emulator: RunningEmulator, balancer: Balancer, postgres: Postgres, endsApartMs: number): Promise<void> {
+  const jobs = 6;
+  balancer.loseFirstReply = true;
+  emulator.resetLogs();
+  balancer.forwarded.length = 0;
+  const before = new Set((await executions(postgres, 'scaleTrigger0001')).map((execution) => execution.id));
+  const client = createManagementClient({ baseUrl: emulator.baseUrl, organization: emulator.organization, apiKey: emulator.apiKey });
+  const url = `${balancer.url}/webhook/${TRIGGER_WEBHOOK_ID}/job-events`;
+  for (let n = 0; n < jobs; n++) await client.jobs.create(emulator.genericEndpoint, { input: { trigger: n, endsApartMs }, webhook_url: url });
+  await until('every delivery settled', 120_000, async () => {
+    await emulator.deliveriesSettled();
+    const delivered = new Set(emulator.deliveries.filter((attempt) => attempt.status === 200).map((attempt) => attempt.jobId));
+    return delivered.size >= jobs ? true : undefined;
+  });
+  balancer.loseFirstReply = false;
+  const settled = await until('trigger executions finished', 60_000, async () => {
+    const list = (await executions(postgres, 'scaleTrigger0001')).filter((execution) => !before.has(execution.id));
+    return list.every((execution) => execution.status !== 'new' && execution.status !== 'running') ? list : undefined;
+  });
+  const upstreams = new Set(balancer.forwarded.filter((entry) => entry.path.includes(TRIGGER_WEBHOOK_ID)).map((entry) => entry.upstream));
+  const attempts = emulator.deliveries.length;
+  const label = `trigger: executions for 6 jobs ending ${endsApartMs ? `${endsApartMs / 1000} s apart` : 'together'}, each delivered twice to two processes`;
+  const value = `${settled.length} (deliveries ${attempts} over ${upstreams.size} processes)`;
+  if (upstreams.size !== 2) throw new Error(`${label}: the deliveries reached ${upstreams.size} process(es), not both`);
+  // Measured and reported, not a goal the suite holds: across processes the trigger can only
+  // narrow repeats (docs/reliability.md, item 7), since n8n gives webhook methods no atomic store.
+  log(`measured ${label}: ${value}${settled.length === jobs ? '' : ` (goal ${jobs}: not met)`}`);
+  const firsts = balancer.forwarded.filter((entry) => entry.lost).map((entry) => entry.ms);
+  const repeats = balancer.forwarded.filter((entry) => entry.path.includes(TRIGGER_WEBHOOK_ID) && !entry.lost).map((entry) => entry.ms);
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
+  log(`trigger: webhook processor answer, median: first delivery ${median(firsts)} ms (recorded in static data), repeat ${median(repeats)} ms`);
+}
+
+async function bulkScenario(label: string, emulator: RunningEmulator, balancer: Balancer, postgres: Postgres, executionsToStart: number, itemsEach: number): Promise<void> {
+  emulator.resetLogs();
+  const before = new Set((await executions(postgres, 'scaleBulk0000001')).map((execution) => execution.id));
+  const started = Date.now();
+  for (let n = 0; n < executionsToStart; n++) {
+    const status = await post(`${balancer.url}/webhook/scale-bulk`, { items: Array.from({ length: itemsEach }, (_, index) => ({ n: n * itemsEach + index })) });
+    if (status !== 200) throw new Error(`starting bulk execution ${n + 1} answered ${status}`);
+  }
+  const total = executionsToStart * itemsEach;
+  const finished = await until(`${label}: bulk executions finished`, 20 * 60_000, async () => {
+    const list = (await executions(postgres, 'scaleBulk0000001')).filter((execution) => !before.has(execution.id));
+    return list.length === executionsToStart && list.every((execution) => !['new', 'running', 'waiting'].includes(execution.status)) ? list : undefined;
+  });
+  const management = emulator.requests.filter((request) => request.surface === 'management');
+  const creates = management.filter((request) => request.method === 'POST' && request.status === 201).map((request) => request.time);
+  const refused = management.filter((request) => request.status === 429).length;
+  const minutes = (Math.max(...creates) - Math.min(...creates)) / 60_000;
+  const afterFirstMinute = creates.filter((time) => time >= Math.min(...creates) + 60_000).length;
+  const steady = afterFirstMinute / Math.max(minutes - 1, 1 / 60);
+  const failed = finished.filter((execution) => execution.status !== 'success').length;
+  log(`${label}: ${creates.length} of ${total} jobs created in ${((Date.now() - started) / 1000).toFixed(0)} s, ${refused} 429s of ${management.length} requests, executions ${finished.map((execution) => execution.status).join(', ')}`);
+  check(`${label}: failed executions / items`, `${failed} / ${total - creates.length}`, failed === 0 && creates.length === total);
+  check(`${label}: creates per minute after the first minute, share of ${LIMIT_PER_MINUTE}/min`, `${steady.toFixed(0)}/min (${((100 * steady) / LIMIT_PER_MINUTE).toFixed(0)} %)`, steady >= 0.9 * LIMIT_PER_MINUTE);
+  check(`${label}: 429s`, `${((100 * refused) / management.length).toFixed(2)} % of ${management.length} requests`, refused < 0.02 * management.length);
+}
+
+async function waitScenario(emulator: RunningEmulator, balancer: Balancer, postgres: Postgres): Promise<void> {
+  emulator.resetLogs();
+  const status = await post(`${balancer.url}/webhook/scale-wait`, { items: Array.from({ length: 6 }, (_, n) => ({ n })) });
+  if (status !== 200) throw new Error(`starting the waiting execution answered ${status}`);
+  const finished = await until('the waiting execution finished', 5 * 60_000, async () => {
+    const list = await executions(postgres, 'scaleWait0000001');
+    return list.length === 1 && ['success', 'error', 'crashed'].includes(list[0].status) ? list[0] : undefined;
+  });
+  await emulator.deliveriesSettled();
+  const failedDeliveries = emulator.deliveries.filter((attempt) => attempt.status !== 200).length;
+  check('multi-item webhook wait: execution status', finished.status, finished.status === 'success');
+  check('multi-item webhook wait: failed deliveries', `${failedDeliveries} of ${emulator.deliveries.length} attempts`, failedDeliveries === 0);
+}
+
+async function main(): Promise<void> {
+  const missing = await missingPackages();
+  if (missing.length) throw new Error(`install ${missing.join(' and ')} first (apt-get install -y ${missing.join(' ')})`);
+  const work = await mkdtemp(join(tmpdir(), 'gpu-cloud-scale-'));
+  // PostgreSQL runs as its own user, which must reach its data directory inside.
+  await chmod(work, 0o755);
+  const logs = join(work, 'logs');
+  await mkdir(logs, { recursive: true });
+  log(`work folder ${work}`);
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const install = await ensureN8n(NEWEST, log);
+    const unpacked = await packPackage(work);
+    log('packed the package');
+    const postgres = await Postgres.start(join(work, 'pg'), logs);
+    cleanups.push(() => postgres.stop());
+    const redis = await Redis.start(join(work, 'redis'), logs);
+    cleanups.push(() => redis.stop());
+    log(`PostgreSQL on ${postgres.port}, Redis on ${redis.port}`);
+    const emulator = await startEmulator({ port: 0, jobDurationMs: triggerJobDuration, webhookRetryDelaysMs: [1_000, 2_000, 4_000, 8_000] });
+    cleanups.push(() => emulator.close());
+    const limited = await startEmulator({ port: 0, jobDurationMs: 600_000, rateLimitPerMinute: LIMIT_PER_MINUTE, faults: { latencyMs: 100, surfaces: ['management'] } });
+    cleanups.push(() => limited.close());
+    const balancer = await Balancer.start();
+    cleanups.push(() => balancer.close());
+
+    const cluster = new QueueCluster({ install, root: join(work, 'n8n'), packageDir: unpacked, packageName: PKG, postgres, redis, webhookBaseUrl: `${balancer.url}/` });
+    cleanups.push(() => cluster.stopAll());
+    await cluster.prepareMain();
+    await cluster.importJson('credentials', [
+      { ...CREDENTIALS.management, type: 'gpuCloudApi', data: credentialData(emulator) },
+      { ...CREDENTIALS.limited, type: 'gpuCloudApi', data: credentialData(limited) },
+    ]);
+    await cluster.importJson('workflow', Object.values(WORKFLOWS));
+    for (const workflow of Object.values(WORKFLOWS)) await cluster.cli(['publish:workflow', `--id=${String(workflow.id)}`]);
+    await cluster.start('main', 'main');
+    const processors = [await cluster.start('webhook', 'webhook-1'), await cluster.start('webhook', 'webhook-2')];
+    balancer.route(processors.map((processor) => processor.port));
+    await cluster.start('worker', 'worker-1');
+    await cluster.start('worker', 'worker-2');
+    log('n8n 2.41.3 in queue mode: main, 2 webhook processors, 2 workers');
+
+    await triggerScenario(emulator, balancer, postgres, 1_000);
+    await triggerScenario(emulator, balancer, postgres, 0);
+    await waitScenario(emulator, balancer, postgres);
+    // 1,200 items in all each time, as the issue measured; --quick: 300.
+    const items = quick ? 75 : 300;
+    await bulkScenario('2 workers, 4 executions', limited, balancer, postgres, 4, items);
+    // The service's window empties before the next run; the workers keep what they learned.
+    await new Promise((resolve) => setTimeout(resolve, 61_000));
+    await cluster.start('worker', 'worker-3');
+    await bulkScenario('3 workers, 6 executions', limited, balancer, postgres, 6, (items * 2) / 3);
+  } finally {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => log(`cleanup: ${String(error)}`));
+    if (!process.argv.includes('--keep')) await rm(work, { recursive: true, force: true }).catch(() => undefined);
+  }
+  const failed = checks.filter((entry) => !entry.met);
+  log(`${checks.length - failed.length} of ${checks.length} goals met`);
+  if (failed.length || checks.length === 0) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  log(`FAIL ${error instanceof Error ? error.message : String(error)}`);
+  process.exitCode = 1;
+});
