@@ -11,7 +11,7 @@ import { Service, freePort, run, runOrThrow, type RunResult } from './processes'
  */
 
 const CLI_TIMEOUT_MS = 120_000;
-const START_TIMEOUT_MS = 120_000;
+const START_TIMEOUT_MS = 240_000;
 /** What `n8n start` prints once its HTTP server is up and active workflows are registered. */
 const STARTED_TEXT = 'Editor is now accessible via';
 
@@ -134,11 +134,12 @@ export class N8n {
       N8N_TEMPLATES_ENABLED: 'false',
       N8N_PERSONALIZATION_ENABLED: 'false',
       N8N_LISTEN_ADDRESS: '127.0.0.1',
+      // Host, port and protocol make the base of production webhook and resume URLs
+      // ($execution.resumeUrl), also in `n8n execute`. No WEBHOOK_URL: 2.41 deprecates it for
+      // N8N_WEBHOOK_URL, which 2.8 does not read.
       N8N_HOST: '127.0.0.1',
       N8N_PORT: String(port),
       N8N_PROTOCOL: 'http',
-      // The base of production webhook and resume URLs ($execution.resumeUrl), also in `n8n execute`.
-      WEBHOOK_URL: `http://127.0.0.1:${port}/`,
       // Each n8n process runs a task broker; the default port could belong to a developer's n8n.
       N8N_RUNNERS_BROKER_PORT: String(await freePort()),
       N8N_LOG_FORMAT: 'json',

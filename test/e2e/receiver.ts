@@ -57,14 +57,20 @@ export class Receiver {
 
   /** The first report on `path` that satisfies `match`, or an error naming what did arrive. */
   async waitFor(path: string, match: (body: unknown) => boolean, timeoutMs: number): Promise<Received> {
+    const [first] = await this.waitForAll(path, 1, match, timeoutMs);
+    return first;
+  }
+
+  /** The first `count` reports on `path` that satisfy `match`, in arrival order. */
+  async waitForAll(path: string, count: number, match: (body: unknown) => boolean, timeoutMs: number): Promise<Received[]> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const hit = this.received.find((entry) => entry.path === path && match(entry.body));
-      if (hit) return hit;
+      const hits = this.received.filter((entry) => entry.path === path && match(entry.body));
+      if (hits.length >= count) return hits.slice(0, count);
       const left = deadline - Date.now();
       if (left <= 0) {
         const seen = this.all(path).map((entry) => JSON.stringify(entry.body).slice(0, 300));
-        throw new Error(`nothing matching arrived at ${path} within ${timeoutMs / 1000} s (${seen.length ? `got: ${seen.join(' | ')}` : 'nothing arrived'})`);
+        throw new Error(`${hits.length} of ${count} matching reports arrived at ${path} within ${timeoutMs / 1000} s (${seen.length ? `got: ${seen.join(' | ')}` : 'nothing arrived'})`);
       }
       await new Promise<void>((resolve) => {
         const wake = () => {

@@ -128,6 +128,7 @@ export const IDS = {
   deadline: 'e2eWebhookDeadline',
   bulkThrough429: 'e2eBulkThrough429',
   bulkSelfLimited: 'e2eBulkSelfLimited',
+  batchResume: 'e2eBatchResume',
 };
 
 export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
@@ -307,6 +308,21 @@ export function webhookDeadline(prefix: string, receiverUrl: string): WorkflowJs
   ]);
 }
 
+/** One item per entry of the request body's `items`. */
+const splitItems: NodeSpec = { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.items', options: {} } };
+
+export const BATCH_RESUME_START_PATH = '/webhook/e2e-batch-resume';
+
+/** Several jobs in one webhook-mode wait: the execution resumes once GPU Cloud has reported every one. */
+export function batchResume(prefix: string, receiverUrl: string): WorkflowJson {
+  return chain(IDS.batchResume, 'e2e: create and wait for several jobs, paused until their webhooks', [
+    startWebhook(BATCH_RESUME_START_PATH),
+    splitItems,
+    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('echo'), input: '={{ JSON.stringify({ batch: $json.n }) }}', waitMode: 'webhook', timeoutMinutes: 5 }, prefix),
+    report(receiverUrl),
+  ]);
+}
+
 export const BULK_PATHS = { [IDS.bulkThrough429]: '/webhook/e2e-bulk-through-429', [IDS.bulkSelfLimited]: '/webhook/e2e-bulk-self-limited' };
 
 /** Job > Create for every entry of the request's `items`: more jobs than the rate limit lets through in a minute. */
@@ -314,7 +330,7 @@ export function bulkCreate(prefix: string, id: typeof IDS.bulkThrough429 | typeo
   const credential = id === IDS.bulkThrough429 ? CREDENTIALS.rateLimited : CREDENTIALS.selfLimited;
   return chain(id, `e2e: bulk create (${credential.name})`, [
     startWebhook(BULK_PATHS[id]),
-    { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.items', options: {} } },
+    splitItems,
     job('Create Jobs', { operation: 'create', endpoint: byName('echo'), input: '={{ JSON.stringify({ bulk: $json.n }) }}' }, prefix, credential),
   ]);
 }
