@@ -5,10 +5,11 @@ import { errorOf, type Execution } from './harness';
 
 /**
  * A bulk run that fails midway must not hide the paid work it already did: the error names every
- * item whose job exists on GPU Cloud, so a re-run can skip them. The failure is GPU Cloud refusing
- * every request for rate (the emulator's rate-limit fault), which outlasts the client's retries.
- * A pass-through proxy switches the fault on just before a given job-creating request reaches the
- * emulator, so the failure lands mid-run whatever the timing; waits ride out a 429, creates do not.
+ * item whose job exists on GPU Cloud, so a re-run can skip them. The failure is GPU Cloud answering
+ * every request with a server error (the emulator's error fault), which outlasts the client's
+ * retries (a 429 no longer would: the client waits those out). A pass-through proxy switches the
+ * fault on just before a given job-creating request reaches the emulator, so the failure lands
+ * mid-run whatever the timing.
  */
 
 let rig: Rig;
@@ -30,7 +31,7 @@ beforeAll(async () => {
     before: async (incoming) => {
       if (!isCreate(incoming) || ++createsSeen <= createsBeforeFault) return;
       await answered(createsBeforeFault);
-      rig.emulator.setFaults({ rateLimitRate: 1 });
+      rig.emulator.setFaults({ errorRate: 1 });
     },
     after: (incoming) => {
       if (isCreate(incoming)) createsAnswered++;
@@ -80,9 +81,9 @@ describe.each<[string, INodeParameters]>([
     'Transcription > Transcribe',
     { resource: 'transcription', operation: 'transcribe', url: '={{ "https://files.example/call-" + $json.index + ".mp3" }}', options: { metadata, concurrency: CONCURRENCY } },
   ],
-])('%s over many items, stopped midway by the rate limit', (_name, parameters) => {
+])('%s over many items, stopped midway by server errors', (_name, parameters) => {
   test('fails naming every item whose job was created, and only those', async () => {
-    rig.emulator.setFaults({ rateLimitRate: 0 });
+    rig.emulator.setFaults({ errorRate: 0 });
     rig.emulator.resetLogs();
     createsSeen = 0;
     createsAnswered = 0;
@@ -91,9 +92,9 @@ describe.each<[string, INodeParameters]>([
     spec.nodes[1].credentials = { gpuCloudApi: 'proxied' };
     const execution = await rig.harness.run(spec);
     createsBeforeFault = Number.POSITIVE_INFINITY;
-    rig.emulator.setFaults({ rateLimitRate: 0 });
+    rig.emulator.setFaults({ errorRate: 0 });
 
-    expect(errorOf(execution)?.message).toMatch(/Too many requests/);
+    expect(errorOf(execution)?.message).toMatch(/temporarily unavailable/);
     const created = itemsGpuCloudCreated();
     expect(created.length).toBeGreaterThanOrEqual(CREATES_BEFORE_FAULT);
     expect(created.length).toBeLessThan(ITEMS);
