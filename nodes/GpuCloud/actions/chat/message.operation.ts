@@ -95,25 +95,6 @@ const properties: INodeProperties[] = [
       concurrencyOption,
       ...samplingOptions,
       {
-        displayName: 'Seed',
-        name: 'seed',
-        type: 'number',
-        typeOptions: { minValue: 0 },
-        default: 0,
-        description: 'The same seed and request give the same reply, for repeatable results',
-      },
-      {
-        displayName: 'Response Format',
-        name: 'responseFormat',
-        type: 'options',
-        options: [
-          { name: 'Text', value: 'text', description: 'A reply in words' },
-          { name: 'JSON Object', value: 'json_object', description: 'A reply that is a JSON object, returned parsed in "json"' },
-          { name: 'JSON Matching a Schema', value: 'json_schema', description: 'JSON that satisfies the JSON Schema below, returned parsed in "json"' },
-        ],
-        default: 'text',
-      },
-      {
         displayName: 'JSON Schema',
         name: 'jsonSchema',
         type: 'json',
@@ -121,14 +102,23 @@ const properties: INodeProperties[] = [
         description: 'The JSON Schema the reply must satisfy, used when Response Format is JSON Matching a Schema',
       },
       {
-        displayName: 'Tools',
-        name: 'tools',
-        type: 'json',
-        default: '[]',
-        placeholder:
-          '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]',
-        description:
-          'Functions the model may ask to call, in the OpenAI format. The calls come back in "toolCalls" (the node does not run them): run them and send the results in a conversation.',
+        displayName: 'Response Format',
+        name: 'responseFormat',
+        type: 'options',
+        options: [
+          { name: 'Text', value: 'text', description: 'A reply in words' },
+          { name: 'JSON Object', value: 'json_object', description: 'A reply that is a JSON object, returned parsed as an object' },
+          { name: 'JSON Matching a Schema', value: 'json_schema', description: 'JSON that satisfies the JSON Schema below, returned parsed as an object' },
+        ],
+        default: 'text',
+      },
+      {
+        displayName: 'Seed',
+        name: 'seed',
+        type: 'number',
+        typeOptions: { minValue: 0 },
+        default: 0,
+        description: 'The same seed and request give the same reply, for repeatable results',
       },
       {
         displayName: 'Tool Choice',
@@ -140,6 +130,16 @@ const properties: INodeProperties[] = [
           { name: 'None', value: 'none', description: 'The model answers in words only' },
         ],
         default: 'auto',
+      },
+      {
+        displayName: 'Tools',
+        name: 'tools',
+        type: 'json',
+        default: '[]',
+        placeholder:
+          '[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]',
+        description:
+          'Functions the model may ask to call, in the OpenAI format. The calls come back in "toolCalls" (the node does not run them): run them and send the results in a conversation.',
       },
     ],
   },
