@@ -126,15 +126,6 @@ describe('management client over loopback HTTP', () => {
     expect(server.received[1].url).toBe(`${JOB_PATH}?page=1&page_size=100`);
   });
 
-  it('creates again when the look-up shows the lost create never happened', async () => {
-    const job = jobFixture();
-    server.script({ status: 0, reset: true }, jsonReply(200, { items: [], page: 1, page_size: 100, total_size: 0 }), jsonReply(201, job));
-    await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({ id: job.id });
-    expect(server.received.map((r) => r.method)).toEqual(['POST', 'GET', 'POST']);
-    const [first, , second] = server.received.map((r) => JSON.parse(r.body || '{}') as { metadata?: Record<string, string> });
-    expect(second.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(first.metadata?.[REQUEST_ID_METADATA_KEY]);
-  });
-
   it('reports an unknown outcome when there is no room to tag the job', async () => {
     const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, i]));
     server.script(problem(503, 'Unavailable'));

@@ -8,6 +8,8 @@ export interface ScriptedReply {
   body?: string;
   /** Destroy the socket instead of answering (after reading the request). */
   reset?: boolean;
+  /** Never answer, so the client's timeout ends the request; the socket closes with the server. */
+  hang?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -41,6 +43,7 @@ export class ScriptedServer {
           req.socket.destroy();
           return;
         }
+        if (reply.hang) return;
         res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(reply.body ?? '');
       });
