@@ -15,7 +15,7 @@ import { AmbiguousOutcomeError } from '../../shared/request';
 import type { UndiciTransport } from '../../shared/runtime/undici-transport';
 import { FakeClock } from '../support/fake-clock';
 import { jobFixture } from '../support/fixtures';
-import { jsonReply, problem, useScriptedServer } from '../support/scripted-server';
+import { jsonReply, problem, scriptedManagementClient, useScriptedServer } from '../support/scripted-server';
 
 const API_KEY = 'sk-test-secret-123456';
 const JOB_PATH = '/api/public/organizations/acme/inference-endpoints/transcribe/jobs';
@@ -28,15 +28,7 @@ describe('management client over loopback HTTP', () => {
   beforeEach(() => {
     server.reset();
     clock = new FakeClock();
-    client = new ManagementClient({
-      baseUrl: `${server.url}/api/public`,
-      organization: 'acme',
-      apiKey: API_KEY,
-      transport,
-      clock,
-      rateLimit: false,
-      random: () => 0.5,
-    });
+    client = scriptedManagementClient(server, transport, clock, { apiKey: API_KEY });
   });
 
   it('sends the API key header and parses the job', async () => {

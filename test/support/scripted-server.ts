@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Clock } from '../../shared/clock';
+import { ManagementClient, type ManagementClientOptions } from '../../shared/client';
 import { UndiciTransport } from '../../shared/runtime/undici-transport';
 
 export interface ScriptedReply {
@@ -99,4 +101,22 @@ export function useScriptedServer(): { server: ScriptedServer; transport: Undici
     await server.close();
   });
   return { server, transport };
+}
+
+/** A management client of organization `acme` talking to `server`, without rate limit or jitter. */
+export function scriptedManagementClient(
+  server: ScriptedServer,
+  transport: UndiciTransport,
+  clock: Clock,
+  options: Partial<ManagementClientOptions> = {},
+): ManagementClient {
+  return new ManagementClient({
+    baseUrl: `${server.url}/api/public`,
+    organization: 'acme',
+    transport,
+    clock,
+    rateLimit: false,
+    random: () => 0.5,
+    ...options,
+  });
 }
