@@ -48,6 +48,7 @@ describe.each([
     expect(report.loaded).toEqual([
       expect.stringMatching(/^node gpuCloud /),
       expect.stringMatching(/^node gpuCloudTrigger /),
+      expect.stringMatching(/^node gpuCloudChatModel /),
       'credential gpuCloudApi',
       'credential gpuCloudWorkloadApi',
     ]);
