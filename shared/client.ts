@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock';
 import { sharedRateLimiter } from './rate-limiter';
+import type { GpuCloudError } from './errors';
 import { AmbiguousOutcomeError, RequestExecutor } from './request';
 import type { RetryPolicy } from './retry';
 import {
@@ -38,6 +39,36 @@ export const REQUEST_ID_METADATA_KEY = 'client_request_id';
 const MAX_LOOKUP_PAGES = 20;
 /** Our clock and the service's may disagree; a job this much older than our create is not ours. */
 const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60_000;
+/**
+ * Pauses before looking again for the job of a create that may still be in flight on the service:
+ * one held up behind a busy server usually lands within seconds.
+ */
+export const LOOK_AGAIN_AFTER_MS: readonly number[] = [500, 2_000, 5_000];
+/** A gateway's own replies: the service behind it may still be working on the request. */
+const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 504, 524]);
+
+/**
+ * A create may or may not have made a job and looking for it could not tell. Creating again could
+ * run a paid job twice, so the caller decides, knowing which request id to look for.
+ */
+export class CreateOutcomeUnknownError extends AmbiguousOutcomeError {
+  readonly clientRequestId: string;
+  constructor(underlying: GpuCloudError, clientRequestId: string) {
+    super(underlying);
+    this.clientRequestId = clientRequestId;
+    this.message = `${underlying.message} It is unknown whether the job was created: look for a job whose metadata has ${REQUEST_ID_METADATA_KEY} "${clientRequestId}" before creating it again.`;
+  }
+}
+
+/**
+ * Whether the service itself answered the create with an error status, so it has finished with the
+ * request and a job it made would already be listed. A lost connection, a timeout, a gateway's
+ * error or a 2xx that could not be read prove nothing of the sort.
+ */
+function serviceFinishedWithoutJob(failure: GpuCloudError): boolean {
+  const { status } = failure;
+  return status !== undefined && (status === 408 || status >= 500) && !GATEWAY_STATUSES.has(status);
+}
 
 export interface ManagementClientOptions {
   /** The API root, e.g. `https://host/api/public` or the emulator's `http://127.0.0.1:4010/api/public`. */
@@ -124,14 +155,10 @@ export class ManagementClient {
         try {
           return await send();
         } catch (error) {
-          if (!(error instanceof AmbiguousOutcomeError) || !requestId || recovery >= this.http.retry.maxRetries) throw error;
-          let found: Job | undefined;
-          try {
-            found = await this.findJobByRequestId(endpointName, requestId, since, options.signal);
-          } catch {
-            throw error;
-          }
+          if (!(error instanceof AmbiguousOutcomeError) || !requestId) throw error;
+          const found = await this.findLostCreate(endpointName, requestId, since, error.underlying, options.signal);
           if (found) return found;
+          if (recovery >= this.http.retry.maxRetries) throw new CreateOutcomeUnknownError(error.underlying, requestId);
         }
       }
     },
@@ -225,6 +252,28 @@ export class ManagementClient {
       return reply.secret_key;
     },
   };
+
+  /**
+   * The job a create whose reply was lost made; undefined only when it is known to have made none
+   * (the service answered and the look-up finds nothing). Otherwise the job may still appear, so it
+   * is looked for again for a while; when it never shows, the outcome stays unknown.
+   */
+  private async findLostCreate(endpointName: string, requestId: string, sentAt: number, failure: GpuCloudError, signal?: AbortSignal): Promise<Job | undefined> {
+    const conclusive = serviceFinishedWithoutJob(failure);
+    for (const pause of conclusive ? [0] : [0, ...LOOK_AGAIN_AFTER_MS]) {
+      let found: Job | undefined;
+      try {
+        if (pause > 0) await this.clock.sleep(pause, signal);
+        found = await this.findJobByRequestId(endpointName, requestId, sentAt, signal);
+      } catch {
+        // The look-up failed or was aborted: whether the job exists is still unknown.
+        throw new CreateOutcomeUnknownError(failure, requestId);
+      }
+      if (found) return found;
+    }
+    if (conclusive) return undefined;
+    throw new CreateOutcomeUnknownError(failure, requestId);
+  }
 
   /**
    * Looks for the job a lost create made, newest jobs first, until it is found or the pages reach

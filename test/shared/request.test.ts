@@ -16,7 +16,7 @@ import { AmbiguousOutcomeError } from '../../shared/request';
 import type { UndiciTransport } from '../../shared/runtime/undici-transport';
 import { FakeClock } from '../support/fake-clock';
 import { jobFixture } from '../support/fixtures';
-import { jsonReply, problem, useScriptedServer } from '../support/scripted-server';
+import { jsonReply, problem, scriptedManagementClient, useScriptedServer } from '../support/scripted-server';
 
 const API_KEY = 'sk-test-secret-123456';
 const JOB_PATH = '/api/public/organizations/acme/inference-endpoints/transcribe/jobs';
@@ -29,15 +29,7 @@ describe('management client over loopback HTTP', () => {
   beforeEach(() => {
     server.reset();
     clock = new FakeClock();
-    client = new ManagementClient({
-      baseUrl: `${server.url}/api/public`,
-      organization: 'acme',
-      apiKey: API_KEY,
-      transport,
-      clock,
-      rateLimit: false,
-      random: () => 0.5,
-    });
+    client = scriptedManagementClient(server, transport, clock, { apiKey: API_KEY });
   });
 
   it('sends the API key header and parses the job', async () => {
@@ -142,15 +134,6 @@ describe('management client over loopback HTTP', () => {
     await expect(client.jobs.create('transcribe', { input: { url: 'https://x.io/a' } })).resolves.toMatchObject({ id: job.id });
     expect(server.received.map((r) => r.method)).toEqual(['POST', 'GET']);
     expect(server.received[1].url).toBe(`${JOB_PATH}?page=1&page_size=100`);
-  });
-
-  it('creates again when the look-up shows the lost create never happened', async () => {
-    const job = jobFixture();
-    server.script({ status: 0, reset: true }, jsonReply(200, { items: [], page: 1, page_size: 100, total_size: 0 }), jsonReply(201, job));
-    await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({ id: job.id });
-    expect(server.received.map((r) => r.method)).toEqual(['POST', 'GET', 'POST']);
-    const [first, , second] = server.received.map((r) => JSON.parse(r.body || '{}') as { metadata?: Record<string, string> });
-    expect(second.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(first.metadata?.[REQUEST_ID_METADATA_KEY]);
   });
 
   it('reports an unknown outcome when there is no room to tag the job', async () => {

@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Clock } from '../../shared/clock';
+import { ManagementClient, type ManagementClientOptions } from '../../shared/client';
 import { UndiciTransport } from '../../shared/runtime/undici-transport';
 
 export interface ScriptedReply {
@@ -8,6 +10,8 @@ export interface ScriptedReply {
   body?: string;
   /** Destroy the socket instead of answering (after reading the request). */
   reset?: boolean;
+  /** Never answer, so the client's timeout ends the request; the socket closes with the server. */
+  hang?: boolean;
 }
 
 export interface ReceivedRequest {
@@ -41,6 +45,7 @@ export class ScriptedServer {
           req.socket.destroy();
           return;
         }
+        if (reply.hang) return;
         res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
         res.end(reply.body ?? '');
       });
@@ -96,4 +101,22 @@ export function useScriptedServer(): { server: ScriptedServer; transport: Undici
     await server.close();
   });
   return { server, transport };
+}
+
+/** A management client of organization `acme` talking to `server`, without rate limit or jitter. */
+export function scriptedManagementClient(
+  server: ScriptedServer,
+  transport: UndiciTransport,
+  clock: Clock,
+  options: Partial<ManagementClientOptions> = {},
+): ManagementClient {
+  return new ManagementClient({
+    baseUrl: `${server.url}/api/public`,
+    organization: 'acme',
+    transport,
+    clock,
+    rateLimit: false,
+    random: () => 0.5,
+    ...options,
+  });
 }
