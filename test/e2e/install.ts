@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { runOrThrow } from './processes';
+import { freePort, runOrThrow } from './processes';
 
 /**
  * The full n8n app and the Node it runs on, each installed once into a cache outside the
@@ -128,6 +128,34 @@ export function cleanEnv(node?: NodeInstall): NodeJS.ProcessEnv {
     env.npm_config_nodedir = node.headersDir;
   }
   return env;
+}
+
+/**
+ * The environment of a test n8n on 127.0.0.1 listening on `port`: none of a developer's own n8n
+ * settings, no calls home, JSON logs. Host, port and protocol make the base of production webhook
+ * and resume URLs ($execution.resumeUrl), also in `n8n execute`; no WEBHOOK_URL: 2.41 deprecates it
+ * for N8N_WEBHOOK_URL, which 2.8 does not read. Each n8n process runs a task broker, whose default
+ * port could belong to a developer's n8n.
+ */
+export async function localN8nEnv(node: NodeInstall, port: number): Promise<NodeJS.ProcessEnv> {
+  const env = cleanEnv(node);
+  for (const name of Object.keys(env)) {
+    if (/^(N8N_|DB_|QUEUE_|EXECUTIONS_)/.test(name) || name === 'WEBHOOK_URL') delete env[name];
+  }
+  return {
+    ...env,
+    N8N_DIAGNOSTICS_ENABLED: 'false',
+    N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
+    N8N_TEMPLATES_ENABLED: 'false',
+    N8N_PERSONALIZATION_ENABLED: 'false',
+    N8N_LISTEN_ADDRESS: '127.0.0.1',
+    N8N_HOST: '127.0.0.1',
+    N8N_PORT: String(port),
+    N8N_PROTOCOL: 'http',
+    N8N_RUNNERS_BROKER_PORT: String(await freePort()),
+    N8N_LOG_FORMAT: 'json',
+    N8N_LOG_LEVEL: 'info',
+  };
 }
 
 /** True when the folder holds a finished install of exactly this manifest. */

@@ -1,7 +1,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod/v4';
-import { cleanEnv, type N8nInstall } from './install';
+import { localN8nEnv, type N8nInstall } from './install';
 import { Service, freePort, run, runOrThrow, type RunResult } from './processes';
 
 /**
@@ -120,32 +120,7 @@ export class N8n {
   }
 
   private async env(extra: Record<string, string>): Promise<NodeJS.ProcessEnv> {
-    const env = cleanEnv(this.options.install.node);
-    // A developer's own n8n settings must not leak into the test instance.
-    for (const name of Object.keys(env)) {
-      if (name.startsWith('N8N_') || name.startsWith('DB_') || name === 'WEBHOOK_URL' || name.startsWith('EXECUTIONS_')) delete env[name];
-    }
-    const port = await this.port;
-    return {
-      ...env,
-      N8N_USER_FOLDER: this.userFolder,
-      N8N_DIAGNOSTICS_ENABLED: 'false',
-      N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
-      N8N_TEMPLATES_ENABLED: 'false',
-      N8N_PERSONALIZATION_ENABLED: 'false',
-      N8N_LISTEN_ADDRESS: '127.0.0.1',
-      // Host, port and protocol make the base of production webhook and resume URLs
-      // ($execution.resumeUrl), also in `n8n execute`. No WEBHOOK_URL: 2.41 deprecates it for
-      // N8N_WEBHOOK_URL, which 2.8 does not read.
-      N8N_HOST: '127.0.0.1',
-      N8N_PORT: String(port),
-      N8N_PROTOCOL: 'http',
-      // Each n8n process runs a task broker; the default port could belong to a developer's n8n.
-      N8N_RUNNERS_BROKER_PORT: String(await freePort()),
-      N8N_LOG_FORMAT: 'json',
-      N8N_LOG_LEVEL: 'info',
-      ...extra,
-    };
+    return { ...(await localN8nEnv(this.options.install.node, await this.port)), N8N_USER_FOLDER: this.userFolder, ...extra };
   }
 
   private logFile(name: string): string {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { chmod, chown, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { cleanEnv, type N8nInstall } from '../e2e/install';
+import { localN8nEnv, type N8nInstall } from '../e2e/install';
 import { Service, freePort, run, runOrThrow } from '../e2e/processes';
 
 /**
@@ -147,12 +147,8 @@ export class QueueCluster {
   }
 
   private async env(home: string, port: number): Promise<NodeJS.ProcessEnv> {
-    const env = cleanEnv(this.options.install.node);
-    for (const name of Object.keys(env)) {
-      if (name.startsWith('N8N_') || name.startsWith('DB_') || name.startsWith('QUEUE_') || name === 'WEBHOOK_URL' || name.startsWith('EXECUTIONS_')) delete env[name];
-    }
     return {
-      ...env,
+      ...(await localN8nEnv(this.options.install.node, port)),
       ...this.options.postgres.env(),
       ...this.options.redis.env(),
       EXECUTIONS_MODE: 'queue',
@@ -160,20 +156,10 @@ export class QueueCluster {
       N8N_USER_FOLDER: home,
       // Binary data where every process finds it: in the database.
       N8N_DEFAULT_BINARY_DATA_MODE: 'database',
-      N8N_DIAGNOSTICS_ENABLED: 'false',
-      N8N_VERSION_NOTIFICATIONS_ENABLED: 'false',
-      N8N_TEMPLATES_ENABLED: 'false',
-      N8N_PERSONALIZATION_ENABLED: 'false',
-      N8N_LISTEN_ADDRESS: '127.0.0.1',
-      N8N_HOST: '127.0.0.1',
-      N8N_PORT: String(port),
-      N8N_PROTOCOL: 'http',
+      // Behind the suite's load balancer, webhook URLs name it rather than each process.
       N8N_WEBHOOK_URL: this.options.webhookBaseUrl,
       WEBHOOK_URL: this.options.webhookBaseUrl,
-      N8N_RUNNERS_BROKER_PORT: String(await freePort()),
       QUEUE_HEALTH_CHECK_PORT: String(await freePort()),
-      N8N_LOG_FORMAT: 'json',
-      N8N_LOG_LEVEL: 'info',
     };
   }
 
