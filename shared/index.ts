@@ -11,3 +11,4 @@ export * from './wait';
 export * from './webhooks';
 export * from './client';
 export * from './image-reply';
+export * from './input-schema';

@@ -1,6 +1,6 @@
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { KnownBlock, SlackMessage } from '../model';
-import { expectedInput } from '../services/input-schema';
+import { expectedInput } from '../../shared/input-schema';
 import { ACTIONS, encodeValue } from './actions';
 import { context, escapeText, escapeWithin, section } from './format';
 

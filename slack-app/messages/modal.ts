@@ -2,7 +2,7 @@ import { z } from 'zod/v4';
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { ModalView } from '../model';
 import { VIEWS } from './actions';
-import { expectedInput } from '../services/input-schema';
+import { expectedInput } from '../../shared/input-schema';
 import { escapeWithin, SLACK_LIMITS, section, truncate } from './format';
 
 /** Block and action ids of the job form, read back by the view_submission listener. */

@@ -2,7 +2,7 @@ import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import type { InferenceEndpoint } from '../../shared/schemas';
-import { describeInputSchema, inputSchemaProblems, parseInputSchema } from './input-schema';
+import { describeInputSchema, inputSchemaProblems, parseInputSchema } from '../../shared/input-schema';
 
 /** What the endpoint's published input_schema says is wrong with `input`, in one sentence for the user. */
 export function inputProblem(endpoint: InferenceEndpoint, input: unknown): string | undefined {

@@ -1,5 +1,5 @@
 import { ACTIONS } from '../../slack-app/messages/actions';
-import { describeInputSchema, inputSchemaProblems, parseInputSchema } from '../../slack-app/services/input-schema';
+import { describeInputSchema, inputSchemaProblems, parseInputSchema } from '../../shared/input-schema';
 import { Stack } from './harness';
 
 /**

@@ -1,6 +1,6 @@
 /**
- * An endpoint's published `input_schema` (JSON Schema, as a string in the catalogue), used to refuse
- * job input the endpoint would refuse, before a job is created and billed. The common keywords are
+ * An endpoint's published `input_schema` (JSON Schema, as a string in the catalogue), used by every
+ * front end to refuse job input the endpoint would refuse, before a job is created and billed. The common keywords are
  * checked; any other keyword is left to the service, so a schema this does not understand never
  * blocks a valid input. Also a one-line summary of what an endpoint expects, for people.
  */
