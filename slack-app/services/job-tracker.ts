@@ -104,15 +104,7 @@ export class JobTracker {
   watch(job: Job, origin: JobOrigin): Promise<void> {
     if (this.stopping.signal.aborted || this.jobs.has(job.id)) return Promise.resolve();
     return new Promise<void>((end) => {
-      const entry: TrackedJob = {
-        endpoint: job.inference_endpoint_name,
-        jobId: job.id,
-        origin,
-        trackedAt: this.options.clock.now(),
-        phase: { name: 'following', job, end },
-        lastEdit: Promise.resolve(),
-      };
-      this.jobs.set(job.id, entry);
+      const entry = this.track(job, origin, { name: 'following', job, end });
       if (isTerminalStatus(job.status)) {
         void this.complete(job);
         return;
@@ -155,16 +147,9 @@ export class JobTracker {
     if (!entry) {
       const origin = this.options.seal.origin(job);
       if (!origin) return Promise.resolve();
+      // Not followed here (a webhook after a restart): it starts at delivering.
       const delivery = Promise.resolve().then(() => this.deliver(adopted, job));
-      const adopted: TrackedJob = {
-        endpoint: job.inference_endpoint_name,
-        jobId: job.id,
-        origin,
-        trackedAt: this.options.clock.now(),
-        phase: { name: 'delivering', job, delivery },
-        lastEdit: Promise.resolve(),
-      };
-      this.jobs.set(job.id, adopted);
+      const adopted = this.track(job, origin, { name: 'delivering', job, delivery });
       return delivery;
     }
     const phase = entry.phase;
@@ -218,6 +203,12 @@ export class JobTracker {
   /** Resolves when every delivery under way has finished (graceful shutdown, tests). */
   async idle(): Promise<void> {
     await Promise.all([...this.jobs.values()].map((entry) => (entry.phase.name === 'delivering' ? entry.phase.delivery.catch(() => undefined) : undefined)));
+  }
+
+  private track(job: Job, origin: JobOrigin, phase: JobPhase): TrackedJob {
+    const entry: TrackedJob = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, trackedAt: this.options.clock.now(), phase, lastEdit: Promise.resolve() };
+    this.jobs.set(job.id, entry);
+    return entry;
   }
 
   /** The one way a job changes phase; a step the machine does not allow is a bug, not a state. */

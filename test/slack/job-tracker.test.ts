@@ -2,21 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { webApi } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
 import type { ManagementClient } from '../../shared/client';
 import { createManagementClient } from '../../shared/runtime';
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import { jobResultParts } from '../../slack-app/messages/results';
-import { freePort, localSlackCredentials } from '../../slack-app/local';
 import { JobOriginSeal, type JobOrigin } from '../../slack-app/services/job-metadata';
 import { JobTracker } from '../../slack-app/services/job-tracker';
 import { PostedRecord } from '../../slack-app/services/posted-record';
-import { SlackThreads } from '../../slack-app/services/slack-thread';
+import type { SlackThreads } from '../../slack-app/services/slack-thread';
 import { StateStore } from '../../slack-app/services/state-store';
-import { BOT, startStandin, TEAM, type Standin } from '../../slack-app/standin';
+import { BOT, TEAM, type Standin } from '../../slack-app/standin';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
+import { standinThreads } from './standin-threads';
 
 /**
  * The job tracker as a state machine (following → delivering → delivered | abandoned) on a clock the
@@ -35,10 +34,7 @@ let threads: SlackThreads;
 let emulator: Emulator;
 let management: ManagementClient;
 beforeAll(async () => {
-  const credentials = localSlackCredentials();
-  standin = await startStandin({ ...credentials, port: await freePort(), nativeStreaming: false });
-  const client = new webApi.WebClient(credentials.botToken, { slackApiUrl: standin.apiUrl, retryConfig: { retries: 0 } });
-  threads = new SlackThreads(client, () => BOT.userId);
+  ({ standin, threads } = await standinThreads());
   emulator = await startEmulator({ port: 0, jobDurationMs: 100 });
   management = createManagementClient({ baseUrl: emulator.baseUrl, organization: emulator.organization, apiKey: emulator.apiKey });
 });

@@ -1,17 +1,16 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { webApi } from '@slack/bolt';
 import { errorParts } from '../../slack-app/messages/results';
-import { freePort, localSlackCredentials } from '../../slack-app/local';
 import { AccessPolicy } from '../../slack-app/services/access';
 import { RequestLifecycle, type Ending, type RequestPlan } from '../../slack-app/services/lifecycle';
 import { PostedRecord } from '../../slack-app/services/posted-record';
-import { SlackThreads } from '../../slack-app/services/slack-thread';
+import type { SlackThreads } from '../../slack-app/services/slack-thread';
 import { StateStore } from '../../slack-app/services/state-store';
-import { BOT, startStandin, type Standin } from '../../slack-app/standin';
+import { BOT, type Standin } from '../../slack-app/standin';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
+import { standinThreads } from './standin-threads';
 
 /**
  * The request lifecycle on its own, against the Slack stand-in and a real state file, on a clock the
@@ -25,10 +24,7 @@ const LIMIT = 1;
 let standin: Standin;
 let threads: SlackThreads;
 beforeAll(async () => {
-  const credentials = localSlackCredentials();
-  standin = await startStandin({ ...credentials, port: await freePort(), nativeStreaming: false });
-  const client = new webApi.WebClient(credentials.botToken, { slackApiUrl: standin.apiUrl, retryConfig: { retries: 0 } });
-  threads = new SlackThreads(client, () => BOT.userId);
+  ({ standin, threads } = await standinThreads());
 });
 afterAll(() => standin.close());
 
