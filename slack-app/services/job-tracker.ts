@@ -134,7 +134,7 @@ export class JobTracker {
   /** Remembers who pressed Cancel, for the note in the thread. */
   noteCancelledBy(jobId: string, user: string): void {
     const entry = this.jobs.get(jobId);
-    if (entry?.phase.name === 'following') entry.phase = { ...entry.phase, cancelledBy: user };
+    if (entry?.phase.name === 'following') this.enter(entry, { ...entry.phase, cancelledBy: user });
   }
 
   /**

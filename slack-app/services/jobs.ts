@@ -31,6 +31,17 @@ export interface JobServiceOptions {
   webhookUrl?: string;
 }
 
+/** What a job request asks for, once parsed. */
+interface JobRequest {
+  kind: JobKind;
+  endpoint: string;
+  input: unknown;
+  subject: RequestSubject;
+  userMetadata?: Record<string, unknown>;
+  /** The endpoint and input checks, before anything is posted. */
+  checks?: () => Promise<PrivateReply>;
+}
+
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
 export class JobService {
   constructor(private readonly options: JobServiceOptions) {}
@@ -42,7 +53,7 @@ export class JobService {
 
   /** `/gpu job <endpoint> <json>` and the job form: the input is checked against the endpoint before anything is posted. */
   run(context: RequestContext, endpoint: string, input: unknown, userMetadata?: Record<string, unknown>): Promise<PrivateReply> {
-    return this.start(context, 'job', endpoint, input, { kind: 'job', endpoint }, userMetadata, async () => {
+    const checks = async (): Promise<PrivateReply> => {
       if (userMetadata !== undefined) {
         const problem = userMetadataProblem(userMetadata);
         if (problem) return usageErrorMessage(COMMAND, problem, 'job');
@@ -56,11 +67,12 @@ export class JobService {
       if (!found) return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
       const problem = inputProblem(found, input);
       return problem ? usageErrorMessage(COMMAND, problem, 'job') : undefined;
-    });
+    };
+    return this.start(context, { kind: 'job', endpoint, input, subject: { kind: 'job', endpoint }, userMetadata, checks });
   }
 
   transcribe(context: RequestContext, input: TranscriptionInput): Promise<PrivateReply> {
-    return this.start(context, 'transcribe', TRANSCRIPTION_ENDPOINT, input, { kind: 'transcribe', url: input.url });
+    return this.start(context, { kind: 'transcribe', endpoint: TRANSCRIPTION_ENDPOINT, input, subject: { kind: 'transcribe', url: input.url } });
   }
 
   /**
@@ -85,16 +97,9 @@ export class JobService {
   }
 
   /** Creates the job in the background once its parent is up; the tracker follows it from there. */
-  private start(
-    context: RequestContext,
-    kind: JobKind,
-    endpoint: string,
-    input: unknown,
-    subject: RequestSubject,
-    userMetadata: Record<string, unknown> = {},
-    checks?: () => Promise<PrivateReply>,
-  ): Promise<PrivateReply> {
+  private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
     const { management, state, logger, seal, lifecycle, webhookUrl } = this.options;
+    const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
     return lifecycle.start({
       context,
       kind,

@@ -114,6 +114,8 @@ export class RequestLifecycle {
     const { context } = plan;
     const refused = this.refusal(context) ?? (await plan.checks?.());
     if (refused) return refused;
+    // A drain may have begun while the checks ran.
+    if (!this.accepting) return noticeMessage(DRAINING_NOTICE);
     const ref = randomUUID();
     if (plan.usesSlot) {
       const full = access.acquire(context.user, ref);
