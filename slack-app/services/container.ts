@@ -69,7 +69,7 @@ export function createContainer(options: ContainerOptions): Container {
   const jobs = new JobService({ management, catalogue, tracker, lifecycle, access, state, clock, logger, seal, webhookUrl });
   const jobForm = new JobForm(catalogue, logger);
   const queues = new QueueService({ management, lifecycle, project: config.service.project });
-  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, lifecycle, threads });
+  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, lifecycle, posted });
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
   const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, lifecycle, threads, state, team: identity.team, botUserId });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });

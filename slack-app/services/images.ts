@@ -7,14 +7,14 @@ import { imageFilename, imageFilePrefix } from '../messages/results';
 import type { ResultPart, ThreadRef } from '../model';
 import type { RequestLifecycle } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
-import type { SlackThreads } from './slack-thread';
+import type { PostedRecord } from './posted-record';
 import type { InflightRequest } from './state-store';
 
 export interface ImageServiceOptions {
   workload?: WorkloadClient;
   workflow: string;
   lifecycle: RequestLifecycle;
-  threads: SlackThreads;
+  posted: PostedRecord;
 }
 
 /** The file extension matching the image bytes (the workload may convert to JPEG or WebP). */
@@ -68,9 +68,8 @@ export class ImageService {
       remembered: true,
       failure: 'Generating the image',
       work: async ({ ref }) => {
-        const prefix = imageFilePrefix(ref);
-        const posted = [...(await this.options.threads.postedKeys(thread))].filter((key) => key.startsWith(prefix));
-        return { state: 'succeeded', parts: posted.length >= request.count ? [] : await this.render(ref, request) };
+        const shown = await this.options.posted.partsShown(thread, imageFilePrefix(ref));
+        return { state: 'succeeded', parts: shown >= request.count ? [] : await this.render(ref, request) };
       },
     });
   }

@@ -35,6 +35,11 @@ export class PostedRecord {
     return this.state.isPosted(ref);
   }
 
+  /** How many parts whose key starts with `prefix` the thread shows (what a crash left behind). */
+  async partsShown(thread: ThreadRef, prefix: string): Promise<number> {
+    return [...(await this.threads.postedKeys(thread))].filter((key) => key.startsWith(prefix)).length;
+  }
+
   /** Delivers `ref` unless it is delivered or being delivered; rejects when Slack kept refusing. */
   deliver(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
     if (this.state.isPosted(ref)) return Promise.resolve();
