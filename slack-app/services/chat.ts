@@ -125,7 +125,8 @@ export class ChatService {
           for await (const delta of workload.chat.stream({ messages, ...(model ? { model } : {}) })) yield delta.content;
         })();
         const result = await writer.write({ thread, user, team, ref }, deltas);
-        return { state: result.state === 'done' ? 'succeeded' : 'failed', note: result.detail };
+        // A stopped answer says why itself.
+        return { state: result.state === 'done' ? 'succeeded' : 'failed' };
       },
     });
   }

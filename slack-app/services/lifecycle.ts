@@ -26,7 +26,7 @@ import type { InflightRequest, StateStore } from './state-store';
  */
 
 /** How a request ended; `followed` when the JobTracker delivers it (jobs). */
-export type Ending = { state: 'succeeded' | 'failed'; parts?: ResultPart[]; note?: string } | { state: 'followed' };
+export type Ending = { state: 'succeeded' | 'failed'; parts?: ResultPart[] } | { state: 'followed' };
 
 export const FOLLOWED: Ending = { state: 'followed' };
 
@@ -243,9 +243,10 @@ export class RequestLifecycle {
       ending = { state: 'failed', parts: request.failure ? errorParts(request.ref, request.failure, describeError(error)) : [] };
     }
     if (ending.state === 'followed') return;
-    const { state, note } = ending;
+    // The parent says how it ended, never why: the why is in the thread, once.
+    const { state } = ending;
     const finish = parent
-      ? () => threads.update(thread.channel, thread.threadTs, parentMessage({ ...parent, state, note, elapsedMs: clock.now() - request.startedAt }))
+      ? () => threads.update(thread.channel, thread.threadTs, parentMessage({ ...parent, state, note: undefined, elapsedMs: clock.now() - request.startedAt }))
       : undefined;
     await posted.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
   }

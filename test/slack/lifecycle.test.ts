@@ -43,6 +43,26 @@ describe('a queue request', () => {
   });
 });
 
+describe('a chat answer that stops', () => {
+  it('says why once, in the answer; the parent says only that it failed', async () => {
+    const failing = await Stack.start({ emulator: { faults: { streamErrorRate: 1, surfaces: ['chat'] } } });
+    try {
+      const channel = 'C0CHATFAIL';
+      await failing.command('chat Tell me about GPUs', 'U0STOP', channel);
+      const parent = await failing.waitForParent(1, channel);
+      const failed = await failing.waitForParentText(parent.ts, /Failed after/, 15_000, channel);
+      await failing.app.idle();
+      const stopped = /The answer stopped/;
+      expect(failing.replies(parent.ts, channel).filter((reply) => stopped.test(content(reply)))).toHaveLength(1);
+      const answerDetail = /The answer stopped: ([^"\\]+)/.exec(content(failing.replies(parent.ts, channel)[0]))?.[1] ?? '';
+      expect(answerDetail.length).toBeGreaterThan(0);
+      expect(content(failed)).not.toContain(answerDetail.trim());
+    } finally {
+      await failing.close();
+    }
+  });
+});
+
 describe('draining for a shutdown', () => {
   it('lets the image under way finish, then answers new commands privately that the app is restarting', async () => {
     // The image workload answers after 1.5 s, so the request is still under way when the drain begins.
