@@ -17,6 +17,9 @@ export interface ImageServiceOptions {
   posted: PostedRecord;
 }
 
+/** What a failed image request is called in its thread. */
+const FAILURE = 'Generating the image';
+
 /** The file extension matching the image bytes (the workload may convert to JPEG or WebP). */
 export function imageExtension(bytes: Buffer): string {
   if (bytes.subarray(0, 4).toString('hex') === '89504e47') return 'png';
@@ -45,7 +48,7 @@ export class ImageService {
       usesSlot: true,
       place: existing ? { kind: 'thread', thread: existing, parent: view } : { kind: 'new', parent: view },
       remember: { image: request },
-      failure: 'Generating the image',
+      failure: FAILURE,
       work: async ({ ref }) => ({ state: 'succeeded', parts: await this.render(ref, request) }),
     });
   }
@@ -66,7 +69,7 @@ export class ImageService {
       startedAt: inflight.startedAt,
       parent: { user: inflight.user, subject: { kind: 'image', request }, state: 'running' },
       remembered: true,
-      failure: 'Generating the image',
+      failure: FAILURE,
       work: async ({ ref }) => {
         const shown = await this.options.posted.partsShown(thread, imageFilePrefix(ref));
         return { state: 'succeeded', parts: shown >= request.count ? [] : await this.render(ref, request) };
