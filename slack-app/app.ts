@@ -34,6 +34,13 @@ export interface RunningSlackApp {
   container: Container;
   /** Resolves when background work and result deliveries have finished. */
   idle(): Promise<void>;
+  /**
+   * For a graceful shutdown (SIGTERM), before `stop`: from now on takes no new /gpu request (each
+   * gets a private "restarting" notice), then resolves once every acknowledged request is finished
+   * or handed over (a job that exists in the service is found again after the restart) and no result
+   * is being posted. Running jobs keep running; the next start follows them.
+   */
+  drain(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -89,7 +96,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
   const container = createContainer({
     config,
-    background,
     client: app.client,
     identity: { team: auth.team_id, botUserId: auth.user_id },
     management,
@@ -130,7 +136,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     localWebhookUrl,
     container,
     idle: async () => {
-      await container.background.idle();
+      await background.idle();
+      await container.lifecycle.idle();
+      await container.tracker.idle();
+    },
+    drain: async () => {
+      const draining = container.lifecycle.drain();
+      await background.idle();
+      await draining;
       await container.tracker.idle();
     },
     stop: async () => {
@@ -144,7 +157,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 /** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */
 async function resumeUnfinishedWork(container: Container, state: StateStore, logger: Logger): Promise<void> {
   try {
-    const { watching, delivered } = await container.tracker.resume();
+    const { watching, delivered } = await container.services.jobs.resume();
     if (watching || delivered) logger.info(`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`);
   } catch (error) {
     logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);

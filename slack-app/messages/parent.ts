@@ -30,7 +30,8 @@ const STATE_LINE: Record<RequestState, { emoji: string; label: (elapsed: string)
   interrupted: { emoji: ':warning:', label: () => 'Interrupted: the app restarted while this ran' },
 };
 
-export function describeSubject(subject: RequestSubject): string {
+/** Who asked for what; a queue's line follows its state, since creating it is the whole request. */
+export function describeSubject(subject: RequestSubject, state: RequestState = 'running'): string {
   switch (subject.kind) {
     case 'job':
       return `ran a job on \`${escapeText(subject.endpoint)}\``;
@@ -42,8 +43,10 @@ export function describeSubject(subject: RequestSubject): string {
     }
     case 'chat':
       return `asked: ${escapeWithin(subject.message, 2000)}`;
-    case 'queue':
-      return `is creating queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
+    case 'queue': {
+      const verb = state === 'succeeded' ? 'created' : state === 'pending' || state === 'running' ? 'is creating' : 'could not create';
+      return `${verb} queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
+    }
   }
 }
 
@@ -90,7 +93,7 @@ function buttons(view: ParentView): KnownBlock | undefined {
 
 /** The parent message in the channel: who asked for what, and where it stands. Edited in place. */
 export function parentMessage(view: ParentView): SlackMessage {
-  const who = `${mention(view.user)} ${describeSubject(view.subject)}`;
+  const who = `${mention(view.user)} ${describeSubject(view.subject, view.state)}`;
   const status = statusLine(view.state, view.elapsedMs);
   const lines = [status];
   if (view.job) lines.push(`Job \`${escapeText(view.job.jobId)}\` on \`${escapeText(view.job.endpoint)}\``);

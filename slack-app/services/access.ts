@@ -18,7 +18,7 @@ export interface Denial {
 export class AccessPolicy {
   private readonly users: Set<string>;
   private readonly channels: Set<string>;
-  /** Running work per user, by request reference (job id or request id). */
+  /** Running work per user, by request reference. */
   private readonly running = new Map<string, Set<string>>();
 
   constructor(readonly settings: AccessSettings) {
@@ -57,12 +57,6 @@ export class AccessPolicy {
     const mine = this.running.get(user) ?? new Set<string>();
     mine.add(ref);
     this.running.set(user, mine);
-  }
-
-  /** Moves a reservation to its final reference (a request id becomes the job id). */
-  rename(user: string, from: string, to: string): void {
-    const mine = this.running.get(user);
-    if (mine?.delete(from)) mine.add(to);
   }
 
   release(user: string, ref: string): void {

@@ -9,8 +9,9 @@ const STARTS_PER_TURN = 2;
 const MAX_POSTPONE_MS = 500;
 
 /**
- * Work that continues after Slack has been acknowledged (generation, streaming, posting).
- * Kept in one place so a failure is always logged and shutdown or a test can wait for the rest.
+ * What a listener does after Slack has been acknowledged (reading, checking, starting a request).
+ * Kept in one place so a failure is always logged and shutdown or a test can wait for the rest; the
+ * long work of a /gpu request (generation, streaming, following a job) is the RequestLifecycle's.
  */
 export class BackgroundTasks {
   private readonly running = new Set<Promise<void>>();
@@ -20,10 +21,6 @@ export class BackgroundTasks {
 
   /** `logError` receives one line per failed task, naming what failed. */
   constructor(private readonly logError: (message: string) => void) {}
-
-  run(what: string, task: () => Promise<void>): void {
-    this.track(what, task());
-  }
 
   /**
    * Runs the rest of a request already acknowledged, behind the requests not yet read: an ack costs

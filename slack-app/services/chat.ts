@@ -1,20 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import type { Logger } from '@slack/bolt';
 import type { WorkloadClient } from '../../shared/client';
-import type { Clock } from '../../shared/clock';
 import type { ChatMessage } from '../../shared/schemas';
 import { WebhookDeduplicator } from '../../shared/webhooks';
 import { answerMessage } from '../messages/chat';
-import { deniedMessage, noticeMessage } from '../messages/errors';
+import { noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
 import type { ThreadRef } from '../model';
-import type { AccessPolicy } from './access';
 import type { AnswerWriter } from './answer-stream';
-import type { BackgroundTasks } from './background';
 import { conversationFromThread, plainText } from './conversation';
-import { errorSummary } from './errors';
+import type { RequestLifecycle, RequestPlan } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
-import { cannotPostMessage } from './slack-errors';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRequest, StateStore } from './state-store';
 
@@ -22,12 +16,9 @@ export interface ChatServiceOptions {
   workload?: WorkloadClient;
   model?: string;
   writer: AnswerWriter;
+  lifecycle: RequestLifecycle;
   threads: SlackThreads;
-  access: AccessPolicy;
   state: StateStore;
-  background: BackgroundTasks;
-  clock: Clock;
-  logger: Logger;
   team: string;
   botUserId: () => string | undefined;
 }
@@ -53,38 +44,18 @@ export class ChatService {
 
   constructor(private readonly options: ChatServiceOptions) {}
 
-  private refuse(context: RequestContext, ref: string): PrivateReply {
-    const { access, workload } = this.options;
-    const denial = access.check(context.user, context.channel);
-    if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
-    if (!workload) return noticeMessage('Chat is off: the app has no text-generation workload configured (GPU_CLOUD_CHAT_URL).');
-    const full = access.acquire(context.user, ref);
-    return full ? deniedMessage(full.reason, full.hint, access.settings.contact) : undefined;
+  private off(context: RequestContext): PrivateReply {
+    return this.options.lifecycle.refuse(context, noticeMessage('Chat is off: the app has no text-generation workload configured (GPU_CLOUD_CHAT_URL).'));
   }
 
   async ask(context: RequestContext, question: string): Promise<PrivateReply> {
-    const ref = randomUUID();
-    const refused = this.refuse(context, ref);
-    if (refused) return refused;
-    const { threads, clock } = this.options;
-    const view: ParentView = { user: context.user, subject: { kind: 'chat', message: question }, state: 'running' };
-    let threadTs: string;
-    try {
-      threadTs = await threads.postParent(context.channel, parentMessage(view), {
-        kind: 'chat',
-        user: context.user,
-        prompt: question.slice(0, PROMPT_METADATA_LIMIT),
-      });
-    } catch (error) {
-      this.options.access.release(context.user, ref);
-      const message = cannotPostMessage(error);
-      if (message) return message;
-      throw error;
-    }
-    const thread = { channel: context.channel, threadTs };
-    const inflight: InflightRequest = { ref, kind: 'chat', channel: thread.channel, threadTs, messageTs: threadTs, user: context.user, startedAt: clock.now(), prompt: question };
-    this.answerInBackground(inflight, [{ role: 'user', content: question }], view);
-    return undefined;
+    const { workload } = this.options;
+    if (!workload) return this.off(context);
+    const parent: ParentView = { user: context.user, subject: { kind: 'chat', message: question }, state: 'running' };
+    return this.answer(workload, context, [{ role: 'user', content: question }], {
+      place: { kind: 'new', parent, payload: { prompt: question.slice(0, PROMPT_METADATA_LIMIT) } },
+      remember: { prompt: question },
+    });
   }
 
   /**
@@ -92,48 +63,36 @@ export class ChatService {
    * app hears in channels is ignored.
    */
   async followUp(reply: ThreadReply): Promise<void> {
-    const { threads, botUserId, clock } = this.options;
+    const { threads, botUserId, workload } = this.options;
     const thread = { channel: reply.channel, threadTs: reply.threadTs };
     const messages = await threads.read(thread);
     const parent = messages[0];
     if (parent?.metadata?.eventType !== REQUEST_EVENT || parent.metadata.payload.kind !== 'chat') return;
     // Marked only once the thread is read, so a redelivery still answers when the first attempt failed
-    // before this point; from here on the check and the start are synchronous, so concurrent
-    // deliveries cannot both pass.
+    // before this point; the check and the mark are one synchronous step, so concurrent deliveries
+    // cannot both pass.
     if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return;
-    const ref = randomUUID();
-    const refused = this.refuse({ user: reply.user, channel: reply.channel }, ref);
-    if (refused) {
-      await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
-      return;
-    }
+    const context = { user: reply.user, channel: reply.channel };
     const conversation = conversationFromThread(messages, botUserId());
     // The reply that triggered this may not be readable yet; make sure the model sees it.
     if (!messages.some((message) => message.ts === reply.ts)) conversation.push({ role: 'user', content: plainText(reply.text) });
-    const inflight: InflightRequest = { ref, kind: 'chat', channel: reply.channel, threadTs: reply.threadTs, messageTs: reply.ts, user: reply.user, startedAt: clock.now() };
-    this.answerInBackground(inflight, conversation);
+    const refused = workload ? await this.answer(workload, context, conversation, { place: { kind: 'thread', thread, messageTs: reply.ts }, remember: {} }) : this.off(context);
+    if (refused) await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
   }
 
   /** The Regenerate button under an answer: answers the same conversation again, below. */
   async regenerate(context: RequestContext, thread: ThreadRef, answerTs: string): Promise<PrivateReply> {
-    const ref = randomUUID();
-    const refused = this.refuse(context, ref);
-    if (refused) return refused;
-    const { threads, botUserId, clock } = this.options;
-    let conversation: ChatMessage[];
-    try {
-      conversation = conversationFromThread(await threads.read(thread), botUserId(), answerTs);
-    } catch (error) {
-      this.options.access.release(context.user, ref);
-      throw error;
-    }
-    if (conversation.length === 0) {
-      this.options.access.release(context.user, ref);
-      return noticeMessage('This thread has no question to answer again.');
-    }
-    const inflight: InflightRequest = { ref, kind: 'chat', channel: thread.channel, threadTs: thread.threadTs, messageTs: answerTs, user: context.user, startedAt: clock.now() };
-    this.answerInBackground(inflight, conversation);
-    return undefined;
+    const { threads, botUserId, workload } = this.options;
+    if (!workload) return this.off(context);
+    let conversation: ChatMessage[] = [];
+    return this.answer(workload, context, () => conversation, {
+      checks: async () => {
+        conversation = conversationFromThread(await threads.read(thread), botUserId(), answerTs);
+        return conversation.length === 0 ? noticeMessage('This thread has no question to answer again.') : undefined;
+      },
+      place: { kind: 'thread', thread, messageTs: answerTs },
+      remember: {},
+    });
   }
 
   /** After a restart: an answer cannot be resumed mid-stream, so say so and offer Regenerate. */
@@ -147,27 +106,28 @@ export class ChatService {
     await state.endInflight(inflight.ref);
   }
 
-  private answerInBackground(inflight: InflightRequest, conversation: ChatMessage[], parent?: ParentView): void {
-    const { background, state, access, writer, workload, model, team, threads, clock, logger } = this.options;
-    if (!workload) return;
-    background.run(`Chat answer ${inflight.ref}`, async () => {
-      await state.startInflight(inflight);
-      const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-      try {
+  /** Streams the model's answer to `conversation` into the thread, as one request of the lifecycle. */
+  private answer(
+    workload: WorkloadClient,
+    context: RequestContext,
+    conversation: ChatMessage[] | (() => ChatMessage[]),
+    how: Pick<RequestPlan, 'checks' | 'place' | 'remember'>,
+  ): Promise<PrivateReply> {
+    const { lifecycle, writer, model, team } = this.options;
+    return lifecycle.start({
+      context,
+      kind: 'chat',
+      usesSlot: true,
+      ...how,
+      work: async ({ ref, user, thread }) => {
+        const messages = typeof conversation === 'function' ? conversation() : conversation;
         const deltas = (async function* () {
-          for await (const delta of workload.chat.stream({ messages: conversation, ...(model ? { model } : {}) })) yield delta.content;
+          for await (const delta of workload.chat.stream({ messages, ...(model ? { model } : {}) })) yield delta.content;
         })();
-        const result = await writer.write({ thread, user: inflight.user, team, ref: inflight.ref }, deltas);
-        if (parent) {
-          const elapsedMs = clock.now() - inflight.startedAt;
-          await threads.update(thread.channel, thread.threadTs, parentMessage({ ...parent, state: result.state === 'done' ? 'succeeded' : 'failed', elapsedMs, note: result.detail }));
-        }
-      } catch (error) {
-        logger.warn(`Chat answer ${inflight.ref} could not be completed: ${errorSummary(error)}`);
-      } finally {
-        access.release(inflight.user, inflight.ref);
-        await state.endInflight(inflight.ref);
-      }
+        const result = await writer.write({ thread, user, team, ref }, deltas);
+        // A stopped answer says why itself.
+        return { state: result.state === 'done' ? 'succeeded' : 'failed' };
+      },
     });
   }
 }

@@ -4,7 +4,6 @@ import type { Clock } from '../../shared/clock';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
-import type { BackgroundTasks } from './background';
 import { Catalogue } from './catalogue';
 import { ChatService } from './chat';
 import { CommandRouter } from './commands';
@@ -13,6 +12,8 @@ import { JobForm } from './job-form';
 import { JobOriginSeal } from './job-metadata';
 import { JobTracker } from './job-tracker';
 import { JobService } from './jobs';
+import { RequestLifecycle } from './lifecycle';
+import { PostedRecord } from './posted-record';
 import { QueueService } from './queues';
 import { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
@@ -20,7 +21,6 @@ import type { AppServices } from '.';
 
 export interface ContainerOptions {
   config: AppConfig;
-  background: BackgroundTasks;
   client: webApi.WebClient;
   identity: { team: string; botUserId: string };
   management: ManagementClient;
@@ -36,25 +36,28 @@ export interface ContainerOptions {
 
 export interface Container {
   services: AppServices;
+  /** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
+  lifecycle: RequestLifecycle;
   tracker: JobTracker;
   seal: JobOriginSeal;
-  background: BackgroundTasks;
 }
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
 export function createContainer(options: ContainerOptions): Container {
-  const { config, client, identity, management, state, clock, logger, background } = options;
+  const { config, client, identity, management, state, clock, logger } = options;
   const botUserId = () => identity.botUserId;
   const threads = new SlackThreads(client, botUserId);
   const access = new AccessPolicy(config.access);
   const catalogue = new Catalogue(management, clock);
   const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
+  const posted = new PostedRecord(threads, state, clock);
+  const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
   const tracker = new JobTracker({
     management,
     threads,
     state,
-    access,
+    posted,
     clock,
     logger,
     seal,
@@ -63,12 +66,12 @@ export function createContainer(options: ContainerOptions): Container {
     statusRefreshMs: options.statusRefreshMs,
     resumeWindowHours: config.resumeWindowHours,
   });
-  const jobs = new JobService({ management, catalogue, tracker, threads, access, state, clock, logger, seal, webhookUrl });
+  const jobs = new JobService({ management, catalogue, tracker, lifecycle, access, state, clock, logger, seal, webhookUrl });
   const jobForm = new JobForm(catalogue, logger);
-  const queues = new QueueService({ management, threads, access, clock, logger, project: config.service.project });
-  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, threads, access, state, background, clock, logger });
+  const queues = new QueueService({ management, lifecycle, project: config.service.project });
+  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, lifecycle, posted });
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
-  const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, threads, access, state, background, clock, logger, team: identity.team, botUserId });
+  const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, lifecycle, threads, state, team: identity.team, botUserId });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, access, logger }, tracker, seal, background };
+  return { services: { router, jobs, jobForm, images, chat, access, logger }, lifecycle, tracker, seal };
 }

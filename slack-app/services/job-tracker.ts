@@ -6,9 +6,9 @@ import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../.
 import { nextPollDelayMs } from '../../shared/wait';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
-import type { AccessPolicy } from './access';
 import { describeError, errorSummary } from './errors';
 import type { JobOrigin, JobOriginSeal } from './job-metadata';
+import type { PostedRecord } from './posted-record';
 import type { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
 
@@ -17,14 +17,26 @@ import type { StateStore } from './state-store';
  * arrives by webhook (`complete`) or by polling, whichever is first; the parent message shows the
  * status as it changes. Polling is one loop per endpoint reading the newest page of its jobs, so
  * its cost does not grow with the number of jobs (the service allows 240 requests a minute). After
- * a restart `resume` finds the app's jobs again from their metadata.
+ * a restart `resume` finds the app's jobs again from their metadata. Every wait is on the injected
+ * Clock.
+ *
+ * Each job is a small state machine:
+ *
+ *   following ──(terminal status seen)──▶ delivering ──▶ delivered
+ *       │                                     │
+ *       └──(cannot be read, app stops)──▶ abandoned ◀──(Slack kept refusing)
+ *
+ * A job leaves `following` once, which ends its `watch` (the owner's slot is freed then, before the
+ * result is posted); `delivered` and `abandoned` are final. A job the app did not follow (a webhook
+ * after a restart) starts in `delivering`.
  */
 
 export interface JobTrackerOptions {
   management: ManagementClient;
   threads: SlackThreads;
   state: StateStore;
-  access: AccessPolicy;
+  /** The one record of what was delivered. */
+  posted: PostedRecord;
   clock: Clock;
   logger: Logger;
   /** Tells the app's own jobs (and where they post) from anyone else's. */
@@ -38,65 +50,75 @@ export interface JobTrackerOptions {
   resumeWindowHours: number;
 }
 
+export type JobPhase =
+  | { name: 'following'; job: Job; cancelledBy?: string; end: () => void }
+  | { name: 'delivering'; job: Job; delivery: Promise<void> }
+  | { name: 'delivered' }
+  | { name: 'abandoned'; reason: string };
+
+export type JobPhaseName = JobPhase['name'];
+
+const NEXT: Record<JobPhaseName, readonly JobPhaseName[]> = {
+  following: ['following', 'delivering', 'abandoned'],
+  delivering: ['delivered', 'abandoned'],
+  delivered: [],
+  abandoned: [],
+};
+
 interface TrackedJob {
-  endpoint: string;
-  jobId: string;
-  origin: JobOrigin;
-  /** Polled until it ends, is given up or the tracker stops. */
-  followed: boolean;
-  trackedAt: number;
-  ticker?: NodeJS.Timeout;
-  lastJob?: Job;
-  /** Parent edits run one after another so a late "running" never overwrites "succeeded". */
-  edits: Promise<void>;
-  delivery?: Promise<void>;
-  done: boolean;
-  cancelledBy?: string;
+  readonly jobId: string;
+  readonly endpoint: string;
+  readonly origin: JobOrigin;
+  readonly trackedAt: number;
+  phase: JobPhase;
+  /** The parent edit under way: the final one waits for it, so a late "running" never overwrites the end. */
+  lastEdit: Promise<void>;
 }
 
-const DELIVERY_ATTEMPTS = 3;
+/** A job the app found again after a restart, still running. */
+export interface RunningJob {
+  job: Job;
+  origin: JobOrigin;
+}
+
 const RESUME_MAX_PAGES = 10;
 /** Without webhooks: the first reads after a job starts, then a quarter of the youngest job's age. */
 const FIRST_POLL_MS = 1000;
 
 interface EndpointPoller {
-  timer?: NodeJS.Timeout;
   dueAt: number;
-  busy: boolean;
+  /** Aborted to read sooner (a new job) or to stop. */
+  wake?: AbortController;
 }
 
 export class JobTracker {
   private readonly jobs = new Map<string, TrackedJob>();
   private readonly pollers = new Map<string, EndpointPoller>();
-  private stopped = false;
+  private readonly stopping = new AbortController();
+  /** Set while the loop refreshing the parents runs; aborted when no job is followed any more. */
+  private refresher?: AbortController;
 
   constructor(private readonly options: JobTrackerOptions) {}
 
-  /** Starts following a job the app just created. */
-  watch(job: Job, origin: JobOrigin): void {
-    if (this.stopped || this.jobs.has(job.id)) return;
-    const entry: TrackedJob = {
-      endpoint: job.inference_endpoint_name,
-      jobId: job.id,
-      origin,
-      followed: true,
-      trackedAt: this.options.clock.now(),
-      lastJob: job,
-      edits: Promise.resolve(),
-      done: false,
-    };
-    this.jobs.set(job.id, entry);
-    this.options.access.adopt(origin.user, job.id);
-    if (isTerminalStatus(job.status)) {
-      void this.complete(job);
-      return;
-    }
-    // Shows the job id and the Cancel button at once, then keeps the elapsed time fresh.
-    void this.editParent(entry);
-    const refresh = this.options.statusRefreshMs ?? 15_000;
-    entry.ticker = setInterval(() => void this.editParent(entry), refresh);
-    entry.ticker.unref();
-    this.schedulePoll(entry.endpoint);
+  /** Starts following a job the app just created; resolves when it stops following it (the job no longer uses a GPU). */
+  watch(job: Job, origin: JobOrigin): Promise<void> {
+    if (this.stopping.signal.aborted || this.jobs.has(job.id)) return Promise.resolve();
+    return new Promise<void>((end) => {
+      const entry = this.track(job, origin, { name: 'following', job, end });
+      if (isTerminalStatus(job.status)) {
+        void this.complete(job);
+        return;
+      }
+      // Shows the job id and the Cancel button at once; the refresh loop keeps the elapsed time fresh.
+      this.editParent(entry);
+      this.startRefreshing();
+      this.schedulePoll(entry.endpoint);
+    });
+  }
+
+  /** Where a job stands in this process, if it knows the job. */
+  phaseOf(jobId: string): JobPhaseName | undefined {
+    return this.jobs.get(jobId)?.phase.name;
   }
 
   /** The endpoint of a job this process knows, for `/gpu status|cancel <id>`. */
@@ -112,7 +134,7 @@ export class JobTracker {
   /** Remembers who pressed Cancel, for the note in the thread. */
   noteCancelledBy(jobId: string, user: string): void {
     const entry = this.jobs.get(jobId);
-    if (entry) entry.cancelledBy = user;
+    if (entry?.phase.name === 'following') this.enter(entry, { ...entry.phase, cancelledBy: user });
   }
 
   /**
@@ -121,25 +143,30 @@ export class JobTracker {
    */
   complete(job: Job): Promise<void> {
     if (!isTerminalStatus(job.status)) return Promise.resolve();
-    let entry = this.jobs.get(job.id);
+    const entry = this.jobs.get(job.id);
     if (!entry) {
       const origin = this.options.seal.origin(job);
       if (!origin) return Promise.resolve();
-      entry = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, followed: false, trackedAt: this.options.clock.now(), edits: Promise.resolve(), done: false };
-      this.jobs.set(job.id, entry);
+      // Not followed here (a webhook after a restart): it starts at delivering.
+      const delivery = Promise.resolve().then(() => this.deliver(adopted, job));
+      const adopted = this.track(job, origin, { name: 'delivering', job, delivery });
+      return delivery;
     }
-    if (entry.done) return Promise.resolve();
-    entry.delivery ??= this.deliver(entry, job);
-    return entry.delivery;
+    const phase = entry.phase;
+    if (phase.name === 'delivering') return phase.delivery;
+    if (phase.name !== 'following') return Promise.resolve();
+    const delivery = Promise.resolve().then(() => this.deliver(entry, job, phase.cancelledBy));
+    this.enter(entry, { name: 'delivering', job, delivery });
+    return delivery;
   }
 
-  /** Finds the app's jobs of the last hours again and follows or delivers each. */
-  async resume(): Promise<{ watching: number; delivered: number }> {
-    const { management, clock, seal, logger } = this.options;
+  /** Finds the app's jobs of the last hours again: delivers those that ended, and returns those still running. */
+  async resume(): Promise<{ running: RunningJob[]; delivered: number }> {
+    const { management, clock, seal, logger, posted } = this.options;
     const cutoff = clock.now() - this.options.resumeWindowHours * 3600_000;
-    let watching = 0;
-    let delivered = 0;
+    const running: RunningJob[] = [];
     const deliveries: Promise<void>[] = [];
+    const found = new Set<string>();
     for (const endpoint of this.knownEndpoints()) {
       for (let page = 1; page <= RESUME_MAX_PAGES; page++) {
         let result;
@@ -150,39 +177,75 @@ export class JobTracker {
           break;
         }
         for (const job of result.items) {
-          if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id)) continue;
+          if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id) || found.has(job.id)) continue;
           const origin = seal.origin(job);
           if (!origin) continue;
-          if (!isTerminalStatus(job.status)) {
-            this.watch(job, origin);
-            watching++;
-          } else if (!this.options.state.isPosted(job.id)) {
-            deliveries.push(this.complete(job));
-            delivered++;
-          }
+          found.add(job.id);
+          if (!isTerminalStatus(job.status)) running.push({ job, origin });
+          else if (!posted.isDelivered(job.id)) deliveries.push(this.complete(job));
         }
         if (page * result.page_size >= result.total_size || result.items.length === 0) break;
       }
     }
     await Promise.all(deliveries);
-    return { watching, delivered };
+    return { running, delivered: deliveries.length };
   }
 
-  /** Stops watching (on shutdown). Results not yet posted are found again by `resume`. */
+  /** Stops following (on shutdown): every watch ends; results not yet posted are found again by `resume`. */
   stop(): void {
-    this.stopped = true;
-    for (const poller of this.pollers.values()) clearTimeout(poller.timer);
-    this.pollers.clear();
-    for (const entry of this.jobs.values()) this.release(entry);
+    this.stopping.abort();
+    this.options.posted.close();
+    for (const entry of this.jobs.values()) {
+      if (entry.phase.name === 'following') this.enter(entry, { name: 'abandoned', reason: 'the app stopped' });
+    }
   }
 
   /** Resolves when every delivery under way has finished (graceful shutdown, tests). */
   async idle(): Promise<void> {
-    await Promise.all([...this.jobs.values()].map((entry) => entry.delivery?.catch(() => undefined)));
+    await Promise.all([...this.jobs.values()].map((entry) => (entry.phase.name === 'delivering' ? entry.phase.delivery.catch(() => undefined) : undefined)));
   }
 
-  private followed(endpoint: string): TrackedJob[] {
-    return [...this.jobs.values()].filter((entry) => entry.followed && entry.endpoint === endpoint);
+  private track(job: Job, origin: JobOrigin, phase: JobPhase): TrackedJob {
+    const entry: TrackedJob = { endpoint: job.inference_endpoint_name, jobId: job.id, origin, trackedAt: this.options.clock.now(), phase, lastEdit: Promise.resolve() };
+    this.jobs.set(job.id, entry);
+    return entry;
+  }
+
+  /** The one way a job changes phase; a step the machine does not allow is a bug, not a state. */
+  private enter(entry: TrackedJob, next: JobPhase): void {
+    const previous = entry.phase;
+    if (!NEXT[previous.name].includes(next.name)) throw new Error(`Job ${entry.jobId} cannot go from ${previous.name} to ${next.name}.`);
+    entry.phase = next;
+    if (previous.name === 'following' && next.name !== 'following') {
+      previous.end();
+      // The endpoint's loop may have nothing left to read, the refresh loop nothing to refresh.
+      this.schedulePoll(entry.endpoint);
+      if (this.followed().length === 0) this.refresher?.abort();
+    }
+  }
+
+  private followed(endpoint?: string): TrackedJob[] {
+    return [...this.jobs.values()].filter((entry) => entry.phase.name === 'following' && (endpoint === undefined || entry.endpoint === endpoint));
+  }
+
+  /** Refreshes the parents of followed jobs (their elapsed time) while there are any. */
+  private startRefreshing(): void {
+    if (this.refresher && !this.refresher.signal.aborted) return;
+    const refresher = new AbortController();
+    this.refresher = refresher;
+    const refreshMs = this.options.statusRefreshMs ?? 15_000;
+    void (async () => {
+      try {
+        while (this.followed().length > 0) {
+          await this.options.clock.sleep(refreshMs, AbortSignal.any([refresher.signal, this.stopping.signal]));
+          for (const entry of this.followed()) this.editParent(entry);
+        }
+      } catch {
+        // Nothing left to refresh, or the tracker stopped.
+      } finally {
+        if (this.refresher === refresher) this.refresher = undefined;
+      }
+    })();
   }
 
   /** When to read the endpoint next: by the youngest job's age, so a new job is seen within seconds. */
@@ -194,133 +257,137 @@ export class JobTracker {
     return nextPollDelayMs(youngestAgeMs, { minDelayMs, maxDelayMs: pollIntervalMs, growth: 0.25 });
   }
 
-  /** (Re)arms the endpoint's loop; an earlier read already due is kept. */
+  /** Starts the endpoint's loop, or wakes it sooner; an earlier read already due is kept. */
   private schedulePoll(endpoint: string): void {
-    if (this.stopped) return;
+    if (this.stopping.signal.aborted) return;
     const entries = this.followed(endpoint);
-    const poller = this.pollers.get(endpoint) ?? { dueAt: Number.POSITIVE_INFINITY, busy: false };
-    if (entries.length === 0) {
-      clearTimeout(poller.timer);
-      if (!poller.busy) this.pollers.delete(endpoint);
+    const poller = this.pollers.get(endpoint);
+    if (!poller) {
+      if (entries.length > 0) void this.pollLoop(endpoint);
       return;
     }
+    if (entries.length === 0) {
+      poller.wake?.abort();
+      return;
+    }
+    const dueAt = this.options.clock.now() + this.pollDelayMs(entries);
+    if (dueAt < poller.dueAt) {
+      poller.dueAt = dueAt;
+      poller.wake?.abort();
+    }
+  }
+
+  /** One loop per endpoint: wait until due, read, repeat while it has followed jobs. */
+  private async pollLoop(endpoint: string): Promise<void> {
+    const { clock, logger } = this.options;
+    const poller: EndpointPoller = { dueAt: Number.POSITIVE_INFINITY };
     this.pollers.set(endpoint, poller);
-    if (poller.busy) return;
-    const delay = this.pollDelayMs(entries);
-    const now = this.options.clock.now();
-    if (poller.timer && poller.dueAt <= now + delay) return;
-    clearTimeout(poller.timer);
-    poller.dueAt = now + delay;
-    poller.timer = setTimeout(() => void this.pollEndpoint(endpoint, poller), delay);
-    poller.timer.unref();
+    try {
+      for (;;) {
+        const entries = this.followed(endpoint);
+        if (this.stopping.signal.aborted || entries.length === 0) return;
+        poller.dueAt = clock.now() + this.pollDelayMs(entries);
+        while (clock.now() < poller.dueAt && this.followed(endpoint).length > 0 && !this.stopping.signal.aborted) {
+          poller.wake = new AbortController();
+          await clock.sleep(poller.dueAt - clock.now(), AbortSignal.any([poller.wake.signal, this.stopping.signal])).catch(() => undefined);
+        }
+        if (this.stopping.signal.aborted || this.followed(endpoint).length === 0) return;
+        poller.dueAt = Number.POSITIVE_INFINITY;
+        await this.pollEndpoint(endpoint);
+      }
+    } catch (error) {
+      logger.error(`Following the jobs of ${endpoint} stopped: ${errorSummary(error)}`);
+    } finally {
+      this.pollers.delete(endpoint);
+    }
   }
 
   /** One read of the endpoint's newest jobs settles every followed job on it; the rest are read one by one. */
-  private async pollEndpoint(endpoint: string, poller: EndpointPoller): Promise<void> {
+  private async pollEndpoint(endpoint: string): Promise<void> {
     const { management, logger } = this.options;
-    poller.timer = undefined;
-    poller.busy = true;
+    let unseen = this.followed(endpoint);
     try {
-      let unseen = this.followed(endpoint);
+      const page = await management.jobs.list(endpoint, { page: 1, page_size: LIMITS.pageSizeMax });
+      for (const job of page.items) {
+        const entry = this.jobs.get(job.id);
+        if (entry?.endpoint === endpoint) this.observe(entry, job);
+      }
+      const listed = new Set(page.items.map((job) => job.id));
+      unseen = unseen.filter((entry) => !listed.has(entry.jobId));
+    } catch (error) {
+      // A passing failure: try again next round. Otherwise (endpoint gone, key revoked) each job's own read decides.
+      if (isPassing(error)) {
+        logger.warn(`Could not read the jobs of ${endpoint}: ${errorSummary(error)}`);
+        return;
+      }
+    }
+    for (const entry of unseen) {
+      if (this.stopping.signal.aborted) return;
+      if (entry.phase.name !== 'following') continue;
       try {
-        const page = await management.jobs.list(endpoint, { page: 1, page_size: LIMITS.pageSizeMax });
-        for (const job of page.items) {
-          const entry = this.jobs.get(job.id);
-          if (entry?.followed && entry.endpoint === endpoint) this.observe(entry, job);
-        }
-        const listed = new Set(page.items.map((job) => job.id));
-        unseen = unseen.filter((entry) => entry.followed && !listed.has(entry.jobId));
+        this.observe(entry, await management.jobs.get(endpoint, entry.jobId));
       } catch (error) {
-        // A passing failure: try again next round. Otherwise (endpoint gone, key revoked) each job's own read decides.
-        if (isPassing(error)) {
-          logger.warn(`Could not read the jobs of ${endpoint}: ${errorSummary(error)}`);
-          return;
-        }
+        if (isPassing(error)) continue;
+        logger.warn(`Stopped following job ${entry.jobId}: ${errorSummary(error)}`);
+        await this.giveUp(entry, describeError(error));
       }
-      for (const entry of unseen) {
-        if (this.stopped) return;
-        if (!entry.followed) continue;
-        try {
-          this.observe(entry, await management.jobs.get(endpoint, entry.jobId));
-        } catch (error) {
-          if (isPassing(error)) continue;
-          logger.warn(`Stopped following job ${entry.jobId}: ${errorSummary(error)}`);
-          await this.giveUp(entry, describeError(error));
-        }
-      }
-    } finally {
-      poller.busy = false;
-      if (this.pollers.get(endpoint) === poller) this.schedulePoll(endpoint);
     }
   }
 
   private observe(entry: TrackedJob, job: Job): void {
+    const phase = entry.phase;
+    if (phase.name !== 'following') return;
     if (isTerminalStatus(job.status)) {
       void this.complete(job);
-    } else if (job.status !== entry.lastJob?.status) {
-      entry.lastJob = job;
-      void this.editParent(entry);
+    } else if (job.status !== phase.job.status) {
+      this.enter(entry, { ...phase, job });
+      this.editParent(entry);
     }
   }
 
   /** The job cannot be followed any more (deleted, key revoked): say so in the thread. */
   private async giveUp(entry: TrackedJob, detail: string): Promise<void> {
-    if (entry.done) return;
-    entry.done = true;
-    this.release(entry);
-    const { threads, logger } = this.options;
+    if (entry.phase.name !== 'following') return;
+    this.enter(entry, { name: 'abandoned', reason: detail });
     try {
-      await threads.postParts(entry.origin.thread, errorParts(entry.jobId, 'Following the job', detail));
+      await this.options.posted.deliver(`${entry.jobId}:error`, entry.origin.thread, { parts: errorParts(entry.jobId, 'Following the job', detail) });
     } catch (error) {
-      logger.error(`Could not report job ${entry.jobId} in Slack: ${errorSummary(error)}`);
+      this.options.logger.error(`Could not report job ${entry.jobId} in Slack: ${errorSummary(error)}`);
     }
   }
 
-  private editParent(entry: TrackedJob, job = entry.lastJob): Promise<void> {
-    if (!job) return entry.edits;
+  /** Shows the followed job's status; edits of one parent run one after another. */
+  private editParent(entry: TrackedJob): void {
     const { threads, clock, logger } = this.options;
     const thread = entry.origin.thread;
-    entry.edits = entry.edits.then(async () => {
-      if (entry.done && !isTerminalStatus(job.status)) return;
+    entry.lastEdit = entry.lastEdit.then(async () => {
+      const phase = entry.phase;
+      if (phase.name !== 'following') return;
       try {
-        await threads.update(thread.channel, thread.threadTs, jobParentMessage(job, entry.origin, clock.now()));
+        await threads.update(thread.channel, thread.threadTs, jobParentMessage(phase.job, entry.origin, clock.now()));
       } catch (error) {
         logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
-        if (isTerminalStatus(job.status)) throw error;
       }
     });
-    return entry.edits;
   }
 
-  private async deliver(entry: TrackedJob, job: Job): Promise<void> {
-    const { threads, state, clock, logger } = this.options;
-    // The job no longer uses a GPU: its owner's slot is free even before the result is posted.
-    this.release(entry);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        if (!state.isPosted(job.id)) await threads.postParts(entry.origin.thread, jobResultParts(job, entry.cancelledBy));
-        entry.lastJob = job;
-        await this.editParent(entry, job);
-        await state.markPosted(job.id);
-        entry.done = true;
-        return;
-      } catch (error) {
-        if (attempt >= DELIVERY_ATTEMPTS || this.stopped) {
-          logger.error(`Could not post the result of job ${job.id}; it will be retried when the app restarts: ${errorSummary(error)}`);
-          entry.delivery = undefined;
-          entry.edits = Promise.resolve();
-          return;
-        }
-        await clock.sleep(attempt * 2000).catch(() => undefined);
-      }
+  /** Posts the result and shows the end on the parent, through the one record of what was delivered. */
+  private async deliver(entry: TrackedJob, job: Job, cancelledBy?: string): Promise<void> {
+    const { threads, posted, clock, logger } = this.options;
+    const thread = entry.origin.thread;
+    try {
+      await posted.deliver(job.id, thread, {
+        parts: jobResultParts(job, cancelledBy),
+        finish: async () => {
+          await entry.lastEdit;
+          await threads.update(thread.channel, thread.threadTs, jobParentMessage(job, entry.origin, clock.now()));
+        },
+      });
+      this.enter(entry, { name: 'delivered' });
+    } catch (error) {
+      logger.error(`Could not post the result of job ${job.id}; it will be retried when the app restarts: ${errorSummary(error)}`);
+      this.enter(entry, { name: 'abandoned', reason: 'Slack refused the result' });
     }
-  }
-
-  private release(entry: TrackedJob): void {
-    entry.followed = false;
-    if (entry.ticker) clearInterval(entry.ticker);
-    entry.ticker = undefined;
-    this.options.access.release(entry.origin.user, entry.jobId);
   }
 }
 

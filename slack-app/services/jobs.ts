@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
@@ -6,8 +5,7 @@ import { NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, TRANSCRIPTION_ENDPOINT, type Job, type TranscriptionInput } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
 import { deniedMessage, noticeMessage, notOwnerMessage, serviceErrorMessage, usageErrorMessage } from '../messages/errors';
-import { parentMessage, type RequestSubject } from '../messages/parent';
-import { errorParts } from '../messages/results';
+import type { RequestSubject } from '../messages/parent';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from './access';
 import { inputProblem, type Catalogue } from './catalogue';
@@ -15,16 +13,15 @@ import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from './errors';
 import { userMetadataProblem, type JobKind, type JobOrigin, type JobOriginSeal } from './job-metadata';
 import type { JobTracker } from './job-tracker';
+import { FOLLOWED, type ActiveRequest, type Ending, type RequestLifecycle } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
-import { cannotPostMessage } from './slack-errors';
-import type { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
 
 export interface JobServiceOptions {
   management: ManagementClient;
   catalogue: Catalogue;
   tracker: JobTracker;
-  threads: SlackThreads;
+  lifecycle: RequestLifecycle;
   access: AccessPolicy;
   state: StateStore;
   clock: Clock;
@@ -32,6 +29,17 @@ export interface JobServiceOptions {
   seal: JobOriginSeal;
   /** Set when the service can reach the app: jobs then report completion there. */
   webhookUrl?: string;
+}
+
+/** What a job request asks for, once parsed. */
+interface JobRequest {
+  kind: JobKind;
+  endpoint: string;
+  input: unknown;
+  subject: RequestSubject;
+  userMetadata?: Record<string, unknown>;
+  /** The endpoint and input checks, before anything is posted. */
+  checks?: () => Promise<PrivateReply>;
 }
 
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
@@ -43,75 +51,85 @@ export class JobService {
     return denial ? deniedMessage(denial.reason, denial.hint, this.options.access.settings.contact) : undefined;
   }
 
-  /** `/gpu job <endpoint> <json>` and the job form: checks, then parent message, then the job. */
-  async run(context: RequestContext, endpoint: string, input: unknown, userMetadata?: Record<string, unknown>): Promise<PrivateReply> {
-    const denied = this.denied(context);
-    if (denied) return denied;
-    if (userMetadata !== undefined) {
-      const problem = userMetadataProblem(userMetadata);
-      if (problem) return usageErrorMessage(COMMAND, problem, 'job');
-    }
-    let found;
-    try {
-      found = await this.options.catalogue.find(endpoint);
-    } catch (error) {
-      return serviceErrorMessage('Checking the endpoint', describeError(error));
-    }
-    if (!found) return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
-    const problem = inputProblem(found, input);
-    if (problem) return usageErrorMessage(COMMAND, problem, 'job');
-    return this.start(context, 'job', endpoint, input, { kind: 'job', endpoint }, userMetadata);
+  /** `/gpu job <endpoint> <json>` and the job form: the input is checked against the endpoint before anything is posted. */
+  run(context: RequestContext, endpoint: string, input: unknown, userMetadata?: Record<string, unknown>): Promise<PrivateReply> {
+    const checks = async (): Promise<PrivateReply> => {
+      if (userMetadata !== undefined) {
+        const problem = userMetadataProblem(userMetadata);
+        if (problem) return usageErrorMessage(COMMAND, problem, 'job');
+      }
+      let found;
+      try {
+        found = await this.options.catalogue.find(endpoint);
+      } catch (error) {
+        return serviceErrorMessage('Checking the endpoint', describeError(error));
+      }
+      if (!found) return usageErrorMessage(COMMAND, `There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`, 'job');
+      const problem = inputProblem(found, input);
+      return problem ? usageErrorMessage(COMMAND, problem, 'job') : undefined;
+    };
+    return this.start(context, { kind: 'job', endpoint, input, subject: { kind: 'job', endpoint }, userMetadata, checks });
   }
 
   transcribe(context: RequestContext, input: TranscriptionInput): Promise<PrivateReply> {
-    const denied = this.denied(context);
-    if (denied) return Promise.resolve(denied);
-    return this.start(context, 'transcribe', TRANSCRIPTION_ENDPOINT, input, { kind: 'transcribe', url: input.url });
+    return this.start(context, { kind: 'transcribe', endpoint: TRANSCRIPTION_ENDPOINT, input, subject: { kind: 'transcribe', url: input.url } });
   }
 
-  private async start(
-    context: RequestContext,
-    kind: JobKind,
-    endpoint: string,
-    input: unknown,
-    subject: RequestSubject,
-    userMetadata: Record<string, unknown> = {},
-  ): Promise<PrivateReply> {
-    const { access, threads, management, tracker, state, logger, seal } = this.options;
-    const reservation = randomUUID();
-    const full = access.acquire(context.user, reservation);
-    if (full) return deniedMessage(full.reason, full.hint, access.settings.contact);
-
-    let threadTs: string;
-    try {
-      threadTs = await threads.postParent(context.channel, parentMessage({ user: context.user, subject, state: 'pending' }), { kind, user: context.user });
-    } catch (error) {
-      access.release(context.user, reservation);
-      const message = cannotPostMessage(error);
-      if (message) return message;
-      throw error;
-    }
-
-    const origin: JobOrigin = { team: seal.team, thread: { channel: context.channel, threadTs }, user: context.user, kind };
-    let job: Job;
-    try {
-      job = await management.jobs.create(endpoint, {
-        input,
-        metadata: { ...userMetadata, ...seal.metadata(origin, reservation) },
-        ...(this.options.webhookUrl ? { webhook_url: this.options.webhookUrl } : {}),
+  /**
+   * After a restart: follows the app's jobs still running (each holding its owner's slot again) and
+   * delivers those that ended while the app was away.
+   */
+  async resume(): Promise<{ watching: number; delivered: number }> {
+    const { tracker, lifecycle } = this.options;
+    const { running, delivered } = await tracker.resume();
+    for (const { job, origin } of running) {
+      lifecycle.resume({
+        ref: job.id,
+        user: origin.user,
+        kind: origin.kind,
+        thread: origin.thread,
+        startedAt: Date.parse(job.create_time),
+        remembered: false,
+        work: (request) => this.follow(request, job, origin),
       });
-    } catch (error) {
-      access.release(context.user, reservation);
-      logger.warn(`Creating a job on ${endpoint} failed: ${errorSummary(error)}`);
-      const detail = describeError(error);
-      await threads.update(context.channel, threadTs, parentMessage({ user: context.user, subject, state: 'failed', note: detail }));
-      await threads.postParts(origin.thread, errorParts(reservation, 'Creating the job', detail));
-      return undefined;
     }
-    access.rename(context.user, reservation, job.id);
-    await state.addEndpoint(endpoint).catch((error: unknown) => logger.warn(`Could not save the state file: ${errorSummary(error)}`));
-    tracker.watch(job, origin);
-    return undefined;
+    return { watching: running.length, delivered };
+  }
+
+  /** Creates the job in the background once its parent is up; the tracker follows it from there. */
+  private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
+    const { management, state, logger, seal, lifecycle, webhookUrl } = this.options;
+    const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
+    return lifecycle.start({
+      context,
+      kind,
+      checks,
+      usesSlot: true,
+      place: { kind: 'new', parent: { user: context.user, subject, state: 'pending' } },
+      failure: 'Creating the job',
+      work: async (request) => {
+        const origin: JobOrigin = { team: seal.team, thread: request.thread, user: context.user, kind };
+        const job = await management.jobs.create(endpoint, {
+          input,
+          metadata: { ...userMetadata, ...seal.metadata(origin, request.ref) },
+          ...(webhookUrl ? { webhook_url: webhookUrl } : {}),
+        });
+        await state.addEndpoint(endpoint).catch((error: unknown) => logger.warn(`Could not save the state file: ${errorSummary(error)}`));
+        return this.follow(request, job, origin);
+      },
+    });
+  }
+
+  /**
+   * The rest of a job request: the tracker follows the job and delivers its result. The job exists in
+   * the service, so a restart finds it again from its metadata; its owner's slot stays taken until
+   * the job stops using a GPU.
+   */
+  private async follow(request: ActiveRequest, job: Job, origin: JobOrigin): Promise<Ending> {
+    const followed = this.options.tracker.watch(job, origin);
+    request.handedOver();
+    await followed;
+    return FOLLOWED;
   }
 
   /** Finds a job by id alone: first among jobs this process follows, then on the endpoints it used. */

@@ -95,6 +95,7 @@ export interface WebApiOptions {
 export class WebApi {
   readonly calls: ApiCall[] = [];
   private readonly rateLimits = new Map<string, RateLimitRule>();
+  private readonly refusals = new Map<string, { error: string; remaining: number }>();
 
   constructor(
     private readonly workspace: Workspace,
@@ -104,6 +105,11 @@ export class WebApi {
   /** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSeconds`. */
   rateLimit(method: string, times: number, retryAfterSeconds = 1): void {
     this.rateLimits.set(method, { remaining: times, retryAfterSeconds });
+  }
+
+  /** The next `times` calls of `method` answer `{ ok: false, error }` (`not_in_channel`, `is_archived`...). */
+  refuse(method: string, error: string, times = 1): void {
+    this.refusals.set(method, { error, remaining: times });
   }
 
   setNativeStreaming(enabled: boolean): void {
@@ -125,6 +131,11 @@ export class WebApi {
     let reply: ApiReply;
     try {
       if (token !== this.options.botToken) fail(token ? 'invalid_auth' : 'not_authed');
+      const refusal = this.refusals.get(method);
+      if (refusal && refusal.remaining > 0) {
+        refusal.remaining--;
+        fail(refusal.error);
+      }
       reply = { status: 200, body: { ok: true, ...this.dispatch(method, params) } };
     } catch (error) {
       if (!(error instanceof ApiFailure)) throw error;

@@ -2,7 +2,6 @@ import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import type { Clock } from '../../shared/clock';
 import { problemDetailsSchema, type ProblemDetails } from '../../shared/schemas';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
 
@@ -54,59 +53,7 @@ export function expectProblem(reply: HttpReply, status: number, instance?: strin
   return problem;
 }
 
-/**
- * A clock the test moves by hand: the emulator's job timers, retry pauses, rate-limit window and
- * latency fault all run on it, so lifecycle tests need no real waiting and no timing assertions.
- */
-export class ManualClock implements Clock {
-  private time = Date.UTC(2025, 0, 15, 9, 0, 0);
-  private timers: { at: number; resolve: () => void }[] = [];
-
-  now = (): number => this.time;
-
-  sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) {
-        reject(signal.reason);
-        return;
-      }
-      const timer = { at: this.time + Math.max(0, ms), resolve };
-      this.timers.push(timer);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.timers = this.timers.filter((entry) => entry !== timer);
-          reject(signal.reason);
-        },
-        { once: true },
-      );
-    });
-
-  get pendingTimers(): number {
-    return this.timers.length;
-  }
-
-  /** Moves time forward, firing due timers in order and letting their callbacks run. */
-  async advance(ms: number): Promise<void> {
-    const target = this.time + ms;
-    await settle();
-    for (;;) {
-      const due = this.timers.filter((timer) => timer.at <= target).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((timer) => timer !== due);
-      this.time = Math.max(this.time, due.at);
-      due.resolve();
-      await settle();
-    }
-    this.time = target;
-    await settle();
-  }
-}
-
-/** Lets pending promise callbacks and I/O callbacks run. */
-export async function settle(): Promise<void> {
-  for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
-}
+export { ManualClock, settle } from '../support/manual-clock';
 
 export async function waitFor(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

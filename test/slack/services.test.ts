@@ -28,8 +28,7 @@ describe('access policy', () => {
     expect(policy.acquire('U1', 'b')).toBeUndefined();
     expect(policy.acquire('U1', 'c')?.reason).toMatch(/already have 2 GPU jobs running \(the limit is 2\)/);
     expect(policy.acquire('U2', 'c')).toBeUndefined();
-    policy.rename('U1', 'a', 'job-1');
-    policy.release('U1', 'job-1');
+    policy.release('U1', 'a');
     expect(policy.acquire('U1', 'c')).toBeUndefined();
   });
 });

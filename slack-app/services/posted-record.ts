@@ -1,0 +1,72 @@
+import type { Clock } from '../../shared/clock';
+import type { ResultPart, ThreadRef } from '../model';
+import type { SlackThreads } from './slack-thread';
+import type { StateStore } from './state-store';
+
+/** A delivery Slack refused is tried this often, a little later each time, before it is left to a restart. */
+const DELIVERY_ATTEMPTS = 3;
+const RETRY_PAUSE_MS = 2000;
+
+export interface Delivery {
+  /** The result or the failure, as keyed parts (a message's metadata key, a file's name). */
+  parts: ResultPart[];
+  /** The parent's last edit; a delivery counts as done only once the parent shows the end too. */
+  finish?: () => Promise<void>;
+}
+
+/**
+ * The one record of what the app has delivered: each request's result or failure goes into its
+ * thread once, whoever asks. Attempts that overlap (a webhook and a poll for the same job) share one
+ * delivery; a finished one is remembered in the state file across restarts; and one cut short by a
+ * crash is completed from the thread itself, whose parts carry keys (`SlackThreads.postParts` skips
+ * those the thread shows). Nothing else in the app decides whether something was posted.
+ */
+export class PostedRecord {
+  private readonly underway = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly threads: SlackThreads,
+    private readonly state: StateStore,
+    private readonly clock: Clock,
+  ) {}
+
+  isDelivered(ref: string): boolean {
+    return this.state.isPosted(ref);
+  }
+
+  /** How many parts whose key starts with `prefix` the thread shows (what a crash left behind). */
+  async partsShown(thread: ThreadRef, prefix: string): Promise<number> {
+    return [...(await this.threads.postedKeys(thread))].filter((key) => key.startsWith(prefix)).length;
+  }
+
+  /** Delivers `ref` unless it is delivered or being delivered; rejects when Slack kept refusing. */
+  deliver(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
+    if (this.state.isPosted(ref)) return Promise.resolve();
+    const underway = this.underway.get(ref);
+    if (underway) return underway;
+    const attempt = this.attempt(ref, thread, delivery).finally(() => this.underway.delete(ref));
+    this.underway.set(ref, attempt);
+    return attempt;
+  }
+
+  /** Stops retrying (shutdown): what is not delivered yet is found again at the next start. */
+  close(): void {
+    this.closed = true;
+  }
+
+  private async attempt(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.threads.postParts(thread, delivery.parts);
+        await delivery.finish?.();
+        // A request with nothing to post (a chat answer is its own message) leaves no trace here.
+        if (delivery.parts.length > 0) await this.state.markPosted(ref);
+        return;
+      } catch (error) {
+        if (attempt >= DELIVERY_ATTEMPTS || this.closed) throw error;
+        await this.clock.sleep(attempt * RETRY_PAUSE_MS);
+      }
+    }
+  }
+}
