@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock';
 import { GpuCloudError, NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
 import { nextPollDelayMs } from '../../shared/wait';
+import { withLogContext } from '../log';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import type { AccessPolicy } from './access';
@@ -74,6 +75,11 @@ export class JobTracker {
 
   /** Starts following a job the app just created. */
   watch(job: Job, origin: JobOrigin): void {
+    // Every line about the job (its status edits, its delivery) carries its id.
+    withLogContext({ job: job.id }, () => this.follow(job, origin));
+  }
+
+  private follow(job: Job, origin: JobOrigin): void {
     if (this.stopped || this.jobs.has(job.id)) return;
     const entry: TrackedJob = {
       endpoint: job.inference_endpoint_name,
@@ -120,6 +126,10 @@ export class JobTracker {
    * ignored. Each job is delivered once however many times this is called.
    */
   complete(job: Job): Promise<void> {
+    return withLogContext({ job: job.id }, () => this.settle(job));
+  }
+
+  private settle(job: Job): Promise<void> {
     if (!isTerminalStatus(job.status)) return Promise.resolve();
     let entry = this.jobs.get(job.id);
     if (!entry) {
@@ -211,7 +221,8 @@ export class JobTracker {
     if (poller.timer && poller.dueAt <= now + delay) return;
     clearTimeout(poller.timer);
     poller.dueAt = now + delay;
-    poller.timer = setTimeout(() => void this.pollEndpoint(endpoint, poller), delay);
+    // The loop serves every job on the endpoint: not the context of the job that happened to arm it.
+    poller.timer = setTimeout(() => withLogContext({ job: undefined, request: undefined }, () => void this.pollEndpoint(endpoint, poller)), delay);
     poller.timer.unref();
   }
 
