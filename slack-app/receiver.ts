@@ -64,7 +64,8 @@ export class AckFirstReceiver implements Receiver {
 
   /**
    * Shutdown, first step: every new POST is answered 503 (Slack shows the user an error at once
-   * instead of a silent timeout; the service redelivers webhooks later), health routes still answer.
+   * instead of a silent timeout; a refused webhook's job is found again by the next start), health
+   * routes still answer.
    */
   refuseNewRequests(): void {
     this.draining = true;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { packSlackApp, run } from '../../slack-app/pack';
 import { kill } from '../reliability/slack-process';
@@ -12,6 +12,8 @@ import { appProcessEnv, CHANNEL, content, Stack, USER } from '../slack/harness';
  * tarball into an empty folder with production dependencies only (offline: everything it needs
  * is in the tarball), start its `gpu-cloud-slack` command with plain `node` against the emulator
  * and the Slack stand-in, wait for /readyz, and run a `/gpu image` that must land in its thread.
+ * About 30-90 s (compile, npm ci, pack, install), so it runs as `npm run test:install` (in .ci/run),
+ * not in `npm test`.
  */
 
 /** Packages that belong to development, n8n or the emulator: none may be in a production install. */
@@ -64,11 +66,16 @@ it('installs from the packed tarball with production dependencies only, starts w
     const tarball = await packSlackApp({ destination: work, offline: true });
     const packMs = Date.now() - packStarted;
 
+    // The install command of docs/slack-app.md, as written there (without sudo), offline.
+    const doc = await readFile(join(__dirname, '..', '..', 'docs', 'slack-app.md'), 'utf8');
+    const documented = /^sudo npm (install .*) \/tmp\/(\S+\.tgz)$/m.exec(doc);
+    expect(documented?.[2]).toBe(basename(tarball));
     const folder = join(work, 'deploy');
     await mkdir(folder);
     const installStarted = Date.now();
-    await run('npm', ['install', '--offline', '--omit=dev', '--no-audit', '--no-fund', tarball], folder);
+    await run('npm', [...(documented?.[1] ?? '').split(' '), '--offline', tarball], folder);
     const installMs = Date.now() - installStarted;
+    expect(await run(process.execPath, [join(folder, 'node_modules', '.bin', 'gpu-cloud-slack'), '--help'], folder)).toMatch(/^Usage: gpu-cloud-slack \[--env-file <path>\]/);
 
     const packages = await installedPackages(join(folder, 'node_modules'));
     expect(packages).toEqual(expect.arrayContaining(['gpu-cloud-slack-app', '@slack/bolt', 'undici', 'zod']));
