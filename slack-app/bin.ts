@@ -6,20 +6,21 @@ import { serve } from './serve';
 
 /**
  * `gpu-cloud-slack`: the Slack app in production, from compiled JavaScript. Settings come from the
- * environment and an env file (`.env` in the working directory if present, or `--env-file <path>`);
+ * environment and an env file (`.env` in the working directory if present, or `--settings <path>`;
+ * not `--env-file`, which Node itself takes from anywhere on its command line);
  * the environment wins. Logs are JSON lines on stdout.
  */
 
-const USAGE = `Usage: gpu-cloud-slack [--env-file <path>]
+const USAGE = `Usage: gpu-cloud-slack [--settings <path>]
 
-Runs GPU Cloud for Slack. Settings: the environment, over ./.env (or the file given).
+Runs GPU Cloud for Slack. Settings: the environment, over ./.env (or the env file given).
 Every setting, with its default: .env.example in this package.
 Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable) on PORT.`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { 'env-file': { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({ options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
   if (values.help) return void console.log(USAGE);
-  const envFile = values['env-file'];
+  const envFile = values.settings;
   const config = loadConfig(await readSettings(process.env, envFile ? { path: envFile, required: true } : { path: '.env', required: false }));
   const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
   try {

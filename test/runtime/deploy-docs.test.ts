@@ -62,7 +62,7 @@ it('documents the commands that exist: the pack script, the tarball, the install
   expect(section).toContain(`node_modules/.bin/${command} --help`);
   expect(pkg.files).toContain('.env.example');
   expect(section).toContain(`node_modules/${pkg.name}/.env.example /etc/gpu-cloud-slack/env`);
-  expect(section).toContain(`\`${command} [--env-file <path>]\``);
+  expect(section).toContain(`\`${command} [--settings <path>]\``);
 });
 
 it('ships a systemd unit that runs the installed command with the documented settings file and outlasts the drain', async () => {

@@ -75,7 +75,7 @@ it('installs from the packed tarball with production dependencies only, starts w
     const installStarted = Date.now();
     await run('npm', [...(documented?.[1] ?? '').split(' '), '--offline', tarball], folder);
     const installMs = Date.now() - installStarted;
-    expect(await run(process.execPath, [join(folder, 'node_modules', '.bin', 'gpu-cloud-slack'), '--help'], folder)).toMatch(/^Usage: gpu-cloud-slack \[--env-file <path>\]/);
+    expect(await run(process.execPath, [join(folder, 'node_modules', '.bin', 'gpu-cloud-slack'), '--help'], folder)).toMatch(/^Usage: gpu-cloud-slack \[--settings <path>\]/);
 
     const packages = await installedPackages(join(folder, 'node_modules'));
     expect(packages).toEqual(expect.arrayContaining(['gpu-cloud-slack-app', '@slack/bolt', 'undici', 'zod']));
@@ -123,7 +123,8 @@ it('installs from the packed tarball with production dependencies only, starts w
     const tarballBytes = (await stat(tarball)).size;
     console.log(
       `Production install: tarball ${(tarballBytes / 1e6).toFixed(1)} MB (packed in ${(packMs / 1000).toFixed(1)} s), ` +
-        `installed ${(installBytes / 1e6).toFixed(1)} MB, ${new Set(packages).size} packages in ${(installMs / 1000).toFixed(1)} s; ready ${readyMs} ms after spawn.`,
+        `installed ${(installBytes / 1e6).toFixed(1)} MB, ${new Set(packages).size} packages in ${(installMs / 1000).toFixed(1)} s; ` +
+        `/readyz 200 ${readyMs} ms after spawn (the app's own "${String(lines.find((line) => String(line.msg).startsWith('Ready in'))?.msg).split(':')[0]}").`,
     );
     expect(JSON.parse(await readFile(join(app, 'package.json'), 'utf8'))).toMatchObject({ bin: { 'gpu-cloud-slack': 'dist/slack-app/bin.js' } });
   } finally {

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -85,4 +86,42 @@ describe('settings from an env file', () => {
       /SLACK_SHUTDOWN_TIMEOUT_SECONDS must be a whole number from 0 to 3600\n.*LOG_LEVEL must be one of debug, info, warn, error/,
     );
   });
+});
+
+describe('the gpu-cloud-slack command', () => {
+  const ROOT = join(__dirname, '..', '..');
+
+  /** The command from source (the packed one is run by install.e2e.ts); cwd is the repository, for tsx. */
+  function runCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(SLACK_APP, 'bin.ts'), ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+  }
+
+  it('reads the settings file it is given and names every problem, never a value', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-bin-'));
+    const path = join(dir, 'gpu-cloud-slack.env');
+    await writeFile(path, 'SLACK_BOT_TOKEN=xoxp-user-token-never-shown\nGPU_CLOUD_API_KEY=api-key-never-shown\nPORT=eighty\nLOG_LEVEL=chatty\n');
+    const { code, stdout, stderr } = await runCommand(['--settings', path]);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('SLACK_BOT_TOKEN must be a bot token (it starts with "xoxb-")');
+    expect(stderr).toContain('PORT must be a whole number from 0 to 65535');
+    expect(stderr).toContain('LOG_LEVEL must be one of debug, info, warn, error');
+    expect(stderr).not.toMatch(/never-shown|eighty|chatty/);
+  }, 30_000);
+
+  it('refuses a settings file that does not exist, and an unknown option', async () => {
+    const missing = await runCommand(['--settings', '/nonexistent/gpu-cloud-slack.env']);
+    expect([missing.code, missing.stderr.trim()]).toEqual([1, expect.stringContaining('the env file /nonexistent/gpu-cloud-slack.env cannot be read (ENOENT)')]);
+    const unknown = await runCommand(['--verbose']);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("Unknown option '--verbose'")]);
+  }, 30_000);
 });
