@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Health, type ReadinessProbe } from '../../slack-app/health';
 import { JsonLogger } from '../../slack-app/log';
+import { Stack } from '../slack/harness';
 
 /** /healthz and /readyz over real HTTP, with probes whose answers the test decides. */
 
@@ -81,5 +82,26 @@ it('gives a probe that hangs up after its timeout, and asks each dependency at m
     expect(calls).toBe(1);
   } finally {
     server.close();
+  }
+});
+
+it('the app serves both routes on its Slack port, and once draining refuses Slack requests and webhooks but still answers health', async () => {
+  const stack = await Stack.start({ webhooks: true });
+  try {
+    const events = stack.app.eventsUrl ?? '';
+    const webhook = stack.app.localWebhookUrl ?? '';
+    expect(await (await fetch(new URL('/readyz', events))).json()).toEqual({ status: 'ready', checks: { slack: 'ok', service: 'ok' } });
+    expect((await stack.command('help')).status).toBe(200);
+
+    stack.app.refuseNewRequests();
+    expect((await stack.command('help')).status).toBe(503);
+    const delivery = await fetch(webhook, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect([delivery.status, delivery.headers.get('connection')]).toEqual([503, 'close']);
+    const readiness = await fetch(new URL('/readyz', events));
+    expect([readiness.status, await readiness.json()]).toEqual([503, { status: 'draining' }]);
+    expect((await fetch(new URL('/healthz', events))).status).toBe(200);
+    expect((await fetch(new URL('/nothing-here', events))).status).toBe(404);
+  } finally {
+    await stack.close();
   }
 });
