@@ -61,9 +61,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const serveWebhook = (req: IncomingMessage, res: ServerResponse) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end());
   const slack = config.slack;
   const logLevel = options.logLevel ?? config.logLevel;
-  const logger =
-    options.logger ??
-new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
+  const logger = options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
   let draining = false;
   // Readiness probes: each dependency the app cannot work without (a `store` probe joins with shared state).
   const probes: ReadinessProbe[] = [

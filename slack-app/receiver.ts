@@ -92,7 +92,7 @@ export class AckFirstReceiver implements Receiver {
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (req.method === 'GET' && this.options.getRoutes?.[path]) return this.options.getRoutes[path](req, res);
-    const handler = req.method === 'POST' ? (path === this.path ? (request: IncomingMessage, response: ServerResponse) => void this.receive(request, response) : this.options.routes?.[path]) : undefined;
+    const handler = req.method !== 'POST' ? undefined : path === this.path ? this.receiveSlack : this.options.routes?.[path];
     // Every line logged for this request, and for the work it starts, carries its id.
     if (handler && !this.draining) return withLogContext({ request: newRequestId() }, () => handler(req, res));
     req.resume();
@@ -100,6 +100,8 @@ export class AckFirstReceiver implements Receiver {
     res.setHeader('connection', 'close');
     http.buildNoBodyResponse(res, 503);
   }
+
+  private readonly receiveSlack = (req: IncomingMessage, res: ServerResponse): void => void this.receive(req, res);
 
   /** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
