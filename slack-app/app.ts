@@ -5,8 +5,10 @@ import type { Clock } from '../shared/clock';
 import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
-import type { AppConfig } from './config';
+import { configSecrets, type AppConfig } from './config';
+import { Health, type ReadinessProbe } from './health';
 import { registerListeners } from './listeners';
+import { JsonLogger, newRequestId, withLogContext } from './log';
 import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
 import { createContainer, type Container } from './services/container';
@@ -32,6 +34,10 @@ export interface RunningSlackApp {
   /** Where this process listens for job webhooks (behind `publicUrl` in production). */
   localWebhookUrl?: string;
   container: Container;
+  /** /healthz and /readyz, served on the app's HTTP port. */
+  health: Health;
+  /** Shutdown, first step: /readyz answers 503 and new Slack requests and webhooks are refused. */
+  refuseNewRequests(): void;
   /** Resolves when background work and result deliveries have finished. */
   idle(): Promise<void>;
   /**
@@ -61,7 +67,16 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const serveWebhook = (req: IncomingMessage, res: ServerResponse) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end());
   const slack = config.slack;
-  const logLevel = options.logLevel ?? LogLevel.INFO;
+  const logLevel = options.logLevel ?? config.logLevel;
+  const logger = options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
+  let draining = false;
+  // Readiness probes: each dependency the app cannot work without (a `store` probe joins with shared state).
+  const probes: ReadinessProbe[] = [
+    { name: 'slack', check: () => app.client.auth.test() },
+    { name: 'service', check: (signal) => management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
+  ];
+  const health = new Health({ probes, logger });
+  const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
   // Failures are logged through Bolt's logger, which exists by the time any task runs.
   const background = new BackgroundTasks((message) => app.logger.error(message));
   const receiver =
@@ -70,11 +85,15 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
           signingSecret: slack.signingSecret,
           clock,
           routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
+          getRoutes: healthRoutes,
           afterAck: (what, task) => background.afterAck(what, task),
         })
       : undefined;
   // Socket Mode serves the webhook route from Bolt's own small HTTP server.
-  const customRoutes: CustomRoute[] = config.publicUrl ? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }] : [];
+  const customRoutes: CustomRoute[] = [
+    ...(config.publicUrl ? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }] : []),
+    ...Object.entries(healthRoutes).map(([path, handler]) => ({ path, method: ['GET'], handler })),
+  ];
   const app = new App({
     token: slack.botToken,
     ...(slack.mode === 'socket'
@@ -84,11 +103,17 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     deferInitialization: true,
     // No listener reads context.conversation; the store would look every request up for nothing.
     convoStore: false,
-    ...(options.logger ? { logger: options.logger } : {}),
+    logger,
     logLevel,
     clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
   });
-  const logger = app.logger;
+  if (slack.mode === 'socket') {
+    // Socket Mode has no receiver of ours: ids and the drain refusal come from a first middleware.
+    // An event left unacknowledged while draining is redelivered by Slack to another connection.
+    app.use(async ({ next }) => {
+      if (!draining) await withLogContext({ request: newRequestId() }, next);
+    });
+  }
   await app.init();
   const auth = await app.client.auth.test();
   if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
@@ -135,6 +160,12 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     eventsUrl,
     localWebhookUrl,
     container,
+    health,
+    refuseNewRequests: () => {
+      draining = true;
+      health.startDraining();
+      receiver?.refuseNewRequests();
+    },
     idle: async () => {
       await background.idle();
       await container.lifecycle.idle();
@@ -163,7 +194,7 @@ async function resumeUnfinishedWork(container: Container, state: StateStore, log
     logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
   }
   for (const inflight of [...state.inflight]) {
-    if (inflight.kind === 'image') container.services.images.resume(inflight);
+    if (inflight.kind === 'image') withLogContext({ request: inflight.ref }, () => container.services.images.resume(inflight));
     else await container.services.chat.interrupted(inflight).catch((error: unknown) => logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`));
   }
 }

@@ -1,5 +1,9 @@
+import { readFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
+import type { LogLevel } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { isHttpUrl, NAME_PATTERN, NAME_RULE } from '../shared/schemas';
+import { LOG_LEVELS } from './log';
 
 /**
  * Every setting of the Slack app, read from the environment in this one place and checked at start.
@@ -51,6 +55,9 @@ export interface AppConfig {
    * webhook can arrive). Default 30 s with webhooks (a safety net), 10 s without.
    */
   pollIntervalMs: number;
+  logLevel: LogLevel;
+  /** On SIGTERM, how long acknowledged work may take to reach a safe point before the process exits. */
+  shutdownTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -131,7 +138,14 @@ const envSchema = z.object({
   SLACK_STATE_FILE: optionalText.transform((value) => value ?? '.gpu-cloud-slack/state.json'),
   SLACK_RESUME_WINDOW_HOURS: integer(1, 24 * 14, 24),
   SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 0),
+  SLACK_SHUTDOWN_TIMEOUT_SECONDS: integer(0, 3600, 20),
+  LOG_LEVEL: optionalText
+    .refine((value) => value === undefined || (LOG_LEVELS as readonly string[]).includes(value), { error: `must be one of ${LOG_LEVELS.join(', ')}` })
+    .transform((value) => LOG_LEVELS.find((level) => level === value) ?? LOG_LEVELS[1]),
 });
+
+/** Every setting `loadConfig` reads; `.env.example` documents each (test/runtime/settings.test.ts). */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
 
 type Env = Record<string, string | undefined>;
 
@@ -193,7 +207,34 @@ export function loadConfig(env: Env): AppConfig {
     stateFile: e.SLACK_STATE_FILE,
     resumeWindowHours: e.SLACK_RESUME_WINDOW_HOURS,
     pollIntervalMs: e.SLACK_POLL_INTERVAL_MS || (e.SLACK_PUBLIC_URL ? 30_000 : 10_000),
+    logLevel: e.LOG_LEVEL,
+    shutdownTimeoutMs: e.SLACK_SHUTDOWN_TIMEOUT_SECONDS * 1000,
   };
+}
+
+/**
+ * The settings: the process environment over an optional env file (`KEY=value` lines, as
+ * `.env.example`). A variable set in the environment wins, so a deployment can override one line. A
+ * missing default file is fine; a missing file the operator named is an error.
+ */
+export async function readSettings(env: Env, file: { path: string; required: boolean }): Promise<Env> {
+  let content: string;
+  try {
+    content = await readFile(file.path, 'utf8');
+  } catch (error) {
+    const code = typeof error === 'object' && error !== null && 'code' in error ? String(error.code) : 'unreadable';
+    if (!file.required && code === 'ENOENT') return { ...env };
+    throw new ConfigError([`the env file ${file.path} cannot be read (${code})`]);
+  }
+  return { ...parseEnv(content), ...env };
+}
+
+/** Every secret value in the configuration: the logger writes none of them, whoever passes one. */
+export function configSecrets(config: AppConfig): string[] {
+  const { slack, service } = config;
+  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret].filter(
+    (secret): secret is string => secret !== undefined && secret !== '',
+  );
 }
 
 /** The settings worth printing at start: everything except secrets. */

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { defaultBodyLimit, HTTPModuleFunctions as http, HTTPResponseAck, type App, type Logger, type Receiver } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { readBodyWithin } from './http-body';
+import { newRequestId, withLogContext } from './log';
 import { errorSummary } from './services/errors';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
@@ -17,6 +18,8 @@ export interface AckFirstReceiverOptions {
   path?: string;
   /** Other POST routes served on the same port (the job webhook); they check their own signatures. */
   routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+  /** GET routes on the same port (health and readiness); still served while draining. */
+  getRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
   /** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
   afterAck: (what: string, task: () => Promise<void>) => void;
 }
@@ -35,6 +38,7 @@ export class AckFirstReceiver implements Receiver {
   private readonly path: string;
   /** Signatures accepted in the last 10 minutes (the window either way), with when each may be forgotten. */
   private readonly accepted = new Map<string, number>();
+  private draining = false;
 
   constructor(private readonly options: AckFirstReceiverOptions) {
     this.path = options.path ?? '/slack/events';
@@ -58,6 +62,15 @@ export class AckFirstReceiver implements Receiver {
     return server;
   }
 
+  /**
+   * Shutdown, first step: every new POST is answered 503 (Slack shows the user an error at once
+   * instead of a silent timeout; a refused webhook's job is found again by the next start), health
+   * routes still answer.
+   */
+  refuseNewRequests(): void {
+    this.draining = true;
+  }
+
   async stop(): Promise<void> {
     const server = this.server;
     this.server = undefined;
@@ -78,12 +91,17 @@ export class AckFirstReceiver implements Receiver {
 
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    if (req.method === 'POST' && path === this.path) return void this.receive(req, res);
-    const handler = req.method === 'POST' ? this.options.routes?.[path] : undefined;
-    if (handler) return handler(req, res);
+    if (req.method === 'GET' && this.options.getRoutes?.[path]) return this.options.getRoutes[path](req, res);
+    const handler = req.method !== 'POST' ? undefined : path === this.path ? this.receiveSlack : this.options.routes?.[path];
+    // Every line logged for this request, and for the work it starts, carries its id.
+    if (handler && !this.draining) return withLogContext({ request: newRequestId() }, () => handler(req, res));
     req.resume();
-    http.buildNoBodyResponse(res, 404);
+    if (!handler) return http.buildNoBodyResponse(res, 404);
+    res.setHeader('connection', 'close');
+    http.buildNoBodyResponse(res, 503);
   }
+
+  private readonly receiveSlack = (req: IncomingMessage, res: ServerResponse): void => void this.receive(req, res);
 
   /** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
   private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -117,6 +135,7 @@ export class AckFirstReceiver implements Receiver {
     if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
     if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
 
+    this.logger.info(`${describe(body)} received${who(body)}`);
     const event = { body, retryNum: http.extractRetryNumFromHTTPRequest(req), retryReason: http.extractRetryReasonFromHTTPRequest(req), customProperties: {} };
     if (acknowledgedOnArrival(body)) {
       http.buildNoBodyResponse(res, 200);
@@ -182,6 +201,15 @@ function acknowledgedOnArrival(body: Record<string, unknown>): boolean {
   if (typeof body.command === 'string') return true;
   if (body.type === 'block_actions') return true;
   return body.type === 'event_callback' && !(isRecord(body.event) && body.event.type === 'function_executed');
+}
+
+/** Who sent a request and from where, for the log (Slack ids only, never text the user typed). */
+function who(body: Record<string, unknown>): string {
+  const id = (value: unknown) => (typeof value === 'string' && /^[A-Z0-9]+$/.test(value) ? value : undefined);
+  const nested = (key: string) => (isRecord(body[key]) ? id((body[key] as Record<string, unknown>).id) : undefined);
+  const user = id(body.user_id) ?? nested('user');
+  const channel = id(body.channel_id) ?? nested('channel');
+  return `${user ? ` from ${user}` : ''}${channel ? ` in ${channel}` : ''}`;
 }
 
 function describe(body: Record<string, unknown>): string {

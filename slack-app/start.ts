@@ -1,19 +1,22 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSlackApp, type RunningSlackApp } from './app';
-import { ConfigError, describeConfig, loadConfig } from './config';
+import type { RunningSlackApp } from './app';
+import { ConfigError, configSecrets, describeConfig, loadConfig, readSettings, type AppConfig } from './config';
 import { startEmulatorProcess } from './emulator-process';
 import { freePort, localConfig, localSlackCredentials } from './local';
+import { JsonLogger } from './log';
+import { serve } from './serve';
 import { startStandin, type Standin } from './standin';
 
 /**
  * `npm start`. With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
  * for Socket Mode) it connects to that workspace; without, it runs the local Slack stand-in and
  * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator, which
- * runs as a child process (the app talks to it over HTTP only).
+ * runs as a child process (the app talks to it over HTTP only). Settings: the environment, over
+ * `.env` in the working directory. In production the `gpu-cloud-slack` command (bin.ts) runs the
+ * same app from compiled JavaScript, without the stand-ins.
  */
 
-const env = process.env;
 /** What to stop on the way out, newest first: the stand-in and the emulator's process. */
 const closers: (() => Promise<void>)[] = [];
 
@@ -22,15 +25,14 @@ async function closeAll(): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  const env = await readSettings(process.env, { path: '.env', required: false });
   const realSlack = Boolean(env.SLACK_BOT_TOKEN);
   const realService = Boolean(env.GPU_CLOUD_BASE_URL);
-  let app: RunningSlackApp;
+  let config: AppConfig;
   let standin: Standin | undefined;
 
   if (realSlack && realService) {
-    const config = loadConfig(env);
-    console.log(describeConfig(config));
-    app = await startSlackApp({ config });
+    config = loadConfig(env);
   } else {
     const emulator = realService ? undefined : await startEmulatorProcess();
     if (emulator) closers.push(() => emulator.close());
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
       closers.push(() => standin?.close() ?? Promise.resolve());
     }
     const port = env.PORT ? Number(env.PORT) : await freePort();
-    const config = localConfig({
+    config = localConfig({
       service: emulator?.service,
       slack: slack && standin ? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret } : undefined,
       port,
@@ -48,10 +50,11 @@ async function main(): Promise<void> {
       stateFile: env.SLACK_STATE_FILE ?? join(tmpdir(), `gpu-cloud-slack-local-${port}.json`),
       env,
     });
-    console.log(describeConfig(config));
-    app = await startSlackApp({ config });
-    if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
   }
+  console.log(describeConfig(config));
+  const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+  const app: RunningSlackApp = await serve({ config, logger, afterStop: closeAll });
+  if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
 
   console.log('');
   if (standin) {
@@ -60,17 +63,6 @@ async function main(): Promise<void> {
   } else {
     console.log(`GPU Cloud for Slack is connected to your workspace${app.eventsUrl ? `; Slack requests go to ${app.eventsUrl}` : ' over Socket Mode'}.`);
   }
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await app.stop().catch(() => undefined);
-    await closeAll();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
 }
 
 main().catch(async (error: unknown) => {

@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock';
 import { GpuCloudError, NotFoundError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
 import { nextPollDelayMs } from '../../shared/wait';
+import { withLogContext } from '../log';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import { describeError, errorSummary } from './errors';
@@ -102,6 +103,11 @@ export class JobTracker {
 
   /** Starts following a job the app just created; resolves when it stops following it (the job no longer uses a GPU). */
   watch(job: Job, origin: JobOrigin): Promise<void> {
+    // Every line about the job (its status edits, its delivery) carries its id.
+    return withLogContext({ job: job.id }, () => this.follow(job, origin));
+  }
+
+  private follow(job: Job, origin: JobOrigin): Promise<void> {
     if (this.stopping.signal.aborted || this.jobs.has(job.id)) return Promise.resolve();
     return new Promise<void>((end) => {
       const entry = this.track(job, origin, { name: 'following', job, end });
@@ -142,6 +148,10 @@ export class JobTracker {
    * ignored. Each job is delivered once however many times this is called.
    */
   complete(job: Job): Promise<void> {
+    return withLogContext({ job: job.id }, () => this.settle(job));
+  }
+
+  private settle(job: Job): Promise<void> {
     if (!isTerminalStatus(job.status)) return Promise.resolve();
     const entry = this.jobs.get(job.id);
     if (!entry) {
@@ -234,7 +244,7 @@ export class JobTracker {
     const refresher = new AbortController();
     this.refresher = refresher;
     const refreshMs = this.options.statusRefreshMs ?? 15_000;
-    void (async () => {
+    void withLogContext({ job: undefined, request: undefined }, async () => {
       try {
         while (this.followed().length > 0) {
           await this.options.clock.sleep(refreshMs, AbortSignal.any([refresher.signal, this.stopping.signal]));
@@ -245,7 +255,7 @@ export class JobTracker {
       } finally {
         if (this.refresher === refresher) this.refresher = undefined;
       }
-    })();
+    });
   }
 
   /** When to read the endpoint next: by the youngest job's age, so a new job is seen within seconds. */
@@ -263,7 +273,8 @@ export class JobTracker {
     const entries = this.followed(endpoint);
     const poller = this.pollers.get(endpoint);
     if (!poller) {
-      if (entries.length > 0) void this.pollLoop(endpoint);
+      // The loop serves every job on the endpoint: not the log context of the job that started it.
+      if (entries.length > 0) withLogContext({ job: undefined, request: undefined }, () => void this.pollLoop(endpoint));
       return;
     }
     if (entries.length === 0) {

@@ -7,7 +7,7 @@ import { errorSummary } from './errors';
 import type { JobTracker } from './job-tracker';
 
 /** Job payloads carry the output; transcripts can be large, but not this large. */
-const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
+export const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
 
 function answer(res: ServerResponse, status: number, text: string): void {
   res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });

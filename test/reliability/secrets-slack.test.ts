@@ -5,8 +5,9 @@ import { LogLevel } from '@slack/bolt';
 import { signWebhook } from '../../shared/webhooks';
 import { startSlackApp } from '../../slack-app/app';
 import { freePort, localConfig, type LocalService } from '../../slack-app/local';
+import { JsonLogger } from '../../slack-app/log';
 import { slackSignature } from '../../slack-app/standin';
-import { CapturingLogger, content, Stack } from '../slack/harness';
+import { content, Stack } from '../slack/harness';
 import { send } from './raw-http';
 import { API_KEY, WEBHOOK_SECRET, WRONG_API_KEY, captureOutput, leaks, secretForms } from './secrets';
 
@@ -28,7 +29,9 @@ it('no API key, signing secret, bot token or webhook secret appears anywhere the
     env: { SLACK_POLL_INTERVAL_MS: '600000', SLACK_MAX_JOBS_PER_USER: '10' },
     emulator: { apiKey: API_KEY, webhookSecret: WEBHOOK_SECRET, workloadAuth: true, jobDurationMs: 300, webhookRetryDelaysMs: [100] },
   });
-  const wrongLogger = new CapturingLogger();
+  // The production logger (JSON lines), without its redaction net: what the app itself writes.
+  const wrongLines: string[] = [];
+  const wrongLogger = new JsonLogger({ level: LogLevel.DEBUG, write: (line) => wrongLines.push(line) });
   const texts: string[] = [];
   try {
     // Successes: a transcription reported by webhook, a queue, an image and a chat answer.
@@ -105,6 +108,11 @@ it('no API key, signing secret, bot token or webhook secret appears anywhere the
       await stack.command('chat hello', 'U0WRONG3', 'C0WRONGKEY');
       await stack.command('endpoints', 'U0WRONG4', 'C0WRONGKEY');
       await stack.waitForEphemeral(/failed/, 'U0WRONG4');
+      // Readiness with a refused key: 503, and the reason in the log.
+      for (const path of ['/readyz', '/healthz']) {
+        const reply = await fetch(new URL(path, wrong.eventsUrl));
+        texts.push(`${reply.status} ${await reply.text()}`);
+      }
       await stack.standin.waitFor(() => (stack.parents('C0WRONGKEY').length === 3 ? true : undefined), 10_000, 'three requests');
       for (const parent of stack.parents('C0WRONGKEY')) await stack.standin.waitFor(() => stack.replies(parent.ts, 'C0WRONGKEY').length > 0, 10_000, 'the error in the thread');
       await wrong.idle();
@@ -127,13 +135,13 @@ it('no API key, signing secret, bot token or webhook secret appears anywhere the
     // What the app sent Slack, except the token presented to Slack itself (Bolt's auth.test passes it as a parameter).
     ...api.calls.map(({ params: { token: _token, ...params }, ...call }) => JSON.stringify({ ...call, params })),
     ...stack.logger.lines,
-    ...wrongLogger.lines,
+    ...wrongLines,
     ...capture.lines,
     ...stack.emulator.requests.map((request) => request.body ?? ''),
   );
   // The capture holds the failures it is meant to check.
   const corpus = texts.join('\n');
-  for (const expected of ['did not accept the API key', 'Refused a webhook', 'invalid signature', 'Succeeded in', 'no endpoint', 'Reading the job failed']) {
+  for (const expected of ['did not accept the API key', 'Readiness: service check failed', '503 {"status":"not ready"', 'Refused a webhook', 'invalid signature', 'Succeeded in', 'no endpoint', 'Reading the job failed']) {
     expect(corpus).toContain(expected);
   }
   const secrets = secretForms(

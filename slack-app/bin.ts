@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, configSecrets, loadConfig, readSettings } from './config';
+import { JsonLogger } from './log';
+import { serve } from './serve';
+
+/**
+ * `gpu-cloud-slack`: the Slack app in production, from compiled JavaScript. Settings come from the
+ * environment and an env file (`.env` in the working directory if present, or `--settings <path>`;
+ * not `--env-file`, which Node itself takes from anywhere on its command line);
+ * the environment wins. Logs are JSON lines on stdout.
+ */
+
+const USAGE = `Usage: gpu-cloud-slack [--settings <path>]
+
+Runs GPU Cloud for Slack. Settings: the environment, over ./.env (or the env file given).
+Every setting, with its default: .env.example in this package.
+Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable) on PORT.`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
+  if (values.help) return void console.log(USAGE);
+  const envFile = values.settings;
+  const config = loadConfig(await readSettings(process.env, envFile ? { path: envFile, required: true } : { path: '.env', required: false }));
+  const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+  try {
+    const app = await serve({ config, logger });
+    logger.info(
+      `Ready in ${Math.round(performance.now())} ms: ${app.eventsUrl ? `Slack requests on ${new URL(app.eventsUrl).pathname}` : 'Socket Mode'}, ` +
+        `GET /healthz and /readyz on port ${config.slack.port}.`,
+    );
+  } catch (error) {
+    logger.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
+
+main().catch((error: unknown) => {
+  // Before the logger exists: settings problems, by name and rule, never a value.
+  console.error(error instanceof ConfigError ? error.message : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
