@@ -490,13 +490,16 @@ export class Harness {
     }
   }
 
-  /** Runs a workflow from its first node; resolves when it has finished or paused. */
-  async run(spec: WorkflowSpec): Promise<Execution> {
+  /**
+   * Runs a workflow from its first node; resolves when it has finished or paused. `start` gives the
+   * first node's input and the mode, e.g. a webhook's items in a production execution.
+   */
+  async run(spec: WorkflowSpec, start: { items?: INodeExecutionData[]; mode?: WorkflowExecuteMode } = {}): Promise<Execution> {
     const nodes = toNodes(spec);
     const data = createRunExecutionData({
-      executionData: { nodeExecutionStack: [{ node: nodes[0], data: { main: [[{ json: {} }]] }, source: null }] },
+      executionData: { nodeExecutionStack: [{ node: nodes[0], data: { main: [start.items ?? [{ json: {} }]] }, source: null }] },
     });
-    return await this.execute(String(this.nextId++), spec, 'trigger', data, false);
+    return await this.execute(String(this.nextId++), spec, start.mode ?? 'trigger', data, false);
   }
 
   /** Resolves when the execution is no longer running or waiting. */

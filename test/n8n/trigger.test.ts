@@ -206,6 +206,21 @@ describe('GPU Cloud Trigger', () => {
     }
   });
 
+  test("records each delivery in n8n's processed data even when executions write it at the same time", async () => {
+    const { spec } = activeTrigger();
+    const started = (webhookId: string) => rig.harness.run(spec, { mode: 'webhook', items: [{ json: { webhookId } }] });
+    const passed = (execution: Execution) => outputOf(execution, 'GPU Cloud Trigger').length;
+    // The first two executions both create the node's row; the next two read the same row and
+    // write it back, each without the other's id.
+    expect((await Promise.all([started('msg_1'), started('msg_2')])).map(passed)).toEqual([1, 1]);
+    expect((await Promise.all([started('msg_3'), started('msg_4')])).map(passed)).toEqual([1, 1]);
+    const repeats = await Promise.all(['msg_1', 'msg_2', 'msg_3', 'msg_4'].map(started));
+    expect(repeats.map(passed)).toEqual([0, 0, 0, 0]);
+    expect(repeats.map((execution) => execution.status)).toEqual(['success', 'success', 'success', 'success']);
+    // Executions the editor starts are not recorded.
+    expect(passed(await rig.harness.run(spec, { mode: 'manual', items: [{ json: { webhookId: 'msg_1' } }] }))).toBe(1);
+  });
+
   test('ignores events and endpoints it was not asked for', async () => {
     const { spec, url } = activeTrigger({ events: ['failed', 'cancelled'], options: { endpoints: 'transcribe, sentiment' } });
     const job = await finishedJob();
