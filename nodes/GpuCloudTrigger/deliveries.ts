@@ -60,7 +60,8 @@ export class DeliveryRecord {
 const PROCESSED = { mode: 'entries', maxEntries: MAX_REMEMBERED } as const;
 /** Longer than one read and write of that row takes, so a concurrent write has landed by then. */
 const SETTLE_MS = 500;
-const CHECKS = 3;
+/** The first look-up and at most two more, each after a pause, while a concurrent write keeps losing the id. */
+const LOOK_UPS = 3;
 
 /**
  * The items of deliveries no earlier execution of this trigger node has run, recorded as run: the
@@ -80,7 +81,7 @@ export async function firstRuns(context: IExecuteFunctions, items: INodeExecutio
   if (ids.length === 0) return items;
   const { processed } = await record(context, ids);
   let unsure = ids.filter((id) => !processed.includes(id));
-  for (let round = 1; round < CHECKS && unsure.length > 0; round++) {
+  for (let round = 1; round < LOOK_UPS && unsure.length > 0; round++) {
     await sleep(SETTLE_MS);
     const again = await record(context, unsure);
     unsure = again.new.filter((id): id is string => typeof id === 'string');
