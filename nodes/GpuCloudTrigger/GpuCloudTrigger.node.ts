@@ -1,5 +1,7 @@
 import type {
   IDataObject,
+  IExecuteFunctions,
+  INodeExecutionData,
   INodeType,
   INodeTypeDescription,
   IWebhookFunctions,
@@ -15,7 +17,7 @@ import {
 } from '../../shared';
 import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
-import { DeliveryRecord } from './deliveries';
+import { DeliveryRecord, firstRuns } from './deliveries';
 import { managementClient } from '../GpuCloud/transport';
 import { nothingToRegister } from '../GpuCloud/webhook/lifecycle';
 import { organizationSecret, pastedSecret, rawBodyOf, refuse, secretCacheKey, verifyDelivery, type SecretSource } from '../GpuCloud/webhook/verification';
@@ -151,6 +153,15 @@ export class GpuCloudTrigger implements INodeType {
   };
 
   webhookMethods = { default: nothingToRegister };
+
+  /**
+   * Runs first in each execution the webhook started (n8n runs a webhook node's `execute` with what
+   * `webhook()` returned): drops a repeated delivery the webhook method could not recognise, using
+   * n8n's database-backed de-duplication, which only executions can reach.
+   */
+  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+    return [await firstRuns(this, this.getInputData())];
+  }
 
   async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
     const verification = this.getNodeParameter('verification', 'credential');

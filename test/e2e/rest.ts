@@ -87,6 +87,17 @@ export class N8nRest {
     return execution;
   }
 
+  /** A file of an execution, as the editor's binary data view downloads it. */
+  async binaryData(id: string): Promise<{ contentType: string; bytes: Buffer }> {
+    const response = await fetch(`${this.baseUrl}/rest/binary-data?id=${encodeURIComponent(id)}&action=download`, {
+      headers: { cookie: this.cookie },
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    if (response.status !== 200) throw new Error(`binary data ${id}: HTTP ${response.status} ${bytes.toString('utf8', 0, 200)}`);
+    return { contentType: response.headers.get('content-type') ?? '', bytes };
+  }
+
   async executions(workflowId: string): Promise<ExecutionSummary[]> {
     const filter = encodeURIComponent(JSON.stringify({ workflowId }));
     const answer = await this.request('GET', `/rest/executions?filter=${filter}&limit=50`, envelope(z.object({ results: z.array(executionSummarySchema) })));

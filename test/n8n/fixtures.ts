@@ -3,7 +3,7 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
-import { Harness, itemsIntoGpuCloud, type NodeSpec, type StaticDataStore, type WorkflowSpec } from './harness';
+import { Harness, itemsIntoGpuCloud, type NodeSpec, type ProcessedDataStore, type StaticDataStore, type WorkflowSpec } from './harness';
 
 /** One emulator and one n8n harness for a test file, the harness holding credentials for both APIs. */
 export interface Rig {
@@ -11,13 +11,15 @@ export interface Rig {
   harness: Harness;
   /** The harness's stand-in for n8n's database of workflow static data. */
   staticData: StaticDataStore;
+  processedData: ProcessedDataStore;
   close(): Promise<void>;
 }
 
 export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
   const emulator = await startEmulator({ jobDurationMs: 300, webhookRetryDelaysMs: [200, 400, 800], ...options });
   const staticData: StaticDataStore = new Map();
-  const harness = await Harness.start({ staticData });
+  const processedData: ProcessedDataStore = new Map();
+  const harness = await Harness.start({ staticData, processedData });
   harness.setCredentials('management', 'gpuCloudApi', {
     apiKey: emulator.apiKey,
     baseUrl: emulator.baseUrl,
@@ -30,6 +32,7 @@ export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
     emulator,
     harness,
     staticData,
+    processedData,
     async close() {
       await harness.close();
       await emulator.close();

@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Container } from '@n8n/di';
 import {
+  DataDeduplicationService,
   ExecuteContext,
   ExecutionLifecycleHooks,
   ExternalSecretsProxy,
@@ -26,7 +27,13 @@ import {
   type ICredentialType,
   type ICredentials,
   type IConnections,
+  type DeduplicationItemTypes,
+  type DeduplicationScope,
+  type ICheckProcessedContextData,
+  type ICheckProcessedOptions,
+  type IDataDeduplicator,
   type IDataObject,
+  type IDeduplicationOutput,
   type IExecuteFunctions,
   type IHttpRequestOptions,
   type INode,
@@ -276,6 +283,78 @@ function restore(serialized: string): IRunExecutionData {
 /** Workflow id to its static data as n8n's database holds it (JSON). */
 export type StaticDataStore = Map<string, string>;
 
+/**
+ * n8n's processed_data table (behind "Remove Duplicates" and `helpers.checkProcessedAndRecord`): one
+ * row of values per workflow and context ("n:<node id>" or the whole workflow).
+ */
+export type ProcessedDataStore = Map<string, string[]>;
+
+/** The table of each workflow this copy of n8n-core runs, by workflow id. */
+const processedTables = new Map<string, ProcessedDataStore>();
+
+/**
+ * The store n8n gives n8n-core's de-duplication service, keeping values as n8n's DeduplicationHelper
+ * does in "entries" mode: the row is read, then written back whole in a second query (so writes of
+ * concurrent executions can overwrite each other), and two executions creating the row at once
+ * conflict on its key.
+ */
+class ProcessedDataTable implements IDataDeduplicator {
+  async checkProcessedAndRecord(
+    items: DeduplicationItemTypes[],
+    scope: DeduplicationScope,
+    contextData: ICheckProcessedContextData,
+    options: ICheckProcessedOptions,
+  ): Promise<IDeduplicationOutput> {
+    if (options.mode !== 'entries') throw new Error('the harness keeps "entries" only');
+    const { table, key } = this.row(scope, contextData);
+    const saved = table.get(key);
+    await new Promise((resolve) => setImmediate(resolve));
+    const values = items.map(String);
+    if (!saved) {
+      if (table.has(key)) throw new Error('duplicate key value violates unique constraint "PK_processed_data"');
+      table.set(key, values.slice(-(options.maxEntries ?? values.length)));
+      return { new: items, processed: [] };
+    }
+    const kept = [...saved];
+    const result: IDeduplicationOutput = { new: [], processed: [] };
+    items.forEach((item, index) => {
+      if (kept.includes(values[index])) {
+        result.processed.push(item);
+      } else {
+        result.new.push(item);
+        kept.push(values[index]);
+      }
+    });
+    table.set(key, options.maxEntries ? kept.slice(-options.maxEntries) : kept);
+    return result;
+  }
+
+  async removeProcessed(items: DeduplicationItemTypes[], scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
+    const { table, key } = this.row(scope, contextData);
+    const removed = new Set(items.map(String));
+    table.set(key, (table.get(key) ?? []).filter((value) => !removed.has(value)));
+  }
+
+  async clearAllProcessedItems(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<void> {
+    const { table, key } = this.row(scope, contextData);
+    table.delete(key);
+  }
+
+  async getProcessedDataCount(scope: DeduplicationScope, contextData: ICheckProcessedContextData): Promise<number> {
+    const { table, key } = this.row(scope, contextData);
+    return table.get(key)?.length ?? 0;
+  }
+
+  private row(scope: DeduplicationScope, contextData: ICheckProcessedContextData): { table: ProcessedDataStore; key: string } {
+    const table = processedTables.get(contextData.workflow.id);
+    if (!table) throw new Error(`workflow ${contextData.workflow.id} was not run by a harness`);
+    return { table, key: scope === 'node' ? `n:${contextData.node?.id ?? ''}` : '' };
+  }
+}
+
+// n8n initialises the service once per process, when it starts.
+let processedDataReady: Promise<void> | undefined;
+
 export class Harness {
   readonly executions = new Map<string, Execution>();
   private readonly nodeTypes = new HarnessNodeTypes();
@@ -293,20 +372,23 @@ export class Harness {
     private readonly server: Server,
     readonly baseUrl: string,
     private readonly staticData: StaticDataStore,
+    private readonly processedData: ProcessedDataStore,
   ) {}
 
   /**
-   * `staticData` stands for n8n's database: harnesses given the same store act as n8n processes
-   * sharing one (main, webhook processors, workers), and a harness started on an old store as a
-   * restarted one.
+   * `staticData` and `processedData` stand for n8n's database: harnesses given the same stores act as
+   * n8n processes sharing one (main, webhook processors, workers), and a harness started on old
+   * stores as a restarted one.
    */
-  static async start(options: { staticData?: StaticDataStore } = {}): Promise<Harness> {
+  static async start(options: { staticData?: StaticDataStore; processedData?: ProcessedDataStore } = {}): Promise<Harness> {
+    processedDataReady ??= DataDeduplicationService.init(new ProcessedDataTable());
+    await processedDataReady;
     const app = express();
     const server = createServer(app);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const { port } = server.address() as AddressInfo;
-    const harness = new Harness(server, `http://127.0.0.1:${port}`, options.staticData ?? new Map());
+    const harness = new Harness(server, `http://127.0.0.1:${port}`, options.staticData ?? new Map(), options.processedData ?? new Map());
     // n8n reads the raw bytes and parses JSON bodies before a node's webhook() runs.
     app.use(express.raw({ type: () => true, limit: '50mb' }));
     app.use((req, _res, next) => {
@@ -408,13 +490,16 @@ export class Harness {
     }
   }
 
-  /** Runs a workflow from its first node; resolves when it has finished or paused. */
-  async run(spec: WorkflowSpec): Promise<Execution> {
+  /**
+   * Runs a workflow from its first node; resolves when it has finished or paused. `start` gives the
+   * first node's input and the mode, e.g. a webhook's items in a production execution.
+   */
+  async run(spec: WorkflowSpec, start: { items?: INodeExecutionData[]; mode?: WorkflowExecuteMode } = {}): Promise<Execution> {
     const nodes = toNodes(spec);
     const data = createRunExecutionData({
-      executionData: { nodeExecutionStack: [{ node: nodes[0], data: { main: [[{ json: {} }]] }, source: null }] },
+      executionData: { nodeExecutionStack: [{ node: nodes[0], data: { main: [start.items ?? [{ json: {} }]] }, source: null }] },
     });
-    return await this.execute(String(this.nextId++), spec, 'trigger', data, false);
+    return await this.execute(String(this.nextId++), spec, start.mode ?? 'trigger', data, false);
   }
 
   /** Resolves when the execution is no longer running or waiting. */
@@ -543,6 +628,7 @@ export class Harness {
       nodes: toNodes(spec),
       connections: toConnections(spec),
     };
+    processedTables.set(spec.id, this.processedData);
     const hooks = new ExecutionLifecycleHooks(mode, executionId, workflowData);
     const additionalData = this.additionalData(executionId, hooks);
     if (resumed) additionalData.restartExecutionId = executionId;

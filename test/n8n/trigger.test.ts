@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { INodeParameters } from 'n8n-workflow';
 import { signWebhook, type Job } from '../../shared';
 import { byName, eventually, gpuCloudWorkflow, startRig, type Rig } from './fixtures';
-import { TRIGGER_TYPE, outputOf, type Execution, type WorkflowSpec } from './harness';
+import { NODE_TYPE, TRIGGER_TYPE, outputOf, type Execution, type Harness, type WorkflowSpec } from './harness';
 
 let rig: Rig;
 
@@ -39,6 +39,27 @@ function activeTrigger(parameters: INodeParameters = {}): { spec: WorkflowSpec; 
   };
   rig.harness.activate(spec);
   return { spec, url: rig.harness.webhookUrl(spec, 'GPU Cloud Trigger') };
+}
+
+/**
+ * Another n8n process with the workflow active: its own copy of every module (so nothing in memory
+ * is shared, n8n-core included), the same database.
+ */
+async function anotherProcess(spec: WorkflowSpec): Promise<Harness> {
+  let other: typeof import('./harness') | undefined;
+  jest.isolateModules(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second, isolated copy of the modules
+    other = require('./harness') as typeof import('./harness');
+  });
+  if (!other) throw new Error('the harness did not load');
+  const harness = await other.Harness.start({ staticData: rig.staticData, processedData: rig.processedData });
+  harness.setCredentials('management', 'gpuCloudApi', {
+    apiKey: rig.emulator.apiKey,
+    baseUrl: rig.emulator.baseUrl,
+    organizationName: rig.emulator.organization,
+  });
+  harness.activate(spec);
+  return harness;
 }
 
 function executionsOf(spec: WorkflowSpec): Execution[] {
@@ -136,21 +157,8 @@ describe('GPU Cloud Trigger', () => {
     expect((await post(url, signed)).status).toBe(200);
     await rig.harness.until(() => executionsOf(spec).find((execution) => execution.status === 'success'));
 
-    // Another process: its own copy of every module (so nothing in memory is shared), the same database.
-    let other: typeof import('./harness') | undefined;
-    jest.isolateModules(() => {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- a second, isolated copy of the modules
-      other = require('./harness') as typeof import('./harness');
-    });
-    if (!other) throw new Error('the harness did not load');
-    const processTwo = await other.Harness.start({ staticData: rig.staticData });
+    const processTwo = await anotherProcess(spec);
     try {
-      processTwo.setCredentials('management', 'gpuCloudApi', {
-        apiKey: rig.emulator.apiKey,
-        baseUrl: rig.emulator.baseUrl,
-        organizationName: rig.emulator.organization,
-      });
-      processTwo.activate(spec);
       const again = await post(processTwo.webhookUrl(spec, 'GPU Cloud Trigger'), signed);
       expect(again).toEqual({ status: 200, body: { received: true, duplicate: true } });
       expect(processTwo.executions.size).toBe(0);
@@ -159,6 +167,58 @@ describe('GPU Cloud Trigger', () => {
       await processTwo.close();
     }
     expect(executionsOf(spec)).toHaveLength(1);
+  });
+
+  test('runs what follows the trigger once when a concurrent save of another process lost the id from the workflow', async () => {
+    const spec: WorkflowSpec = {
+      id: `trigger-workflow-${++triggers}`,
+      nodes: [
+        { name: 'GPU Cloud Trigger', type: TRIGGER_TYPE, parameters: {}, credentials: { gpuCloudApi: 'management' }, webhookId: randomUUID() },
+        {
+          name: 'Read Job',
+          type: NODE_TYPE,
+          parameters: { resource: 'job', operation: 'get', endpoint: byName('={{ $json.endpoint }}'), jobId: '={{ $json.id }}' },
+          credentials: { gpuCloudApi: 'management' },
+        },
+      ],
+      connections: [['GPU Cloud Trigger', 'Read Job']],
+    };
+    rig.harness.activate(spec);
+    const signed = delivery(await finishedJob(), { id: `msg_${randomUUID()}` });
+    const savedBefore = rig.staticData.get(spec.id);
+    expect((await post(rig.harness.webhookUrl(spec, 'GPU Cloud Trigger'), signed)).status).toBe(200);
+    const first = await rig.harness.until(() => executionsOf(spec).find((execution) => execution.status === 'success'));
+    expect(outputOf(first, 'Read Job')).toHaveLength(1);
+
+    // n8n saves static data whole after each request: a request another process read the workflow
+    // for before this delivery, and saved after it, puts back the record without its id.
+    if (savedBefore === undefined) rig.staticData.delete(spec.id);
+    else rig.staticData.set(spec.id, savedBefore);
+    const processTwo = await anotherProcess(spec);
+    try {
+      expect((await post(processTwo.webhookUrl(spec, 'GPU Cloud Trigger'), signed)).status).toBe(200);
+      const second = await processTwo.until(() => [...processTwo.executions.values()].find((execution) => execution.status === 'success'));
+      expect(outputOf(second, 'GPU Cloud Trigger')).toEqual([]);
+      expect(second.run?.data.resultData.runData['Read Job']).toBeUndefined();
+      expect(processTwo.webhookErrors).toEqual([]);
+    } finally {
+      await processTwo.close();
+    }
+  });
+
+  test("records each delivery in n8n's processed data even when executions write it at the same time", async () => {
+    const { spec } = activeTrigger();
+    const started = (webhookId: string) => rig.harness.run(spec, { mode: 'webhook', items: [{ json: { webhookId } }] });
+    const passed = (execution: Execution) => outputOf(execution, 'GPU Cloud Trigger').length;
+    // The first two executions both create the node's row; the next two read the same row and
+    // write it back, each without the other's id.
+    expect((await Promise.all([started('msg_1'), started('msg_2')])).map(passed)).toEqual([1, 1]);
+    expect((await Promise.all([started('msg_3'), started('msg_4')])).map(passed)).toEqual([1, 1]);
+    const repeats = await Promise.all(['msg_1', 'msg_2', 'msg_3', 'msg_4'].map(started));
+    expect(repeats.map(passed)).toEqual([0, 0, 0, 0]);
+    expect(repeats.map((execution) => execution.status)).toEqual(['success', 'success', 'success', 'success']);
+    // Executions the editor starts are not recorded.
+    expect(passed(await rig.harness.run(spec, { mode: 'manual', items: [{ json: { webhookId: 'msg_1' } }] }))).toBe(1);
   });
 
   test('ignores events and endpoints it was not asked for', async () => {
