@@ -66,9 +66,12 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
     const jobIds = parents.map((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ?? '');
 
     await kill(runs[0].child);
-    // All 50 were still in flight when the app died, and nothing had been posted in any thread.
-    expect(jobIds.filter((id) => { const job = stack.emulator.getJob(id); return !job || isTerminalStatus(job.status); })).toEqual([]);
-    expect(parents.filter((parent) => stack.replies(parent.ts, CHANNEL).length > 0)).toEqual([]);
+    // Most jobs were still running when the app died (on a slow machine the first few may have ended
+    // while the 50 parents were being posted); no running job had anything in its thread.
+    const ended = (id: string) => { const job = stack.emulator.getJob(id); return !job || isTerminalStatus(job.status); };
+    const inFlightAtKill = jobIds.filter((id) => !ended(id));
+    expect(inFlightAtKill.length).toBeGreaterThanOrEqual(JOBS / 2);
+    expect(parents.filter((parent, i) => inFlightAtKill.includes(jobIds[i]) && stack.replies(parent.ts, CHANNEL).length > 0)).toEqual([]);
     // Stay down until the service has given up reporting at least one job to the dead app.
     const attempts = RETRY_DELAYS_MS.length + 1;
     await eventually(() => stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok), 20_000, 'a delivery given up');
@@ -104,7 +107,7 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
     expect(endedWhileDown).toBeLessThan(JOBS);
     expect(reported.size).toBeGreaterThan(0);
     console.info(
-      `restart at scale: ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} had ended when the restart began, ` +
+      `restart at scale: ${inFlightAtKill.length} of ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} had ended when the restart began, ` +
         `the restart took ${restartMs} ms; ${refused.length} delivery attempts refused (connection refused while down or starting); ` +
         `${reported.size} jobs reported by webhook to the restarted app; ` +
         `${JOBS - reported.size} never reported (every attempt refused), so delivered by the restarted app's look at its jobs; ` +
