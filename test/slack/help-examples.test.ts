@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { unescapeText } from '../../slack-app/messages/format';
 import { helpMessage } from '../../slack-app/messages/help';
 import { content, Stack } from './harness';
@@ -43,4 +44,12 @@ describe('each help example works as typed', () => {
     expect(stack.ephemeralTexts(user).join('\n')).not.toMatch(/:warning:|:x:/);
     expect(stack.replies(parent.ts, channel).map(content).join('\n')).not.toMatch(/failed|:x:/i);
   });
+});
+
+it('/gpu cancel of an unknown job answers with the usage of cancel, not of status', async () => {
+  const user = 'U0CANCELUNKNOWN';
+  await stack.command(`cancel ${randomUUID()}`, user, 'C0CANCELUNKNOWN');
+  const reply = await stack.waitForEphemeral(/No job/, user);
+  expect(reply).toContain('/gpu cancel &lt;job id&gt;');
+  expect(reply).not.toContain('/gpu status');
 });
