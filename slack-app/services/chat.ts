@@ -88,33 +88,39 @@ export class ChatService {
   }
 
   /**
-   * A message in a thread. Answers only in threads that `/gpu chat` started; everything else the
-   * app hears in channels is ignored.
+   * A message in a thread. Answers only in threads that `/gpu chat` started; in the app's other
+   * threads it returns the parent's request kind (the caller says what such a thread accepts);
+   * everything else the app hears in channels is ignored.
    */
-  async followUp(reply: ThreadReply): Promise<void> {
+  async followUp(reply: ThreadReply): Promise<{ otherRequest: unknown } | undefined> {
     const { threads, botUserId, clock } = this.options;
     const thread = { channel: reply.channel, threadTs: reply.threadTs };
     const messages = await threads.read(thread);
     const parent = messages[0];
-    if (parent?.metadata?.eventType !== REQUEST_EVENT || parent.metadata.payload.kind !== 'chat') return;
+    if (parent?.metadata?.eventType !== REQUEST_EVENT) return undefined;
+    if (parent.metadata.payload.kind !== 'chat') return { otherRequest: parent.metadata.payload.kind };
     // Marked only once the thread is read, so a redelivery still answers when the first attempt failed
     // before this point; from here on the check and the start are synchronous, so concurrent
     // deliveries cannot both pass.
-    if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return;
+    if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return undefined;
     const ref = randomUUID();
     const refused = this.refuse({ user: reply.user, channel: reply.channel }, ref);
     if (refused) {
       await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
-      return;
+      return undefined;
     }
     const conversation = conversationFromThread(messages, botUserId());
     // The reply that triggered this may not be readable yet; make sure the model sees it.
     if (!messages.some((message) => message.ts === reply.ts)) conversation.push({ role: 'user', content: plainText(reply.text) });
     const inflight: InflightRequest = { ref, kind: 'chat', channel: reply.channel, threadTs: reply.threadTs, messageTs: reply.ts, user: reply.user, startedAt: clock.now() };
     this.answerInBackground(inflight, conversation);
+    return undefined;
   }
 
-  /** The Regenerate button under an answer: answers the same conversation again, below. */
+  /**
+   * The Regenerate button under an answer: the conversation up to that answer, answered again in
+   * that answer's place, so an older turn stays where it was asked.
+   */
   async regenerate(context: RequestContext, thread: ThreadRef, answerTs: string): Promise<PrivateReply> {
     const ref = randomUUID();
     const refused = this.refuse(context, ref);
@@ -132,7 +138,7 @@ export class ChatService {
       return noticeMessage('This thread has no question to answer again.');
     }
     const inflight: InflightRequest = { ref, kind: 'chat', channel: thread.channel, threadTs: thread.threadTs, messageTs: answerTs, user: context.user, startedAt: clock.now() };
-    this.answerInBackground(inflight, conversation);
+    this.answerInBackground(inflight, conversation, undefined, answerTs);
     return undefined;
   }
 
@@ -147,7 +153,7 @@ export class ChatService {
     await state.endInflight(inflight.ref);
   }
 
-  private answerInBackground(inflight: InflightRequest, conversation: ChatMessage[], parent?: ParentView): void {
+  private answerInBackground(inflight: InflightRequest, conversation: ChatMessage[], parent?: ParentView, replaces?: string): void {
     const { background, state, access, writer, workload, model, team, threads, clock, logger } = this.options;
     if (!workload) return;
     background.run(`Chat answer ${inflight.ref}`, async () => {
@@ -157,7 +163,7 @@ export class ChatService {
         const deltas = (async function* () {
           for await (const delta of workload.chat.stream({ messages: conversation, ...(model ? { model } : {}) })) yield delta.content;
         })();
-        const result = await writer.write({ thread, user: inflight.user, team, ref: inflight.ref }, deltas);
+        const result = await writer.write({ thread, user: inflight.user, team, ref: inflight.ref, ...(replaces ? { replaces } : {}) }, deltas);
         if (parent) {
           const elapsedMs = clock.now() - inflight.startedAt;
           await threads.update(thread.channel, thread.threadTs, parentMessage({ ...parent, state: result.state === 'done' ? 'succeeded' : 'failed', elapsedMs, note: result.detail }));
