@@ -10,6 +10,7 @@ export function renderPage(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>#general · GPU Cloud (local Slack stand-in)</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%23007a5a'/%3E%3C/svg%3E">
 <style>
   :root { --border: #ddd; --muted: #616061; --accent: #1264a3; }
   * { box-sizing: border-box; }
@@ -17,7 +18,18 @@ export function renderPage(): string {
   header { padding: 10px 20px; border-bottom: 1px solid var(--border); display: flex; align-items: baseline; gap: 12px; }
   header h1 { font-size: 18px; margin: 0; }
   header span { color: var(--muted); font-size: 13px; }
+  #main { flex: 1; display: flex; min-height: 0; }
   #feed { flex: 1; overflow-y: auto; padding: 12px 20px; }
+  #pane { width: min(420px, 45vw); border-left: 1px solid var(--border); display: flex; flex-direction: column; }
+  #pane[hidden] { display: none; }
+  .pane-head { padding: 10px 16px; border-bottom: 1px solid var(--border); display: flex; justify-content: space-between; align-items: center; }
+  #pane-body { flex: 1; overflow-y: auto; padding: 8px 16px; }
+  .replies-link { background: none; border: none; color: var(--accent); font-weight: 700; font-size: 13px; padding: 2px 0; cursor: pointer; }
+  .replies-link:hover { text-decoration: underline; }
+  .pane-replies { border-top: 1px solid #eee; margin-top: 6px; padding-top: 6px; }
+  #confirm-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
+  #confirm { background: #fff; border-radius: 8px; width: min(440px, 94vw); padding: 18px 22px; }
+  #confirm h3 { margin: 0 0 8px; }
   .message { padding: 6px 0; border-bottom: 1px solid #f3f3f3; }
   .meta { font-size: 13px; color: var(--muted); }
   .meta b { color: #1d1c1d; font-size: 15px; }
@@ -34,7 +46,6 @@ export function renderPage(): string {
   button.slack-button { border: 1px solid #bbb; background: #fff; border-radius: 4px; padding: 4px 12px; margin: 4px 6px 0 0; font-weight: 600; cursor: pointer; }
   button.slack-button.primary { background: #007a5a; color: #fff; border-color: #007a5a; }
   button.slack-button.danger { color: #e01e5a; border-color: #e01e5a; }
-  .thread { margin: 6px 0 4px 28px; padding-left: 12px; border-left: 2px solid #e8e8e8; }
   .thread .message { border-bottom: none; }
   .thread-reply { display: flex; gap: 6px; margin-top: 4px; }
   .thread-reply input { flex: 1; padding: 4px 8px; border: 1px solid var(--border); border-radius: 4px; }
@@ -57,18 +68,27 @@ export function renderPage(): string {
 </head>
 <body>
 <header><h1># general</h1><span>GPU Cloud · local Slack stand-in (127.0.0.1)</span></header>
-<main id="feed" aria-live="polite"></main>
+<div id="main">
+  <main id="feed" aria-live="polite"></main>
+  <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
+</div>
 <footer>
   <form id="composer-form"><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
   <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
 </footer>
 <div id="modal-backdrop"><form id="modal"></form></div>
+<div id="confirm-backdrop"><div id="confirm" role="alertdialog" aria-modal="true"><h3></h3><p></p><div class="modal-actions"><button type="button" class="slack-button" data-answer="deny"></button><button type="button" class="slack-button primary" data-answer="confirm"></button></div></div></div>
 <script>
 (() => {
   const EMOJI = { white_check_mark: '✅', x: '❌', gear: '⚙️', hourglass_flowing_sand: '⏳', no_entry_sign: '🚫', warning: '⚠️', no_entry: '⛔', robot_face: '🤖', frame_with_picture: '🖼️', memo: '📝', speech_balloon: '💬' };
   let state = null;
-  let shownView = '';
+  /** The modal as last drawn (id, hash, errors); redrawn only when one of them changes. */
+  let shownModal = '';
   const drafts = new Map();
+  /** The thread open in the side pane, as Slack opens one from "N replies". */
+  let openThread = null;
+  /** Ephemeral messages live in the client, as in Slack: a reload shows none of the earlier ones. */
+  const openedAt = Date.now() / 1000;
 
   const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -79,12 +99,51 @@ export function renderPage(): string {
     return id;
   }
 
+  function ago(epoch) {
+    const seconds = Math.max(0, Math.round(Date.now() / 1000 - epoch));
+    const unit = (n, word) => n + ' ' + word + (n === 1 ? '' : 's') + ' ago';
+    if (seconds < 60) return unit(seconds, 'second');
+    if (seconds < 3600) return unit(Math.floor(seconds / 60), 'minute');
+    if (seconds < 86400) return unit(Math.floor(seconds / 3600), 'hour');
+    return unit(Math.floor(seconds / 86400), 'day');
+  }
+
+  /** Slack's <!date^epoch^format|fallback> tokens, in the reader's own time zone and locale. */
+  function formatDate(epoch, format) {
+    const at = new Date(epoch * 1000);
+    const today = new Date();
+    const yesterday = new Date(Date.now() - 86400000);
+    const prettyDay = at.toDateString() === today.toDateString() ? 'Today' : at.toDateString() === yesterday.toDateString() ? 'Yesterday' : null;
+    const tokens = {
+      ago: () => ago(epoch),
+      time: () => at.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' }),
+      time_secs: () => at.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit', second: '2-digit' }),
+      date_num: () => at.toISOString().slice(0, 10),
+      date: () => at.toLocaleDateString([], { year: 'numeric', month: 'long', day: 'numeric' }),
+      date_short: () => at.toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' }),
+      date_long: () => at.toLocaleDateString([], { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' }),
+      date_pretty: () => prettyDay || tokens.date(),
+      date_short_pretty: () => prettyDay || tokens.date_short(),
+      date_long_pretty: () => prettyDay || tokens.date_long(),
+    };
+    return format.replace(/\\{([a-z_]+)\\}/g, (m, name) => (tokens[name] ? tokens[name]() : m));
+  }
+
+  // Relative times tick in the reader's client, between the app's edits.
+  setInterval(() => {
+    for (const node of document.querySelectorAll('time.slack-date')) {
+      if (node.dataset.format.includes('{ago}')) node.textContent = formatDate(Number(node.dataset.epoch), node.dataset.format);
+    }
+  }, 1000);
+
   /** Slack mrkdwn to safe HTML: links and mentions first, then escape, then formatting. */
   function mrkdwn(source) {
     const saved = [];
     const keep = (html) => '\\u0000' + (saved.push(html) - 1) + '\\u0000';
     let s = source.replace(/<([^<>]+)>/g, (_, inner) => {
       const [target, label] = inner.split('|');
+      const date = /^!date\\^(\\d+)\\^([^^]*)/.exec(target);
+      if (date) return keep('<time class="slack-date" data-epoch="' + date[1] + '" data-format="' + escapeHtml(date[2]) + '">' + escapeHtml(formatDate(Number(date[1]), date[2])) + '</time>');
       if (target.startsWith('@')) return keep('<span class="mention">@' + escapeHtml(userName(target.slice(1))) + '</span>');
       if (target.startsWith('#')) return keep('<span class="mention">#' + escapeHtml(label || target.slice(1)) + '</span>');
       if (/^https?:\\/\\//.test(decode(target))) return keep('<a href="' + escapeHtml(decode(target)) + '" target="_blank" rel="noopener">' + escapeHtml(decode(label || target)) + '</a>');
@@ -135,11 +194,30 @@ export function renderPage(): string {
     b.type = 'button';
     b.dataset.actionId = element.action_id;
     b.addEventListener('click', async () => {
-      if (element.confirm && !window.confirm((element.confirm.title ? element.confirm.title.text + '\\n' : '') + element.confirm.text.text)) return;
+      if (element.confirm && !(await confirmDialog(element.confirm))) return;
       b.disabled = true;
       await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
     });
     return b;
+  }
+
+  /** Slack's confirmation dialog: its title, text and the app's own words on both buttons. */
+  function confirmDialog(confirm) {
+    const backdrop = document.getElementById('confirm-backdrop');
+    const box = document.getElementById('confirm');
+    box.querySelector('h3').textContent = confirm.title ? confirm.title.text : 'Are you sure?';
+    box.querySelector('p').textContent = confirm.text ? confirm.text.text : '';
+    const yes = box.querySelector('[data-answer=confirm]');
+    const no = box.querySelector('[data-answer=deny]');
+    yes.textContent = confirm.confirm ? confirm.confirm.text : 'Yes';
+    no.textContent = confirm.deny ? confirm.deny.text : 'Cancel';
+    yes.classList.toggle('danger', confirm.style === 'danger');
+    backdrop.style.display = 'flex';
+    return new Promise((resolve) => {
+      const answer = (value) => () => { backdrop.style.display = 'none'; yes.onclick = null; no.onclick = null; resolve(value); };
+      yes.onclick = answer(true);
+      no.onclick = answer(false);
+    });
   }
 
   function renderBlocks(blocks, source) {
@@ -213,27 +291,57 @@ export function renderPage(): string {
     node.appendChild(body);
     node.appendChild(renderFiles(message.files));
     if (!inThread && (message.replies.length || message.bot)) {
-      const thread = el('div', 'thread');
-      thread.dataset.threadTs = message.ts;
-      for (const reply of message.replies) thread.appendChild(renderMessage(reply, true));
-      const form = el('form', 'thread-reply');
-      const input = el('input');
-      input.placeholder = 'Reply in thread…';
-      input.value = drafts.get(message.ts) || '';
-      input.addEventListener('input', () => drafts.set(message.ts, input.value));
-      form.appendChild(input);
-      form.addEventListener('submit', async (event) => {
-        event.preventDefault();
-        const value = input.value.trim();
-        if (!value) return;
-        drafts.delete(message.ts);
-        input.value = '';
-        await post('/ui/reply', { threadTs: message.ts, text: value });
-      });
-      thread.appendChild(form);
-      node.appendChild(thread);
+      const count = message.replies.length;
+      const link = el('button', 'replies-link', count ? count + (count === 1 ? ' reply' : ' replies') : 'Reply in thread');
+      link.type = 'button';
+      link.addEventListener('click', () => { openThread = message.ts; renderPane(); });
+      node.appendChild(link);
     }
     return node;
+  }
+
+  /** The side pane: the open thread's parent, its replies, private notes in it, and a reply box. */
+  function renderPane() {
+    const pane = document.getElementById('pane');
+    const parent = openThread && state.messages.find((m) => m.ts === openThread);
+    if (!parent) { pane.hidden = true; openThread = null; return; }
+    const body = document.getElementById('pane-body');
+    const focused = document.activeElement && document.activeElement.closest('#pane') && document.activeElement.tagName === 'INPUT';
+    const thread = el('div', 'thread');
+    thread.dataset.threadTs = parent.ts;
+    thread.appendChild(renderMessage(parent, true));
+    const replies = el('div', 'pane-replies');
+    const items = [
+      ...parent.replies.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, true) })),
+      ...visibleEphemerals().filter((m) => m.threadTs === parent.ts).map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
+    ].sort((a, b) => a.ts - b.ts);
+    for (const item of items) replies.appendChild(item.node());
+    thread.appendChild(replies);
+    const form = el('form', 'thread-reply');
+    const input = el('input');
+    input.placeholder = 'Reply…';
+    input.setAttribute('aria-label', 'Reply in thread');
+    input.value = drafts.get(parent.ts) || '';
+    input.addEventListener('input', () => drafts.set(parent.ts, input.value));
+    form.appendChild(input);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const value = input.value.trim();
+      if (!value) return;
+      drafts.delete(parent.ts);
+      input.value = '';
+      await post('/ui/reply', { threadTs: parent.ts, text: value });
+    });
+    thread.appendChild(form);
+    body.replaceChildren(thread);
+    pane.hidden = false;
+    if (focused) input.focus();
+  }
+
+  document.getElementById('pane-close').addEventListener('click', () => { openThread = null; renderPane(); });
+
+  function visibleEphemerals() {
+    return state.ephemerals.filter((m) => Number(m.ts) >= openedAt);
   }
 
   function renderEphemeral(message) {
@@ -254,25 +362,29 @@ export function renderPage(): string {
   function renderFeed() {
     const feed = document.getElementById('feed');
     const nearBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 80;
-    const focused = document.activeElement && document.activeElement.closest('.thread') ? document.activeElement.closest('.thread').dataset.threadTs : null;
     const items = [
       ...state.messages.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, false) })),
-      ...state.ephemerals.map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
+      ...visibleEphemerals().filter((m) => !m.threadTs).map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
     ].sort((a, b) => a.ts - b.ts);
     feed.replaceChildren(...items.map((item) => item.node()));
-    if (focused) { const input = feed.querySelector('.thread[data-thread-ts="' + focused + '"] input'); if (input) input.focus(); }
     if (nearBottom) feed.scrollTop = feed.scrollHeight;
   }
 
   function renderModal() {
     const backdrop = document.getElementById('modal-backdrop');
-    const key = state.view ? JSON.stringify(state.view) : '';
-    if (key === shownView) return;
-    shownView = key;
-    if (!state.view) { backdrop.style.display = 'none'; return; }
-    const { id, view, errors } = state.view;
     const form = document.getElementById('modal');
+    if (!state.view) { shownModal = ''; form.dataset.viewId = ''; backdrop.style.display = 'none'; return; }
+    const key = JSON.stringify(state.view);
+    if (key === shownModal) return;
+    shownModal = key;
+    const { id, hash, view, errors } = state.view;
+    // Like Slack: field errors on the same view keep what the person typed; a new view starts afresh.
+    const typed = new Map();
+    if (form.dataset.viewId === id && form.dataset.hash === hash) {
+      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.value);
+    }
     form.replaceChildren();
+    form.dataset.hash = hash;
     form.dataset.viewId = id;
     form.appendChild(el('h2', '', escapeHtml(view.title ? view.title.text : 'App')));
     for (const block of view.blocks || []) {
@@ -296,6 +408,7 @@ export function renderPage(): string {
         if (element.placeholder) control.placeholder = element.placeholder.text;
         if (element.initial_value) control.value = element.initial_value;
       }
+      if (typed.has(block.block_id)) control.value = typed.get(block.block_id);
       control.dataset.blockId = block.block_id;
       control.dataset.actionId = element.action_id;
       control.dataset.kind = element.type;
@@ -330,7 +443,6 @@ export function renderPage(): string {
         : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
       values[control.dataset.blockId] = { [control.dataset.actionId]: entry };
     }
-    shownView = '';
     await post('/ui/view-submit', { viewId: form.dataset.viewId, values });
   });
 
@@ -341,7 +453,10 @@ export function renderPage(): string {
   async function refresh() {
     state = await (await fetch('/ui/state')).json();
     renderFeed();
+    renderPane();
     renderModal();
+    // Tells tests (and anyone curious) which workspace state the page shows.
+    document.body.dataset.revision = String(state.revision);
   }
 
   document.getElementById('composer-form').addEventListener('submit', async (event) => {

@@ -271,10 +271,10 @@ export class Standin {
       revision: ws.revision,
       channel: DEFAULT_CHANNEL,
       me: LOCAL_USER,
-      bot: { id: BOT.userId, name: BOT.name },
+      bot: { id: BOT.userId, name: BOT.displayName },
       messages: ws.channelMessages(DEFAULT_CHANNEL.id).map((message) => ({ ...render(message), replies: ws.replies(DEFAULT_CHANNEL.id, message.ts).map(render) })),
       ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === DEFAULT_CHANNEL.id),
-      view: view ? { id: view.id, view: view.view, errors: view.errors } : null,
+      view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
     };
   }
 

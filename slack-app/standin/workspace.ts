@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
  */
 
 export const TEAM = { id: 'T0STANDIN', domain: 'standin', name: 'Stand-in workspace' } as const;
-export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud' } as const;
+/** `name` is the bot user's handle; people see the app by its display name, as in Slack. */
+export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud', displayName: 'GPU Cloud' } as const;
 export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
 export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
 

@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { JOB_FORM } from '../../slack-app/messages/modal';
+import { LOCAL_USER } from '../../slack-app/standin';
 import { Stack } from './harness';
 
 /**
@@ -48,31 +50,115 @@ describeWithChromium('the stand-in page in a browser', () => {
     await stack?.close();
   });
 
-  it('shows a generated image in the thread after typing /gpu image a red fox', async () => {
+  /** A page that fails the test on any failed request or console error (a missing favicon included). */
+  async function openPage() {
     const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('console', (message) => {
+      if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+    });
+    page.on('response', (response) => {
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+    });
+    // Leaving or reloading the page aborts its event stream; that is no failure.
+    page.on('requestfailed', (request) => {
+      if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`failed ${request.url()}`);
+    });
     await page.goto(stack.standin.pageUrl);
-    await page.fill('#composer', '/gpu image a red fox');
+    return { page, problems };
+  }
+
+  async function type(page: Page, text: string) {
+    await page.fill('#composer', text);
     await page.press('#composer', 'Enter');
+  }
+
+  it('shows a generated image in the thread after typing /gpu image a red fox', async () => {
+    const { page, problems } = await openPage();
+    await type(page, '/gpu image a red fox');
 
     const parent = page.locator('#feed > .message').filter({ hasText: 'asked for an image' });
     await parent.waitFor({ timeout: 15_000 });
-    const image = parent.locator('.thread img.file-image');
-    await image.first().waitFor({ timeout: 15_000 });
-    // Evaluated in the page (strings keep DOM types out of this Node-typed test).
-    await page.waitForFunction(`(() => { const img = document.querySelector('.thread img.file-image'); return !!img && img.complete && img.naturalWidth > 0; })()`);
     await parent.getByText('Succeeded in').waitFor({ timeout: 15_000 });
+    // The app is shown by its name, as in Slack.
+    await expect(parent.locator('.meta b').first().textContent()).resolves.toBe('GPU Cloud');
+    // As in Slack, the thread is collapsed to "N replies" and opens in a side pane.
+    expect(await page.locator('#feed img.file-image').count()).toBe(0);
+    await parent.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
+    const pane = page.locator('#pane');
+    await pane.locator('img.file-image').first().waitFor({ timeout: 15_000 });
+    // Evaluated in the page (strings keep DOM types out of this Node-typed test).
+    await page.waitForFunction(`(() => { const img = document.querySelector('#pane img.file-image'); return !!img && img.complete && img.naturalWidth > 0; })()`);
     // The page's Regenerate button really works: a second image arrives in the same thread.
     await parent.getByRole('button', { name: 'Regenerate' }).click();
-    await page.waitForFunction(`document.querySelectorAll('.thread img.file-image').length >= 2`, undefined, { timeout: 15_000 });
+    await page.waitForFunction(`document.querySelectorAll('#pane img.file-image').length >= 2`, undefined, { timeout: 15_000 });
+    expect(problems).toEqual([]);
     await page.close();
   });
 
-  it('shows mistakes only to the person, like Slack', async () => {
-    const page = await browser.newPage();
-    await page.goto(stack.standin.pageUrl);
-    await page.fill('#composer', '/gpu queue Bad_Name');
-    await page.press('#composer', 'Enter');
+  it('shows mistakes only to the person, like Slack, and forgets them on reload', async () => {
+    const { page, problems } = await openPage();
+    await type(page, '/gpu queue Bad_Name');
     await page.locator('.ephemeral').filter({ hasText: 'must be 2-63 lower-case letters' }).waitFor({ timeout: 10_000 });
+    expect(stack.ephemeralTexts(LOCAL_USER.id).join('\n')).toContain('must be 2-63 lower-case letters');
+    await page.reload();
+    // Rendered the state that still holds the ephemeral message (Slack's clients forget them).
+    await page.waitForFunction(`Number(document.body.dataset.revision) >= ${stack.standin.workspace.revision}`);
+    expect(await page.locator('.ephemeral').count()).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('job form: a failed submit keeps what was typed with the field error; a valid one closes it; Cancel closes it', async () => {
+    const { page, problems } = await openPage();
+    await type(page, '/gpu job');
+    const modal = page.locator('#modal');
+    const select = modal.locator('select');
+    await select.locator('option[value="echo"]').waitFor({ state: 'attached', timeout: 10_000 });
+    await select.selectOption('echo');
+    const input = modal.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`);
+    await input.fill('{"prompt": ');
+    await modal.getByRole('button', { name: 'Run job' }).click();
+    await modal.locator('.field-error').filter({ hasText: 'not valid JSON' }).waitFor({ timeout: 10_000 });
+    // Slack keeps the typed values when the app answers with field errors.
+    expect(await input.inputValue()).toBe('{"prompt": ');
+    expect(await select.inputValue()).toBe('echo');
+
+    await input.fill('{"prompt": "from the page"}');
+    await modal.getByRole('button', { name: 'Run job' }).click();
+    await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+    await page.locator('#feed > .message').filter({ hasText: 'ran a job on' }).getByText('Succeeded in').waitFor({ timeout: 15_000 });
+
+    // Opened again, the form starts afresh, and its Cancel closes it.
+    await type(page, '/gpu job');
+    await page.locator('#modal-backdrop').waitFor({ state: 'visible', timeout: 10_000 });
+    expect(await page.locator('#modal .field-error').count()).toBe(0);
+    await modal.getByRole('button', { name: 'Cancel' }).click();
+    await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('a running job: the time ticks between edits, and Cancel asks "Cancel job" / "Keep running"', async () => {
+    const { page, problems } = await openPage();
+    await type(page, '/gpu job batch-echo {"n": 1}');
+    const parent = page.locator('#feed > .message').filter({ hasText: 'ran a job on' }).last();
+    const since = parent.locator('time.slack-date');
+    await since.waitFor({ timeout: 10_000 });
+    const first = await since.textContent();
+    expect(first).toMatch(/^\d+ seconds? ago$/);
+    // The app edits the message every 15 s; the reader's clock moves it on meanwhile.
+    await page.waitForFunction(`document.querySelector('#feed time.slack-date')?.textContent !== ${JSON.stringify(first)}`, undefined, { timeout: 5_000 });
+
+    await parent.getByRole('button', { name: 'Cancel' }).click();
+    const dialog = page.locator('#confirm');
+    await dialog.getByRole('button', { name: 'Keep running' }).click();
+    await page.locator('#confirm-backdrop').waitFor({ state: 'hidden' });
+    await parent.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.getByRole('button', { name: 'Cancel job' }).click();
+    await parent.getByText('Cancelled after').waitFor({ timeout: 15_000 });
+    expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBe(1);
+    expect(problems).toEqual([]);
     await page.close();
   });
 });
