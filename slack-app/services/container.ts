@@ -8,6 +8,7 @@ import type { BackgroundTasks } from './background';
 import { Catalogue } from './catalogue';
 import { ChatService } from './chat';
 import { CommandRouter } from './commands';
+import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
 import { JobOriginSeal } from './job-metadata';
@@ -45,8 +46,9 @@ export interface Container {
 export function createContainer(options: ContainerOptions): Container {
   const { config, client, identity, management, state, clock, logger, background } = options;
   const botUserId = () => identity.botUserId;
-  const threads = new SlackThreads(client, botUserId);
   const access = new AccessPolicy(config.access);
+  const home = new HomeTab({ client, access, settings: { organization: config.service.organization, project: config.service.project }, logger });
+  const threads = new SlackThreads(client, botUserId, home);
   const catalogue = new Catalogue(management, clock);
   const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
@@ -70,5 +72,5 @@ export function createContainer(options: ContainerOptions): Container {
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
   const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, threads, access, state, background, clock, logger, team: identity.team, botUserId });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, access, logger }, tracker, seal, background };
+  return { services: { router, jobs, jobForm, images, chat, access, home, logger }, tracker, seal, background };
 }

@@ -2,6 +2,7 @@ import type { Logger } from '@slack/bolt';
 import type { AccessPolicy } from './access';
 import type { ChatService } from './chat';
 import type { CommandRouter } from './commands';
+import type { HomeTab } from './home';
 import type { ImageService } from './images';
 import type { JobForm } from './job-form';
 import type { JobService } from './jobs';
@@ -14,5 +15,6 @@ export interface AppServices {
   images: ImageService;
   chat: ChatService;
   access: AccessPolicy;
+  home: HomeTab;
   logger: Logger;
 }
