@@ -13,6 +13,8 @@ export const ACTIONS = {
   regenerateImage: 'gpu.regenerate_image',
   regenerateChat: 'gpu.regenerate_chat',
   endpointsPage: 'gpu.endpoints_page',
+  /** Cancel on the Home tab, which has no channel or message of its own. */
+  homeCancel: 'gpu.home_cancel',
 } as const;
 
 export const VIEWS = { jobModal: 'gpu.job_modal' } as const;

@@ -89,6 +89,44 @@ export class AppLink {
     return this.send(this.slashCommandBody(options), 'application/x-www-form-urlencoded');
   }
 
+  /** Wraps an Events API event the way Slack delivers it. */
+  private eventBody(event: Record<string, unknown>): string {
+    return JSON.stringify({
+      token: 'standin-verification-token',
+      team_id: TEAM.id,
+      api_app_id: BOT.appId,
+      event,
+      type: 'event_callback',
+      event_id: this.workspace.newId('Ev'),
+      event_time: Math.floor(Date.now() / 1000),
+      authorizations: [{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
+    });
+  }
+
+  /** The person opened the app's Home tab. */
+  appHomeOpened(user: string): Promise<AppReply> {
+    const home = this.workspace.homes.get(user);
+    const event = { type: 'app_home_opened', user, channel: `D${user.slice(1)}`, tab: 'home', event_ts: String(Date.now() / 1000), ...(home ? { view: { ...home.view, id: home.id, hash: home.hash } } : {}) };
+    return this.send(this.eventBody(event), 'application/json');
+  }
+
+  /** A button on the person's Home tab: a block action from a view, with no channel or response_url. */
+  clickInHome(click: { user: string; actionId: string; blockId?: string; value?: string }): Promise<AppReply> {
+    const home = this.workspace.homes.get(click.user);
+    const payload = {
+      type: 'block_actions',
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: click.user, username: click.user.toLowerCase(), team_id: TEAM.id },
+      api_app_id: BOT.appId,
+      token: 'standin-verification-token',
+      container: { type: 'view', view_id: home?.id ?? '' },
+      trigger_id: this.workspace.issueTrigger(click.user),
+      view: { ...home?.view, id: home?.id, hash: home?.hash, team_id: TEAM.id, app_id: BOT.appId },
+      actions: [{ type: 'button', action_id: click.actionId, block_id: click.blockId ?? 'block', ...(click.value !== undefined ? { value: click.value } : {}), action_ts: String(Date.now() / 1000) }],
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
   click(click: ButtonClick): Promise<AppReply> {
     const ephemeral = click.ephemeralId ? this.workspace.ephemerals.find((message) => message.id === click.ephemeralId) : undefined;
     const container = click.message
@@ -149,16 +187,6 @@ export class AppLink {
       event_ts: message.ts,
       team: TEAM.id,
     };
-    const body = {
-      token: 'standin-verification-token',
-      team_id: TEAM.id,
-      api_app_id: BOT.appId,
-      event,
-      type: 'event_callback',
-      event_id: this.workspace.newId('Ev'),
-      event_time: Math.floor(Date.now() / 1000),
-      authorizations: [{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
-    };
-    return this.send(JSON.stringify(body), 'application/json');
+    return this.send(this.eventBody(event), 'application/json');
   }
 }

@@ -17,6 +17,10 @@ export function renderPage(): string {
   body { margin: 0; font: 15px/1.46 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d1c1d; display: flex; flex-direction: column; height: 100vh; }
   header { padding: 10px 20px; border-bottom: 1px solid var(--border); display: flex; align-items: baseline; gap: 12px; }
   header h1 { font-size: 18px; margin: 0; }
+  .tab { background: none; border: none; border-bottom: 3px solid transparent; font: inherit; font-weight: 700; font-size: 16px; padding: 4px 10px; cursor: pointer; }
+  .tab.active { border-bottom-color: var(--accent); }
+  #home { flex: 1; overflow-y: auto; padding: 12px 24px; max-width: 760px; }
+  #home[hidden], #main[hidden], footer[hidden] { display: none; }
   header span { color: var(--muted); font-size: 13px; }
   #main { flex: 1; display: flex; min-height: 0; }
   #feed { flex: 1; overflow-y: auto; padding: 12px 20px; }
@@ -67,7 +71,8 @@ export function renderPage(): string {
 </style>
 </head>
 <body>
-<header><h1># general</h1><span>GPU Cloud · local Slack stand-in (127.0.0.1)</span></header>
+<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
+<section id="home" hidden aria-label="GPU Cloud Home"></section>
 <div id="main">
   <main id="feed" aria-live="polite"></main>
   <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
@@ -89,6 +94,26 @@ export function renderPage(): string {
   let openThread = null;
   /** Ephemeral messages live in the client, as in Slack: a reload shows none of the earlier ones. */
   const openedAt = Date.now() / 1000;
+  // A permalink (?thread=<ts>) opens its thread, as Slack's links do.
+  openThread = new URLSearchParams(location.search).get('thread');
+  let tab = 'channel';
+
+  function showTab(name) {
+    tab = name;
+    document.getElementById('tab-channel').classList.toggle('active', name === 'channel');
+    document.getElementById('tab-home').classList.toggle('active', name === 'home');
+    document.getElementById('main').hidden = name !== 'channel';
+    document.querySelector('footer').hidden = name !== 'channel';
+    document.getElementById('home').hidden = name !== 'home';
+    if (state) renderHome();
+  }
+
+  function renderHome() {
+    const home = document.getElementById('home');
+    if (tab !== 'home') return;
+    if (!state.home) { home.replaceChildren(el('div', 'context', 'Loading…')); return; }
+    home.replaceChildren(renderBlocks(state.home.blocks || [], { home: true }));
+  }
 
   const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -196,7 +221,8 @@ export function renderPage(): string {
     b.addEventListener('click', async () => {
       if (element.confirm && !(await confirmDialog(element.confirm))) return;
       b.disabled = true;
-      await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
+      if (source.home) await post('/ui/home-action', { actionId: element.action_id, value: element.value, blockId: source.blockId });
+      else await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
     });
     return b;
   }
@@ -338,6 +364,12 @@ export function renderPage(): string {
     if (focused) input.focus();
   }
 
+  document.getElementById('tab-channel').addEventListener('click', () => showTab('channel'));
+  document.getElementById('tab-home').addEventListener('click', async () => {
+    showTab('home');
+    await post('/ui/home-opened', {});
+  });
+
   document.getElementById('pane-close').addEventListener('click', () => { openThread = null; renderPane(); });
 
   function visibleEphemerals() {
@@ -454,6 +486,7 @@ export function renderPage(): string {
     state = await (await fetch('/ui/state')).json();
     renderFeed();
     renderPane();
+    renderHome();
     renderModal();
     // Tells tests (and anyone curious) which workspace state the page shows.
     document.body.dataset.revision = String(state.revision);

@@ -275,6 +275,7 @@ export class Standin {
       messages: ws.channelMessages(DEFAULT_CHANNEL.id).map((message) => ({ ...render(message), replies: ws.replies(DEFAULT_CHANNEL.id, message.ts).map(render) })),
       ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === DEFAULT_CHANNEL.id),
       view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
+      home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
     };
   }
 
@@ -355,6 +356,15 @@ export class Standin {
         if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
         const reply = await this.app.submitView({ user, viewId, values });
         this.applyViewResponse(viewId, reply);
+        return send(res, 200, { ok: true });
+      }
+      case 'home-opened': {
+        this.reportFailure('Opening Home', await this.app.appHomeOpened(user));
+        return send(res, 200, { ok: true });
+      }
+      case 'home-action': {
+        const reply = await this.app.clickInHome({ user, actionId: text(body.actionId) ?? '', blockId: text(body.blockId), value: text(body.value) });
+        this.reportFailure('The button', reply);
         return send(res, 200, { ok: true });
       }
       case 'view-close': {

@@ -80,6 +80,8 @@ export class Workspace extends EventEmitter {
   readonly ephemerals: EphemeralMessage[] = [];
   readonly files = new Map<string, StoredFile>();
   readonly views = new Map<string, OpenView>();
+  /** Published Home tabs, by user. */
+  readonly homes = new Map<string, OpenView>();
   readonly triggers = new Map<string, IssuedTrigger>();
   readonly channelNames = new Map<string, string>([[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name]]);
   private lastTs = 0;
@@ -197,6 +199,14 @@ export class Workspace extends EventEmitter {
     Object.assign(open, { view, hash: this.newId('H'), errors: {} });
     this.changed();
     return open;
+  }
+
+  /** views.publish: each person's Home tab, replaced whole. */
+  publishHome(user: string, view: Record<string, unknown>): OpenView {
+    const home: OpenView = { id: this.homes.get(user)?.id ?? this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
+    this.homes.set(user, home);
+    this.changed();
+    return home;
   }
 
   closeView(id: string): void {

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { LOCAL_USER } from '../../slack-app/standin';
@@ -11,6 +12,8 @@ import { Stack } from './harness';
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/** Screenshots of each surface, shown in docs/slack-app.md. */
+const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'images');
 
 function playwrightInstalled(): boolean {
   try {
@@ -158,6 +161,37 @@ describeWithChromium('the stand-in page in a browser', () => {
     await dialog.getByRole('button', { name: 'Cancel job' }).click();
     await parent.getByText('Cancelled after').waitFor({ timeout: 15_000 });
     expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBe(1);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('App Home: recent requests with status, Cancel and thread links, the slots in use, and the settings for admins', async () => {
+    const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await type(page, '/gpu job batch-echo {"from": "home"}');
+    await page.locator('#feed > .message').filter({ hasText: 'ran a job on batch-echo' }).waitFor({ timeout: 10_000 });
+    await page.getByRole('button', { name: 'GPU Cloud · Home' }).click();
+    const home = page.locator('#home');
+    const job = home.locator('.section').filter({ hasText: 'ran a job on' }).first();
+    await job.waitFor({ timeout: 10_000 });
+    await home.getByText(/You have 1 of \d+ GPU job slots in use/).waitFor({ timeout: 10_000 });
+    // The local person is a workspace admin: the settings show.
+    await home.getByText('Linked organization:').waitFor();
+    await home.getByText(/Running|Pending/).first().waitFor();
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-home.png') });
+
+    // Cancel from Home: asked like in the channel, and Home follows the job to its end.
+    await home.getByRole('button', { name: 'Cancel' }).first().click();
+    await page.locator('#confirm').getByRole('button', { name: 'Cancel job' }).click();
+    await home.getByText(/Cancelled after/).first().waitFor({ timeout: 15_000 });
+    await home.getByText(/You have 0 of \d+ GPU job slots in use/).waitFor({ timeout: 10_000 });
+    expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBeGreaterThanOrEqual(1);
+
+    // "Open thread" is a permalink that opens the thread in the side pane.
+    const link = await home.getByRole('link', { name: 'Open thread' }).first().getAttribute('href');
+    expect(link).toMatch(/\?thread=/);
+    await page.goto(link ?? '');
+    await page.locator('#pane').getByText('cancelled by').first().waitFor({ timeout: 10_000 });
     expect(problems).toEqual([]);
     await page.close();
   });

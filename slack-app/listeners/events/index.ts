@@ -1,7 +1,9 @@
 import type { App } from '@slack/bolt';
 import type { AppServices } from '../../services';
+import { appHomeOpened } from './app-home-opened';
 import { threadReply } from './thread-reply';
 
 export function registerEvents(app: App, services: AppServices): void {
   app.event('message', threadReply(services));
+  app.event('app_home_opened', appHomeOpened(services));
 }
