@@ -169,7 +169,7 @@ describeWithChromium('the stand-in page in a browser', () => {
     const { page, problems } = await openPage();
     await page.setViewportSize({ width: 1100, height: 900 });
     await type(page, '/gpu job batch-echo {"from": "home"}');
-    await page.locator('#feed > .message').filter({ hasText: 'ran a job on batch-echo' }).waitFor({ timeout: 10_000 });
+    await page.locator('#feed > .message').filter({ hasText: 'ran a job on batch-echo' }).last().waitFor({ timeout: 10_000 });
     await page.getByRole('button', { name: 'GPU Cloud · Home' }).click();
     const home = page.locator('#home');
     const job = home.locator('.section').filter({ hasText: 'ran a job on' }).first();
@@ -181,11 +181,15 @@ describeWithChromium('the stand-in page in a browser', () => {
     await page.screenshot({ path: join(SCREENSHOTS, 'slack-home.png') });
 
     // Cancel from Home: asked like in the channel, and Home follows the job to its end.
-    await home.getByRole('button', { name: 'Cancel' }).first().click();
+    const cancelsBefore = stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/);
+    const cancel = home.getByRole('button', { name: 'Cancel' });
+    expect(await cancel.count()).toBe(1);
+    await cancel.click();
     await page.locator('#confirm').getByRole('button', { name: 'Cancel job' }).click();
-    await home.getByText(/Cancelled after/).first().waitFor({ timeout: 15_000 });
+    await cancel.waitFor({ state: 'detached', timeout: 15_000 });
     await home.getByText(/You have 0 of \d+ GPU job slots in use/).waitFor({ timeout: 10_000 });
-    expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBeGreaterThanOrEqual(1);
+    expect(await home.locator('.context').filter({ hasText: 'Cancelled after' }).count()).toBeGreaterThanOrEqual(1);
+    expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBe(cancelsBefore + 1);
 
     // "Open thread" is a permalink that opens the thread in the side pane.
     const link = await home.getByRole('link', { name: 'Open thread' }).first().getAttribute('href');

@@ -19,7 +19,8 @@ import { content, Stack } from './harness';
 const HOSTILE = 'Hey <!channel> <!here> <@U0BOSS> <!subteam^S0TEAM> <#C0SECRET> <https://evil.example|click me> & more';
 /** What Slack would turn into a notification or a link. */
 const MARKUP = /<[!@#]|<https?:/;
-const APP_MENTION = /<@U0ASKER>/g;
+/** The app's own markup: the asker's mention and Slack date tokens (digits and a format; they ping no one). */
+const APP_MENTION = /<@U0ASKER>|<!date\^\d+\^\{[a-z_]+\}(?: \{[a-z_]+\})?\|[^<>]*>/g;
 
 /** Every string of a message Slack reads as mrkdwn or markdown (plain_text is never parsed). */
 function markupFields(value: unknown, key = ''): string[] {
