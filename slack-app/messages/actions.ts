@@ -17,7 +17,10 @@ export const ACTIONS = {
   homeCancel: 'gpu.home_cancel',
 } as const;
 
-export const VIEWS = { jobModal: 'gpu.job_modal' } as const;
+export const VIEWS = { jobModal: 'gpu.job_modal', askModal: 'gpu.ask_modal' } as const;
+
+/** Callback ids of the shortcuts declared in manifest.yaml. */
+export const SHORTCUTS = { runJob: 'gpu.run_job', askAboutMessage: 'gpu.ask_about_message' } as const;
 
 export const jobRefSchema = z.strictObject({
   endpoint: z.string().regex(NAME_PATTERN),

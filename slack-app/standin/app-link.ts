@@ -127,6 +127,40 @@ export class AppLink {
     return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
   }
 
+  /** A global shortcut from the shortcuts menu: no channel, a trigger id for a modal. */
+  globalShortcut(user: string, callbackId: string): Promise<AppReply> {
+    const payload = {
+      type: 'shortcut',
+      token: 'standin-verification-token',
+      action_ts: String(Date.now() / 1000),
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: user, username: user.toLowerCase(), team_id: TEAM.id },
+      is_enterprise_install: false,
+      callback_id: callbackId,
+      trigger_id: this.workspace.issueTrigger(user),
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
+  /** A message shortcut from a message's "More actions" menu. */
+  messageShortcut(user: string, callbackId: string, message: StoredMessage): Promise<AppReply> {
+    const payload = {
+      type: 'message_action',
+      token: 'standin-verification-token',
+      action_ts: String(Date.now() / 1000),
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: user, name: user.toLowerCase(), team_id: TEAM.id },
+      channel: { id: message.channel, name: this.workspace.channelName(message.channel) },
+      is_enterprise_install: false,
+      callback_id: callbackId,
+      trigger_id: this.workspace.issueTrigger(user),
+      message_ts: message.ts,
+      message: { type: 'message', ts: message.ts, user: message.user, text: message.text, ...(message.botId ? { bot_id: message.botId } : {}), ...(message.threadTs ? { thread_ts: message.threadTs } : {}) },
+      response_url: this.options.responseUrl({ channel: message.channel, user }),
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
   click(click: ButtonClick): Promise<AppReply> {
     const ephemeral = click.ephemeralId ? this.workspace.ephemerals.find((message) => message.id === click.ephemeralId) : undefined;
     const container = click.message
@@ -183,7 +217,8 @@ export class AppLink {
       text: message.text,
       ts: message.ts,
       ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-      channel_type: 'channel',
+      // Slack's ids say the kind: D… is a direct message, G… a private channel.
+      channel_type: message.channel.startsWith('D') ? 'im' : message.channel.startsWith('G') ? 'group' : 'channel',
       event_ts: message.ts,
       team: TEAM.id,
     };

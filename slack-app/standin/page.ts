@@ -57,7 +57,14 @@ export function renderPage(): string {
   .file img { max-width: 360px; max-height: 360px; border-radius: 6px; border: 1px solid var(--border); display: block; }
   .streaming::after { content: " ▍"; color: var(--muted); }
   footer { border-top: 1px solid var(--border); padding: 10px 20px; }
-  #composer { width: 100%; padding: 10px 12px; font-size: 15px; border: 1px solid #bbb; border-radius: 6px; }
+  #composer-form { display: flex; gap: 6px; align-items: center; }
+  #composer-form .slack-button { margin: 0; }
+  .menu { position: fixed; background: #fff; border: 1px solid #bbb; border-radius: 6px; box-shadow: 0 4px 12px rgba(0,0,0,.15); padding: 4px 0; z-index: 10; }
+  .menu button { display: block; width: 100%; text-align: left; background: none; border: none; padding: 6px 16px; font: inherit; cursor: pointer; }
+  .menu button:hover { background: var(--accent); color: #fff; }
+  .more-actions { float: right; background: none; border: 1px solid transparent; border-radius: 4px; cursor: pointer; color: var(--muted); }
+  .message:hover .more-actions { border-color: #ddd; }
+  #composer { flex: 1; width: 100%; padding: 10px 12px; font-size: 15px; border: 1px solid #bbb; border-radius: 6px; }
   .hint { font-size: 12px; color: var(--muted); margin-top: 4px; }
   #modal-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
   #modal { background: #fff; border-radius: 8px; width: min(560px, 94vw); max-height: 90vh; overflow-y: auto; padding: 18px 22px; }
@@ -71,14 +78,14 @@ export function renderPage(): string {
 </style>
 </head>
 <body>
-<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
+<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button><button type="button" class="tab" id="tab-dm">GPU Cloud · Messages</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
 <section id="home" hidden aria-label="GPU Cloud Home"></section>
 <div id="main">
   <main id="feed" aria-live="polite"></main>
   <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
 </div>
 <footer>
-  <form id="composer-form"><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
+  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
   <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
 </footer>
 <div id="modal-backdrop"><form id="modal"></form></div>
@@ -97,14 +104,20 @@ export function renderPage(): string {
   // A permalink (?thread=<ts>) opens its thread, as Slack's links do.
   openThread = new URLSearchParams(location.search).get('thread');
   let tab = 'channel';
+  /** The conversation shown: the channel, or the direct messages with the app. */
+  let conversationId = null;
 
   function showTab(name) {
     tab = name;
-    document.getElementById('tab-channel').classList.toggle('active', name === 'channel');
-    document.getElementById('tab-home').classList.toggle('active', name === 'home');
-    document.getElementById('main').hidden = name !== 'channel';
-    document.querySelector('footer').hidden = name !== 'channel';
+    for (const other of ['channel', 'home', 'dm']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
+    document.getElementById('main').hidden = name === 'home';
+    document.querySelector('footer').hidden = name === 'home';
     document.getElementById('home').hidden = name !== 'home';
+    if (name !== 'home' && state) {
+      const wanted = state.conversations[name === 'dm' ? 1 : 0];
+      document.getElementById('composer').placeholder = name === 'dm' ? 'Message GPU Cloud…' : 'Type /gpu help, /gpu image a red fox, /gpu chat hello…';
+      if (conversationId !== wanted.id) { conversationId = wanted.id; openThread = null; scheduleRefresh(); }
+    }
     if (state) renderHome();
   }
 
@@ -304,9 +317,40 @@ export function renderPage(): string {
     return out;
   }
 
+  /** A small menu under the anchor, as Slack's shortcut and "More actions" menus. */
+  function showMenu(anchor, items) {
+    document.querySelectorAll('.menu').forEach((menu) => menu.remove());
+    const menu = el('div', 'menu');
+    menu.setAttribute('role', 'menu');
+    for (const item of items) {
+      const entry = el('button', '', escapeHtml(item.label));
+      entry.type = 'button';
+      entry.setAttribute('role', 'menuitem');
+      entry.addEventListener('click', () => { menu.remove(); item.run(); });
+      menu.appendChild(entry);
+    }
+    const box = anchor.getBoundingClientRect();
+    menu.style.left = Math.min(box.left, window.innerWidth - 320) + 'px';
+    if (box.top > window.innerHeight / 2) menu.style.bottom = (window.innerHeight - box.top + 4) + 'px';
+    else menu.style.top = (box.bottom + 4) + 'px';
+    document.body.appendChild(menu);
+    setTimeout(() => document.addEventListener('click', () => menu.remove(), { once: true }));
+  }
+
+  function shortcutsOf(type) {
+    return (state.shortcuts || []).filter((shortcut) => shortcut.type === type);
+  }
+
   function renderMessage(message, inThread) {
     const node = el('div', 'message');
     node.dataset.ts = message.ts;
+    if (shortcutsOf('message').length) {
+      const more = el('button', 'more-actions', '⋯');
+      more.type = 'button';
+      more.setAttribute('aria-label', 'More actions');
+      more.addEventListener('click', () => showMenu(more, shortcutsOf('message').map((shortcut) => ({ label: shortcut.name, run: () => post('/ui/shortcut', { callbackId: shortcut.callbackId, messageTs: message.ts }) }))));
+      node.appendChild(more);
+    }
     const when = new Date(Number(message.ts) * 1000).toLocaleTimeString();
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
     const source = { messageTs: message.ts };
@@ -364,7 +408,12 @@ export function renderPage(): string {
     if (focused) input.focus();
   }
 
+  document.getElementById('shortcuts-button').addEventListener('click', (event) => {
+    showMenu(event.currentTarget, shortcutsOf('global').map((shortcut) => ({ label: shortcut.name, run: () => post('/ui/shortcut', { callbackId: shortcut.callbackId }) })));
+  });
+
   document.getElementById('tab-channel').addEventListener('click', () => showTab('channel'));
+  document.getElementById('tab-dm').addEventListener('click', () => showTab('dm'));
   document.getElementById('tab-home').addEventListener('click', async () => {
     showTab('home');
     await post('/ui/home-opened', {});
@@ -424,7 +473,16 @@ export function renderPage(): string {
       const label = el('label', '', escapeHtml(block.label.text) + (block.optional ? ' <span class="field-hint">(optional)</span>' : ''));
       const element = block.element;
       let control;
-      if (element.type === 'static_select') {
+      if (element.type === 'conversations_select') {
+        // The stand-in has one channel: the one the person is looking at.
+        control = el('select');
+        control.appendChild(el('option', '', 'Choose a channel…'));
+        control.firstChild.value = '';
+        const current = el('option', '', '# ' + escapeHtml(state.channel.name));
+        current.value = state.channel.id;
+        current.selected = element.default_to_current_conversation === true;
+        control.appendChild(current);
+      } else if (element.type === 'static_select') {
         control = el('select');
         control.appendChild(el('option', '', escapeHtml(element.placeholder ? element.placeholder.text : 'Choose…')));
         control.firstChild.value = '';
@@ -472,18 +530,20 @@ export function renderPage(): string {
     for (const control of form.querySelectorAll('[data-block-id]')) {
       const entry = control.dataset.kind === 'static_select'
         ? { type: 'static_select', selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
-        : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
+        : control.dataset.kind === 'conversations_select'
+          ? { type: 'conversations_select', selected_conversation: control.value || null }
+          : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
       values[control.dataset.blockId] = { [control.dataset.actionId]: entry };
     }
     await post('/ui/view-submit', { viewId: form.dataset.viewId, values });
   });
 
   async function post(path, body) {
-    await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: conversationId, ...body }) });
   }
 
   async function refresh() {
-    state = await (await fetch('/ui/state')).json();
+    state = await (await fetch('/ui/state' + (conversationId ? '?channel=' + encodeURIComponent(conversationId) : ''))).json();
     renderFeed();
     renderPane();
     renderHome();

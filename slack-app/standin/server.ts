@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
 import { renderPage } from './page';
 import { WebApi, type Params } from './web-api';
-import { BOT, DEFAULT_CHANNEL, LOCAL_USER, Workspace, type StoredMessage } from './workspace';
+import { BOT, DEFAULT_CHANNEL, DIRECT_MESSAGE, LOCAL_USER, SHORTCUTS, Workspace, type StoredMessage } from './workspace';
+
+/** The conversations the page shows: the channel and the direct messages with the app. */
+const CONVERSATIONS = [DEFAULT_CHANNEL, DIRECT_MESSAGE] as const;
+
+function conversation(id: string | undefined): (typeof CONVERSATIONS)[number] {
+  return CONVERSATIONS.find((candidate) => candidate.id === id) ?? DEFAULT_CHANNEL;
+}
 
 /**
  * A local Slack: the Web API the app calls, the response URLs it answers on, the upload URLs its
@@ -196,7 +203,7 @@ export class Standin {
       res.end(renderPage());
       return;
     }
-    if (method === 'GET' && path === '/ui/state') return send(res, 200, this.snapshot());
+    if (method === 'GET' && path === '/ui/state') return send(res, 200, this.snapshot(url.searchParams.get('channel') ?? undefined));
     if (method === 'GET' && path === '/ui/events') return this.events(req, res);
     if (method === 'POST' && path.startsWith('/ui/')) return this.uiAction(path.slice(4), jsonObject(await readBody(req)), res);
     send(res, 404, 'not found');
@@ -249,8 +256,9 @@ export class Standin {
     send(res, 200, { ok: true });
   }
 
-  /** What the page shows: the channel as the local user sees it. */
-  snapshot(): Record<string, unknown> {
+  /** What the page shows: a conversation (the channel by default) as the local user sees it. */
+  snapshot(channelId?: string): Record<string, unknown> {
+    const shown = conversation(channelId);
     const ws = this.workspace;
     const render = (message: StoredMessage) => ({
       ts: message.ts,
@@ -269,13 +277,15 @@ export class Standin {
     const view = [...ws.views.values()].reverse().find((open) => open.user === LOCAL_USER.id);
     return {
       revision: ws.revision,
-      channel: DEFAULT_CHANNEL,
+      channel: shown,
+      conversations: CONVERSATIONS,
       me: LOCAL_USER,
       bot: { id: BOT.userId, name: BOT.displayName },
-      messages: ws.channelMessages(DEFAULT_CHANNEL.id).map((message) => ({ ...render(message), replies: ws.replies(DEFAULT_CHANNEL.id, message.ts).map(render) })),
-      ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === DEFAULT_CHANNEL.id),
+      messages: ws.channelMessages(shown.id).map((message) => ({ ...render(message), replies: ws.replies(shown.id, message.ts).map(render) })),
+      ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === shown.id),
       view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
       home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
+      shortcuts: SHORTCUTS,
     };
   }
 
@@ -292,18 +302,18 @@ export class Standin {
   }
 
   /** Shows what Slack shows when an app fails to answer a command in time. */
-  private reportFailure(label: string, reply: AppReply): void {
+  private reportFailure(label: string, reply: AppReply, channel: string = DEFAULT_CHANNEL.id): void {
     if (reply.status === 200) {
       if (reply.body.trim().startsWith('{')) {
         const body = JSON.parse(reply.body) as Record<string, unknown>;
         if (body.text || body.blocks) {
-          this.workspace.postEphemeral({ channel: DEFAULT_CHANNEL.id, user: LOCAL_USER.id, text: text(body.text) ?? '', blocks: Array.isArray(body.blocks) ? body.blocks : undefined });
+          this.workspace.postEphemeral({ channel, user: LOCAL_USER.id, text: text(body.text) ?? '', blocks: Array.isArray(body.blocks) ? body.blocks : undefined });
         }
       }
       return;
     }
     this.workspace.postEphemeral({
-      channel: DEFAULT_CHANNEL.id,
+      channel,
       user: LOCAL_USER.id,
       text: `${label} failed with the error "${reply.status === 404 ? 'operation_timeout' : `http_${reply.status}`}"`,
     });
@@ -311,7 +321,7 @@ export class Standin {
 
   private async uiAction(action: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const user = LOCAL_USER.id;
-    const channel = DEFAULT_CHANNEL.id;
+    const channel = conversation(text(body.channel)).id;
     switch (action) {
       case 'command': {
         const input = (text(body.text) ?? '').trim();
@@ -325,7 +335,7 @@ export class Standin {
           return send(res, 200, { ok: true });
         }
         const reply = await this.app.slashCommand({ user, channel, text: command[2], userName: LOCAL_USER.name });
-        this.reportFailure('/gpu', reply);
+        this.reportFailure('/gpu', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'reply': {
@@ -347,7 +357,7 @@ export class Standin {
           message,
           ephemeralId: text(body.ephemeralId),
         });
-        this.reportFailure('The button', reply);
+        this.reportFailure('The button', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'view-submit': {
@@ -358,13 +368,22 @@ export class Standin {
         this.applyViewResponse(viewId, reply);
         return send(res, 200, { ok: true });
       }
+      case 'shortcut': {
+        const shortcut = SHORTCUTS.find((candidate) => candidate.callbackId === text(body.callbackId));
+        if (!shortcut) return send(res, 404, { ok: false });
+        const message = shortcut.type === 'message' ? this.workspace.find(channel, text(body.messageTs) ?? '') : undefined;
+        if (shortcut.type === 'message' && !message) return send(res, 404, { ok: false });
+        const reply = message ? await this.app.messageShortcut(user, shortcut.callbackId, message) : await this.app.globalShortcut(user, shortcut.callbackId);
+        this.reportFailure(shortcut.name, reply, channel);
+        return send(res, 200, { ok: true });
+      }
       case 'home-opened': {
-        this.reportFailure('Opening Home', await this.app.appHomeOpened(user));
+        this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);
         return send(res, 200, { ok: true });
       }
       case 'home-action': {
         const reply = await this.app.clickInHome({ user, actionId: text(body.actionId) ?? '', blockId: text(body.blockId), value: text(body.value) });
-        this.reportFailure('The button', reply);
+        this.reportFailure('The button', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'view-close': {

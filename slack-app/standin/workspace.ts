@@ -11,6 +11,14 @@ export const TEAM = { id: 'T0STANDIN', domain: 'standin', name: 'Stand-in worksp
 export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud', displayName: 'GPU Cloud' } as const;
 export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
 export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
+/** The local person's direct messages with the app (its Messages tab). */
+export const DIRECT_MESSAGE = { id: 'D0GPUCLOUD', name: 'GPU Cloud' } as const;
+
+/** The shortcuts the app declares in slack-app/manifest.yaml (test/slack/manifest.test.ts keeps them equal). */
+export const SHORTCUTS = [
+  { type: 'global', callbackId: 'gpu.run_job', name: 'Run a GPU job' },
+  { type: 'message', callbackId: 'gpu.ask_about_message', name: 'Ask GPU Cloud about this message' },
+] as const;
 
 export interface MessageMetadata {
   event_type: string;
@@ -83,7 +91,10 @@ export class Workspace extends EventEmitter {
   /** Published Home tabs, by user. */
   readonly homes = new Map<string, OpenView>();
   readonly triggers = new Map<string, IssuedTrigger>();
-  readonly channelNames = new Map<string, string>([[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name]]);
+  readonly channelNames = new Map<string, string>([
+    [DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name],
+    [DIRECT_MESSAGE.id, DIRECT_MESSAGE.name],
+  ]);
   private lastTs = 0;
   private version = 0;
 

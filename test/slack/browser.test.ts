@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { LOCAL_USER } from '../../slack-app/standin';
-import { Stack } from './harness';
+import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
+import { CHANNEL, Stack } from './harness';
 
 /**
  * A person using the stand-in's page in headless Chromium: types `/gpu image a red fox` and sees
@@ -196,6 +196,77 @@ describeWithChromium('the stand-in page in a browser', () => {
     expect(link).toMatch(/\?thread=/);
     await page.goto(link ?? '');
     await page.locator('#pane').getByText('cancelled by').first().waitFor({ timeout: 10_000 });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('global shortcut "Run a GPU job": the job form asks where to post, and the job runs there', async () => {
+    const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await page.getByRole('button', { name: 'Shortcuts' }).click();
+    await page.getByRole('menuitem', { name: 'Run a GPU job' }).click();
+    const modal = page.locator('#modal');
+    const where = modal.locator(`select[data-block-id="${JOB_FORM.channel.block}"]`);
+    await where.waitFor({ timeout: 10_000 });
+    // Slack preselects the conversation the person is looking at.
+    expect(await where.inputValue()).toBe(CHANNEL);
+    await modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"] option[value="echo"]`).waitFor({ state: 'attached', timeout: 10_000 });
+    await modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"]`).selectOption('echo');
+    await modal.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`).fill('{"from": "the shortcut"}');
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-shortcut-job-form.png') });
+    const before = stack.parents().length;
+    await modal.getByRole('button', { name: 'Run job' }).click();
+    await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+    const parent = await stack.waitForParent(before + 1);
+    expect(parent.text).toContain('ran a job on `echo`');
+    await stack.waitForParentText(parent.ts, /Succeeded in/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('message shortcut "Ask GPU Cloud about this message": a chat thread with the message as its context', async () => {
+    const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await type(page, 'Our GPU bill doubled last week & nobody knows why');
+    const message = page.locator('#feed > .message').filter({ hasText: 'Our GPU bill doubled' });
+    await message.waitFor({ timeout: 10_000 });
+    await message.getByRole('button', { name: 'More actions' }).click();
+    await page.getByRole('menuitem', { name: 'Ask GPU Cloud about this message' }).click();
+    const modal = page.locator('#modal');
+    await modal.getByText('Our GPU bill doubled last week & nobody knows why').waitFor({ timeout: 10_000 });
+    await modal.locator('textarea').fill('What could cause this?');
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-shortcut-ask.png') });
+    const chatsBefore = stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
+    await modal.getByRole('button', { name: 'Ask' }).click();
+    await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+    const parent = page.locator('#feed > .message').filter({ hasText: 'asked: About this Slack message' });
+    await parent.getByText('Succeeded in').waitFor({ timeout: 15_000 });
+    await parent.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
+    await page.locator('#pane .markdown').first().waitFor({ timeout: 10_000 });
+    // The model was given the message and the question, as typed (not Slack's escapes).
+    const sent = JSON.parse(stack.emulator.requests.filter((request) => /\/v1\/chat\/completions$/.test(request.path)).at(-1)?.body ?? '{}') as { messages?: { content: string }[] };
+    expect(stack.serviceCalls('POST', /\/v1\/chat\/completions$/)).toBe(chatsBefore + 1);
+    expect(sent.messages?.[0].content).toContain('Our GPU bill doubled last week & nobody knows why');
+    expect(sent.messages?.[0].content).toContain('What could cause this?');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('direct messages: a message to the app starts a chat, and a reply in its thread continues it', async () => {
+    const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
+    await type(page, 'What is an interruptible GPU?');
+    const parent = page.locator('#feed > .message').filter({ hasText: 'asked: What is an interruptible GPU?' });
+    await parent.getByText('Succeeded in').waitFor({ timeout: 15_000 });
+    expect(stack.parents(DIRECT_MESSAGE.id)).toHaveLength(1);
+    await parent.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
+    const pane = page.locator('#pane');
+    await pane.locator('.markdown').first().waitFor({ timeout: 10_000 });
+    await pane.getByRole('textbox', { name: 'Reply in thread' }).fill('And how do I keep my work safe on one?');
+    await pane.getByRole('textbox', { name: 'Reply in thread' }).press('Enter');
+    await page.waitForFunction(`document.querySelectorAll('#pane .markdown').length >= 2 && !document.querySelector('#pane .streaming')`, undefined, { timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-direct-message.png') });
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -1,9 +1,11 @@
 import type { App } from '@slack/bolt';
 import type { AppServices } from '../../services';
 import { appHomeOpened } from './app-home-opened';
+import { directMessage } from './direct-message';
 import { threadReply } from './thread-reply';
 
 export function registerEvents(app: App, services: AppServices): void {
   app.event('message', threadReply(services));
+  app.event('message', directMessage(services));
   app.event('app_home_opened', appHomeOpened(services));
 }
