@@ -142,6 +142,16 @@ export class ChatService {
     return undefined;
   }
 
+  /** Answers a conversation gathered elsewhere (an assistant thread), below in its thread. */
+  answer(context: RequestContext, thread: ThreadRef, conversation: ChatMessage[], messageTs: string): PrivateReply {
+    const ref = randomUUID();
+    const refused = this.refuse(context, ref);
+    if (refused) return refused;
+    const inflight: InflightRequest = { ref, kind: 'chat', channel: thread.channel, threadTs: thread.threadTs, messageTs, user: context.user, startedAt: this.options.clock.now() };
+    this.answerInBackground(inflight, conversation);
+    return undefined;
+  }
+
   /** After a restart: an answer cannot be resumed mid-stream, so say so and offer Regenerate. */
   async interrupted(inflight: InflightRequest): Promise<void> {
     const { threads, state } = this.options;

@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
+import { AssistantThreads } from './assistant';
 import type { BackgroundTasks } from './background';
 import { Catalogue } from './catalogue';
 import { ChatService } from './chat';
@@ -71,6 +72,7 @@ export function createContainer(options: ContainerOptions): Container {
   const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, threads, access, state, background, clock, logger });
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
   const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, threads, access, state, background, clock, logger, team: identity.team, botUserId });
+  const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, access, home, logger }, tracker, seal, background };
+  return { services: { router, jobs, jobForm, images, chat, assistant, access, home, logger }, tracker, seal, background };
 }

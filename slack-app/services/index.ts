@@ -1,5 +1,6 @@
 import type { Logger } from '@slack/bolt';
 import type { AccessPolicy } from './access';
+import type { AssistantThreads } from './assistant';
 import type { ChatService } from './chat';
 import type { CommandRouter } from './commands';
 import type { HomeTab } from './home';
@@ -14,6 +15,7 @@ export interface AppServices {
   jobForm: JobForm;
   images: ImageService;
   chat: ChatService;
+  assistant: AssistantThreads;
   access: AccessPolicy;
   home: HomeTab;
   logger: Logger;
