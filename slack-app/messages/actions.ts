@@ -15,6 +15,8 @@ export const ACTIONS = {
   endpointsPage: 'gpu.endpoints_page',
   /** Cancel on the Home tab, which has no channel or message of its own. */
   homeCancel: 'gpu.home_cancel',
+  /** The 👍 / 👎 feedback buttons under a chat answer. */
+  feedback: 'gpu.feedback',
 } as const;
 
 export const VIEWS = { jobModal: 'gpu.job_modal', askModal: 'gpu.ask_modal' } as const;

@@ -29,6 +29,8 @@ export interface ButtonClick {
   actionId: string;
   blockId?: string;
   value?: string;
+  /** `button` unless said otherwise (`feedback_buttons`). */
+  actionType?: string;
   /** The channel message carrying the button, or the ephemeral message's id. */
   message?: StoredMessage;
   ephemeralId?: string;
@@ -101,6 +103,16 @@ export class AppLink {
       event_time: Math.floor(Date.now() / 1000),
       authorizations: [{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
     });
+  }
+
+  /** The person opened a new assistant thread (the stand-in has made its root message). */
+  assistantThreadStarted(user: string, channel: string, threadTs: string, contextChannel: string): Promise<AppReply> {
+    const event = {
+      type: 'assistant_thread_started',
+      assistant_thread: { user_id: user, context: { channel_id: contextChannel, team_id: TEAM.id, enterprise_id: null }, channel_id: channel, thread_ts: threadTs },
+      event_ts: String(Date.now() / 1000),
+    };
+    return this.send(this.eventBody(event), 'application/json');
   }
 
   /** The person opened the app's Home tab. */
@@ -181,7 +193,7 @@ export class AppLink {
       response_url: this.options.responseUrl({ channel: click.channel, user: click.user, ephemeralId: click.ephemeralId, messageTs: click.message?.ts }),
       actions: [
         {
-          type: 'button',
+          type: click.actionType ?? 'button',
           action_id: click.actionId,
           block_id: click.blockId ?? 'block',
           ...(click.value !== undefined ? { value: click.value } : {}),

@@ -30,6 +30,8 @@ export function renderPage(): string {
   #pane-body { flex: 1; overflow-y: auto; padding: 8px 16px; }
   .replies-link { background: none; border: none; color: var(--accent); font-weight: 700; font-size: 13px; padding: 2px 0; cursor: pointer; }
   .replies-link:hover { text-decoration: underline; }
+  .assistant-status { color: var(--muted); font-style: italic; font-size: 13px; margin: 4px 0; }
+  .prompts { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; }
   .pane-replies { border-top: 1px solid #eee; margin-top: 6px; padding-top: 6px; }
   #confirm-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
   #confirm { background: #fff; border-radius: 8px; width: min(440px, 94vw); padding: 18px 22px; }
@@ -85,7 +87,7 @@ export function renderPage(): string {
   <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
 </div>
 <footer>
-  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
+  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><button type="button" class="slack-button" id="assistant-new" hidden>✨ New assistant chat</button><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
   <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
 </footer>
 <div id="modal-backdrop"><form id="modal"></form></div>
@@ -112,6 +114,7 @@ export function renderPage(): string {
     for (const other of ['channel', 'home', 'dm']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
     document.getElementById('main').hidden = name === 'home';
     document.querySelector('footer').hidden = name === 'home';
+    document.getElementById('assistant-new').hidden = name !== 'dm';
     document.getElementById('home').hidden = name !== 'home';
     if (name !== 'home' && state) {
       const wanted = state.conversations[name === 'dm' ? 1 : 0];
@@ -284,6 +287,20 @@ export function renderPage(): string {
           node = el('div', 'block');
           { const img = el('img'); img.src = block.image_url; img.alt = block.alt_text || ''; img.style.maxWidth = '360px'; node.appendChild(img); }
           break;
+        case 'context_actions':
+          // Slack's feedback buttons: 👍 and 👎, each carrying its own value.
+          node = el('div', 'block actions');
+          for (const element of block.elements || []) {
+            if (element.type !== 'feedback_buttons') continue;
+            for (const choice of [element.positive_button, element.negative_button]) {
+              const b = el('button', 'slack-button', escapeHtml(choice.text.text));
+              b.type = 'button';
+              b.setAttribute('aria-label', choice.accessibility_label || choice.text.text);
+              b.addEventListener('click', () => post('/ui/action', { ...source, blockId: block.block_id, actionId: element.action_id, value: choice.value, actionType: 'feedback_buttons' }));
+              node.appendChild(b);
+            }
+          }
+          break;
         case 'actions':
           node = el('div', 'block actions');
           for (const element of block.elements || []) {
@@ -355,9 +372,10 @@ export function renderPage(): string {
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
     const source = { messageTs: message.ts };
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
-    if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    if (message.assistant && !inThread) body.appendChild(el('div', 'block', '<b>✨ ' + escapeHtml(message.assistant.title || 'New chat') + '</b>'));
+    else if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
-    else if (message.text && !message.markdown) body.innerHTML = mrkdwn(message.text);
+    else if (message.text && !message.markdown && !message.assistant) body.innerHTML = mrkdwn(message.text);
     node.appendChild(body);
     node.appendChild(renderFiles(message.files));
     if (!inThread && (message.replies.length || message.bot)) {
@@ -379,7 +397,9 @@ export function renderPage(): string {
     const focused = document.activeElement && document.activeElement.closest('#pane') && document.activeElement.tagName === 'INPUT';
     const thread = el('div', 'thread');
     thread.dataset.threadTs = parent.ts;
-    thread.appendChild(renderMessage(parent, true));
+    const assistant = parent.assistant;
+    document.querySelector('.pane-head b').textContent = assistant ? (assistant.title || 'New chat') : 'Thread';
+    if (!assistant) thread.appendChild(renderMessage(parent, true));
     const replies = el('div', 'pane-replies');
     const items = [
       ...parent.replies.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, true) })),
@@ -387,6 +407,17 @@ export function renderPage(): string {
     ].sort((a, b) => a.ts - b.ts);
     for (const item of items) replies.appendChild(item.node());
     thread.appendChild(replies);
+    if (assistant && assistant.status) thread.appendChild(el('div', 'assistant-status', escapeHtml(state.bot.name + ' ' + assistant.status)));
+    if (assistant && assistant.prompts.length && !parent.replies.some((m) => !m.bot)) {
+      const prompts = el('div', 'prompts');
+      for (const prompt of assistant.prompts) {
+        const chip = el('button', 'slack-button', escapeHtml(prompt.title));
+        chip.type = 'button';
+        chip.addEventListener('click', () => post('/ui/reply', { threadTs: parent.ts, text: prompt.message }));
+        prompts.appendChild(chip);
+      }
+      thread.appendChild(prompts);
+    }
     const form = el('form', 'thread-reply');
     const input = el('input');
     input.placeholder = 'Reply…';
@@ -414,6 +445,10 @@ export function renderPage(): string {
 
   document.getElementById('tab-channel').addEventListener('click', () => showTab('channel'));
   document.getElementById('tab-dm').addEventListener('click', () => showTab('dm'));
+  document.getElementById('assistant-new').addEventListener('click', async () => {
+    const started = await post('/ui/assistant-new', {});
+    if (started.threadTs) { openThread = started.threadTs; scheduleRefresh(); }
+  });
   document.getElementById('tab-home').addEventListener('click', async () => {
     showTab('home');
     await post('/ui/home-opened', {});
@@ -539,7 +574,8 @@ export function renderPage(): string {
   });
 
   async function post(path, body) {
-    await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: conversationId, ...body }) });
+    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: conversationId, ...body }) });
+    return response.json().catch(() => ({}));
   }
 
   async function refresh() {

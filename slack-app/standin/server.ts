@@ -249,7 +249,9 @@ export class Standin {
     if (body.response_type === 'in_channel') {
       this.workspace.post({ channel: target.channel, user: BOT.userId, botId: BOT.botId, text: messageText, blocks, threadTs: text(body.thread_ts) });
     } else {
-      const ephemeral = this.workspace.postEphemeral({ channel: target.channel, user: target.user, text: messageText, blocks, threadTs: text(body.thread_ts) });
+      // An answer to a click in a thread shows in that thread, as in Slack.
+      const clickedThread = target.messageTs ? this.workspace.find(target.channel, target.messageTs)?.threadTs : undefined;
+      const ephemeral = this.workspace.postEphemeral({ channel: target.channel, user: target.user, text: messageText, blocks, threadTs: text(body.thread_ts) ?? clickedThread });
       // Later answers to the same request may replace this message.
       target.ephemeralId ??= ephemeral.id;
     }
@@ -268,6 +270,7 @@ export class Standin {
       blocks: message.blocks ?? null,
       edited: message.edited,
       streaming: message.streaming,
+      assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
       markdown: message.streamed,
       files: message.fileIds.flatMap((fileId) => {
         const file = ws.files.get(fileId);
@@ -354,6 +357,7 @@ export class Standin {
           actionId: text(body.actionId) ?? '',
           blockId: text(body.blockId),
           value: text(body.value),
+          actionType: body.actionType === 'feedback_buttons' ? 'feedback_buttons' : undefined,
           message,
           ephemeralId: text(body.ephemeralId),
         });
@@ -376,6 +380,13 @@ export class Standin {
         const reply = message ? await this.app.messageShortcut(user, shortcut.callbackId, message) : await this.app.globalShortcut(user, shortcut.callbackId);
         this.reportFailure(shortcut.name, reply, channel);
         return send(res, 200, { ok: true });
+      }
+      case 'assistant-new': {
+        // Slack opens the thread in the app's direct messages; its root names the thread until the app titles it.
+        const root = this.workspace.post({ channel: DIRECT_MESSAGE.id, user: BOT.userId, botId: BOT.botId, text: 'New assistant thread' });
+        this.workspace.assistantThread(DIRECT_MESSAGE.id, root.ts);
+        this.reportFailure('The assistant', await this.app.assistantThreadStarted(user, DIRECT_MESSAGE.id, root.ts, DEFAULT_CHANNEL.id), DIRECT_MESSAGE.id);
+        return send(res, 200, { ok: true, threadTs: root.ts });
       }
       case 'home-opened': {
         this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);

@@ -180,6 +180,27 @@ export class WebApi {
         const updated = this.workspace.updateView(id, view);
         return { view: { ...updated?.view, id, hash: updated?.hash } };
       }
+      case 'assistant.threads.setSuggestedPrompts':
+      case 'assistant.threads.setTitle':
+      case 'assistant.threads.setStatus': {
+        const channel = required(params, 'channel_id');
+        const threadTs = required(params, 'thread_ts');
+        if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+        const thread = this.workspace.assistantThread(channel, threadTs);
+        if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
+        if (method === 'assistant.threads.setStatus') thread.status = params.status || undefined;
+        if (method === 'assistant.threads.setSuggestedPrompts') {
+          const prompts = json(required(params, 'prompts'), undefined);
+          if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4) fail('invalid_arguments');
+          thread.prompts = prompts.map((prompt: unknown) => {
+            const record = prompt && typeof prompt === 'object' ? (prompt as Record<string, unknown>) : {};
+            if (typeof record.title !== 'string' || typeof record.message !== 'string') fail('invalid_arguments');
+            return { title: record.title, message: record.message };
+          });
+        }
+        this.workspace.changed();
+        return {};
+      }
       case 'views.publish': {
         const user = required(params, 'user_id');
         const view = json(required(params, 'view'), undefined);

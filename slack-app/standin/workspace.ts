@@ -74,6 +74,13 @@ export interface OpenView {
   errors: Record<string, string>;
 }
 
+/** An assistant thread's side panel state, set by the assistant.threads.* methods. */
+export interface AssistantThread {
+  title?: string;
+  status?: string;
+  prompts: { title: string; message: string }[];
+}
+
 export interface IssuedTrigger {
   id: string;
   user: string;
@@ -88,6 +95,8 @@ export class Workspace extends EventEmitter {
   readonly ephemerals: EphemeralMessage[] = [];
   readonly files = new Map<string, StoredFile>();
   readonly views = new Map<string, OpenView>();
+  /** Assistant threads by `channel/thread_ts`. */
+  readonly assistantThreads = new Map<string, AssistantThread>();
   /** Published Home tabs, by user. */
   readonly homes = new Map<string, OpenView>();
   readonly triggers = new Map<string, IssuedTrigger>();
@@ -128,6 +137,9 @@ export class Workspace extends EventEmitter {
     const streaming = message.streaming ?? false;
     const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming, streamed: streaming, fileIds: message.fileIds ?? [] };
     this.messages.push(stored);
+    // As in Slack, the app's reply in an assistant thread clears its status.
+    const assistant = stored.threadTs && stored.user === BOT.userId ? this.assistantThreads.get(`${stored.channel}/${stored.threadTs}`) : undefined;
+    if (assistant) assistant.status = undefined;
     this.changed();
     return stored;
   }
@@ -218,6 +230,13 @@ export class Workspace extends EventEmitter {
     this.homes.set(user, home);
     this.changed();
     return home;
+  }
+
+  assistantThread(channel: string, threadTs: string): AssistantThread {
+    const key = `${channel}/${threadTs}`;
+    const thread = this.assistantThreads.get(key) ?? { prompts: [] };
+    this.assistantThreads.set(key, thread);
+    return thread;
   }
 
   closeView(id: string): void {

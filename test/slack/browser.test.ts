@@ -270,4 +270,30 @@ describeWithChromium('the stand-in page in a browser', () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it('assistant surface: suggested prompts, a title, a status while the model works, a streamed answer with feedback buttons', async () => {
+    const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
+    await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
+    await page.getByRole('button', { name: '✨ New assistant chat' }).click();
+    const pane = page.locator('#pane');
+    await pane.getByText('Ask me anything').waitFor({ timeout: 10_000 });
+    const prompt = pane.locator('.prompts').getByRole('button', { name: 'Explain GPU jobs' });
+    await prompt.waitFor();
+    const statusesBefore = stack.standin.api.callsOf('assistant.threads.setStatus').length;
+    await prompt.click();
+    // The thread is named after the first question; the answer streams in with Slack's feedback buttons.
+    await pane.locator('.pane-head').getByText('How do GPU jobs, queues and interruptible nodes work here?').waitFor({ timeout: 10_000 });
+    const good = pane.getByRole('button', { name: 'Good answer' });
+    await good.waitFor({ timeout: 15_000 });
+    expect(stack.standin.api.callsOf('assistant.threads.setStatus').slice(statusesBefore).map((call) => call.params.status)).toEqual(['is thinking…']);
+    expect(stack.standin.api.callsOf('chat.startStream').at(-1)?.params.channel).toBe(DIRECT_MESSAGE.id);
+    await page.waitForFunction(`!document.querySelector('#pane .streaming') && !document.querySelector('#pane .assistant-status')`, undefined, { timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-assistant.png') });
+    await good.click();
+    await pane.getByText('Thanks, glad it helped.').waitFor({ timeout: 10_000 });
+    expect(stack.logger.lines.some((line) => /Chat feedback: good on D0GPUCLOUD\/\d+\.\d+/.test(line))).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

@@ -10,6 +10,7 @@ import { SHORTCUTS as STANDIN_SHORTCUTS } from '../../slack-app/standin/workspac
 const manifestSchema = z.looseObject({
   features: z.looseObject({
     app_home: z.looseObject({ home_tab_enabled: z.boolean(), messages_tab_enabled: z.boolean(), messages_tab_read_only_enabled: z.boolean() }),
+    assistant_view: z.looseObject({ assistant_description: z.string().min(1) }),
     shortcuts: z.array(z.looseObject({ name: z.string(), type: z.enum(['global', 'message']), callback_id: z.string(), description: z.string() })),
   }),
   oauth_config: z.looseObject({ scopes: z.looseObject({ bot: z.array(z.string()) }) }),
@@ -24,8 +25,8 @@ it('declares both shortcuts with the callback ids the app listens for, as the st
   expect(declared.map((shortcut) => shortcut.callbackId).sort()).toEqual(Object.values(SHORTCUTS).sort());
 });
 
-it('enables the Home and Messages tabs with the scopes and events they need', () => {
+it('enables the Home and Messages tabs and the assistant view, with the scopes and events they need', () => {
   expect(manifest.features.app_home).toEqual({ home_tab_enabled: true, messages_tab_enabled: true, messages_tab_read_only_enabled: false });
-  expect(manifest.oauth_config.scopes.bot).toEqual(expect.arrayContaining(['commands', 'chat:write', 'im:history', 'users:read']));
-  expect(manifest.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining(['message.im', 'app_home_opened']));
+  expect(manifest.oauth_config.scopes.bot).toEqual(expect.arrayContaining(['commands', 'chat:write', 'im:history', 'users:read', 'assistant:write']));
+  expect(manifest.settings.event_subscriptions.bot_events).toEqual(expect.arrayContaining(['message.im', 'app_home_opened', 'assistant_thread_started']));
 });
