@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
@@ -12,8 +13,11 @@ import { CHANNEL, Stack } from './harness';
  */
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-/** Screenshots of each surface, shown in docs/slack-app.md. */
-const SCREENSHOTS = join(__dirname, '..', '..', 'docs', 'images');
+/**
+ * Screenshots of each surface. `UPDATE_SCREENSHOTS=1` writes them into docs/images (shown in
+ * docs/slack-app.md); otherwise into a temporary folder, so a test run leaves the checkout clean.
+ */
+const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'images') : mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 
 function playwrightInstalled(): boolean {
   try {
@@ -78,6 +82,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('shows a generated image in the thread after typing /gpu image a red fox', async () => {
     const { page, problems } = await openPage();
+    await page.setViewportSize({ width: 1100, height: 900 });
     await type(page, '/gpu image a red fox');
 
     const parent = page.locator('#feed > .message').filter({ hasText: 'asked for an image' });
@@ -95,6 +100,7 @@ describeWithChromium('the stand-in page in a browser', () => {
     // The page's Regenerate button really works: a second image arrives in the same thread.
     await parent.getByRole('button', { name: 'Regenerate' }).click();
     await page.waitForFunction(`document.querySelectorAll('#pane img.file-image').length >= 2`, undefined, { timeout: 15_000 });
+    await page.screenshot({ path: join(SCREENSHOTS, 'slack-thread.png') });
     expect(problems).toEqual([]);
     await page.close();
   });
