@@ -122,55 +122,56 @@ export class AppLink {
     return this.send(this.eventBody(event), 'application/json');
   }
 
+  /** What every interactive payload carries (who, which team and app, a trigger id), sent form-encoded as `payload`. */
+  private sendInteraction(type: string, user: string, fields: Record<string, unknown>): Promise<AppReply> {
+    const payload = {
+      type,
+      team: { id: TEAM.id, domain: TEAM.domain },
+      user: { id: user, username: user.toLowerCase(), team_id: TEAM.id },
+      api_app_id: BOT.appId,
+      token: 'standin-verification-token',
+      trigger_id: this.workspace.issueTrigger(user),
+      ...fields,
+    };
+    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+  }
+
+  private static actionElement(click: { actionId: string; blockId?: string; value?: string; actionType?: string }): Record<string, unknown> {
+    return {
+      type: click.actionType ?? 'button',
+      action_id: click.actionId,
+      block_id: click.blockId ?? 'block',
+      ...(click.value !== undefined ? { value: click.value } : {}),
+      action_ts: String(Date.now() / 1000),
+    };
+  }
+
   /** A button on the person's Home tab: a block action from a view, with no channel or response_url. */
   clickInHome(click: { user: string; actionId: string; blockId?: string; value?: string }): Promise<AppReply> {
     const home = this.workspace.homes.get(click.user);
-    const payload = {
-      type: 'block_actions',
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: click.user, username: click.user.toLowerCase(), team_id: TEAM.id },
-      api_app_id: BOT.appId,
-      token: 'standin-verification-token',
+    return this.sendInteraction('block_actions', click.user, {
       container: { type: 'view', view_id: home?.id ?? '' },
-      trigger_id: this.workspace.issueTrigger(click.user),
       view: { ...home?.view, id: home?.id, hash: home?.hash, team_id: TEAM.id, app_id: BOT.appId },
-      actions: [{ type: 'button', action_id: click.actionId, block_id: click.blockId ?? 'block', ...(click.value !== undefined ? { value: click.value } : {}), action_ts: String(Date.now() / 1000) }],
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+      actions: [AppLink.actionElement(click)],
+    });
   }
 
   /** A global shortcut from the shortcuts menu: no channel, a trigger id for a modal. */
   globalShortcut(user: string, callbackId: string): Promise<AppReply> {
-    const payload = {
-      type: 'shortcut',
-      token: 'standin-verification-token',
-      action_ts: String(Date.now() / 1000),
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: user, username: user.toLowerCase(), team_id: TEAM.id },
-      is_enterprise_install: false,
-      callback_id: callbackId,
-      trigger_id: this.workspace.issueTrigger(user),
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+    return this.sendInteraction('shortcut', user, { action_ts: String(Date.now() / 1000), is_enterprise_install: false, callback_id: callbackId });
   }
 
   /** A message shortcut from a message's "More actions" menu. */
   messageShortcut(user: string, callbackId: string, message: StoredMessage): Promise<AppReply> {
-    const payload = {
-      type: 'message_action',
-      token: 'standin-verification-token',
+    return this.sendInteraction('message_action', user, {
       action_ts: String(Date.now() / 1000),
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: user, name: user.toLowerCase(), team_id: TEAM.id },
       channel: { id: message.channel, name: this.workspace.channelName(message.channel) },
       is_enterprise_install: false,
       callback_id: callbackId,
-      trigger_id: this.workspace.issueTrigger(user),
       message_ts: message.ts,
       message: { type: 'message', ts: message.ts, user: message.user, text: message.text, ...(message.botId ? { bot_id: message.botId } : {}), ...(message.threadTs ? { thread_ts: message.threadTs } : {}) },
       response_url: this.options.responseUrl({ channel: message.channel, user }),
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+    });
   }
 
   click(click: ButtonClick): Promise<AppReply> {
@@ -178,46 +179,24 @@ export class AppLink {
     const container = click.message
       ? { type: 'message', message_ts: click.message.ts, channel_id: click.channel, is_ephemeral: false, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) }
       : { type: 'message', message_ts: ephemeral?.ts ?? '', channel_id: click.channel, is_ephemeral: true };
-    const payload = {
-      type: 'block_actions',
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: click.user, username: click.user.toLowerCase(), team_id: TEAM.id },
-      api_app_id: BOT.appId,
-      token: 'standin-verification-token',
+    return this.sendInteraction('block_actions', click.user, {
       container,
-      trigger_id: this.workspace.issueTrigger(click.user),
       channel: { id: click.channel, name: this.workspace.channelName(click.channel) },
       ...(click.message
         ? { message: { type: 'message', ts: click.message.ts, user: click.message.user, bot_id: click.message.botId, text: click.message.text, blocks: click.message.blocks, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) } }
         : {}),
       response_url: this.options.responseUrl({ channel: click.channel, user: click.user, ephemeralId: click.ephemeralId, messageTs: click.message?.ts }),
-      actions: [
-        {
-          type: click.actionType ?? 'button',
-          action_id: click.actionId,
-          block_id: click.blockId ?? 'block',
-          ...(click.value !== undefined ? { value: click.value } : {}),
-          action_ts: String(Date.now() / 1000),
-        },
-      ],
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+      actions: [AppLink.actionElement(click)],
+    });
   }
 
   submitView(submission: ViewSubmission): Promise<AppReply> {
     const open = this.workspace.views.get(submission.viewId);
     if (!open) throw new Error(`No open view ${submission.viewId}.`);
-    const payload = {
-      type: 'view_submission',
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: submission.user, username: submission.user.toLowerCase(), team_id: TEAM.id },
-      api_app_id: BOT.appId,
-      token: 'standin-verification-token',
-      trigger_id: this.workspace.issueTrigger(submission.user),
+    return this.sendInteraction('view_submission', submission.user, {
       view: { ...open.view, id: open.id, hash: open.hash, team_id: TEAM.id, app_id: BOT.appId, state: { values: submission.values } },
       response_urls: [],
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+    });
   }
 
   /** A person's message in a channel or thread, as the Events API delivers it. */

@@ -68,6 +68,8 @@ describeWithChromium('the stand-in page in a browser', () => {
       if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
     });
     // Leaving or reloading the page aborts its event stream; that is no failure.
+    // The size of the screenshots in docs/slack-app.md.
+    await page.setViewportSize({ width: 1100, height: 900 });
     page.on('requestfailed', (request) => {
       if (request.failure()?.errorText !== 'net::ERR_ABORTED') problems.push(`failed ${request.url()}`);
     });
@@ -82,7 +84,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('shows a generated image in the thread after typing /gpu image a red fox', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await type(page, '/gpu image a red fox');
 
     const parent = page.locator('#feed > .message').filter({ hasText: 'asked for an image' });
@@ -173,7 +174,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('App Home: recent requests with status, Cancel and thread links, the slots in use, and the settings for admins', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await type(page, '/gpu job batch-echo {"from": "home"}');
     await page.locator('#feed > .message').filter({ hasText: 'ran a job on batch-echo' }).last().waitFor({ timeout: 10_000 });
     await page.getByRole('button', { name: 'GPU Cloud · Home' }).click();
@@ -208,7 +208,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('global shortcut "Run a GPU job": the job form asks where to post, and the job runs there', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await page.getByRole('button', { name: 'Shortcuts' }).click();
     await page.getByRole('menuitem', { name: 'Run a GPU job' }).click();
     const modal = page.locator('#modal');
@@ -232,7 +231,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('message shortcut "Ask GPU Cloud about this message": a chat thread with the message as its context', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await type(page, 'Our GPU bill doubled last week & nobody knows why');
     const message = page.locator('#feed > .message').filter({ hasText: 'Our GPU bill doubled' });
     await message.waitFor({ timeout: 10_000 });
@@ -260,7 +258,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('direct messages: a message to the app starts a chat, and a reply in its thread continues it', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
     await type(page, 'What is an interruptible GPU?');
     const parent = page.locator('#feed > .message').filter({ hasText: 'asked: What is an interruptible GPU?' });
@@ -279,7 +276,6 @@ describeWithChromium('the stand-in page in a browser', () => {
 
   it('assistant surface: suggested prompts, a title, a status while the model works, a streamed answer with feedback buttons', async () => {
     const { page, problems } = await openPage();
-    await page.setViewportSize({ width: 1100, height: 900 });
     await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
     await page.getByRole('button', { name: '✨ New assistant chat' }).click();
     const pane = page.locator('#pane');
