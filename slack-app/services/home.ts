@@ -39,6 +39,8 @@ export interface HomeTabOptions {
  */
 export class HomeTab {
   private readonly requests = new Map<string, RecordedRequest[]>();
+  /** Whose request each recorded parent (`channel/ts`) is, so an edit finds it at once. */
+  private readonly owners = new Map<string, string>();
   private readonly viewers = new Set<string>();
   private readonly notices = new Map<string, string>();
   private readonly pending = new Map<string, NodeJS.Timeout>();
@@ -50,8 +52,9 @@ export class HomeTab {
     const mine = this.requests.get(user) ?? [];
     const request: RecordedRequest = { channel, ts, user, parent };
     mine.unshift(request);
-    mine.splice(HOME_RECENT_REQUESTS);
+    for (const dropped of mine.splice(HOME_RECENT_REQUESTS)) this.owners.delete(`${dropped.channel}/${dropped.ts}`);
     this.requests.set(user, mine);
+    this.owners.set(`${channel}/${ts}`, user);
     void this.options.client.chat
       .getPermalink({ channel, message_ts: ts })
       .then((reply) => {
@@ -64,13 +67,11 @@ export class HomeTab {
 
   /** A parent message changed (status, elapsed time, result). */
   updated(channel: string, ts: string, parent: SlackMessage): void {
-    for (const [user, mine] of this.requests) {
-      const request = mine.find((candidate) => candidate.channel === channel && candidate.ts === ts);
-      if (!request) continue;
-      request.parent = parent;
-      this.refresh(user);
-      return;
-    }
+    const user = this.owners.get(`${channel}/${ts}`);
+    const request = user ? this.requests.get(user)?.find((candidate) => candidate.channel === channel && candidate.ts === ts) : undefined;
+    if (!user || !request) return;
+    request.parent = parent;
+    this.refresh(user);
   }
 
   /** Where the job behind `user`'s Home Cancel button was asked for (never taken from the button). */
@@ -125,10 +126,5 @@ export class HomeTab {
     } catch (error) {
       logger.warn(`Could not publish the Home tab of ${user}: ${errorSummary(error)}`);
     }
-  }
-
-  stop(): void {
-    for (const timer of this.pending.values()) clearTimeout(timer);
-    this.pending.clear();
   }
 }
