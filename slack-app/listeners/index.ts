@@ -3,6 +3,7 @@ import type { AppServices } from '../services';
 import { registerActions } from './actions';
 import { registerCommands } from './commands';
 import { registerEvents } from './events';
+import { registerShortcuts } from './shortcuts';
 import { registerViews } from './views';
 
 export function registerListeners(app: App, services: AppServices): void {
@@ -10,4 +11,5 @@ export function registerListeners(app: App, services: AppServices): void {
   registerActions(app, services);
   registerViews(app, services);
   registerEvents(app, services);
+  registerShortcuts(app, services);
 }

@@ -13,9 +13,16 @@ export const ACTIONS = {
   regenerateImage: 'gpu.regenerate_image',
   regenerateChat: 'gpu.regenerate_chat',
   endpointsPage: 'gpu.endpoints_page',
+  /** Cancel on the Home tab, which has no channel or message of its own. */
+  homeCancel: 'gpu.home_cancel',
+  /** The 👍 / 👎 feedback buttons under a chat answer. */
+  feedback: 'gpu.feedback',
 } as const;
 
-export const VIEWS = { jobModal: 'gpu.job_modal' } as const;
+export const VIEWS = { jobModal: 'gpu.job_modal', askModal: 'gpu.ask_modal' } as const;
+
+/** Callback ids of the shortcuts declared in manifest.yaml. */
+export const SHORTCUTS = { runJob: 'gpu.run_job', askAboutMessage: 'gpu.ask_about_message' } as const;
 
 export const jobRefSchema = z.strictObject({
   endpoint: z.string().regex(NAME_PATTERN),

@@ -15,13 +15,36 @@ function regenerateButton(): KnownBlock {
   };
 }
 
+/** Slack's own feedback buttons (a `context_actions` block), under every finished answer. */
+function feedbackButtons(): KnownBlock {
+  return {
+    type: 'context_actions',
+    elements: [
+      {
+        type: 'feedback_buttons',
+        action_id: ACTIONS.feedback,
+        positive_button: { text: { type: 'plain_text', text: '👍' }, accessibility_label: 'Good answer', value: FEEDBACK.good },
+        negative_button: { text: { type: 'plain_text', text: '👎' }, accessibility_label: 'Bad answer', value: FEEDBACK.bad },
+      },
+    ],
+  };
+}
+
+/** What the feedback buttons carry back, and the thanks for each. */
+export const FEEDBACK = { good: 'good', bad: 'bad' } as const;
+
+export function feedbackThanks(value: keyof typeof FEEDBACK): SlackMessage {
+  const text = value === 'good' ? 'Thanks, glad it helped.' : 'Thanks for telling us. Press Regenerate for another answer, or reply in the thread to say what was wrong.';
+  return { text, blocks: [context(text)] };
+}
+
 /** The blocks under an answer: a status line while it streams or when it stopped early, and Regenerate. */
 export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] {
   switch (state) {
     case 'streaming':
       return [context('_Generating…_')];
     case 'done':
-      return [regenerateButton()];
+      return [regenerateButton(), feedbackButtons()];
     case 'failed':
       return [context(`:x: The answer stopped: ${escapeText(detail ?? 'unknown error')}`), regenerateButton()];
     case 'interrupted':

@@ -37,3 +37,22 @@ export function notOwnerMessage(owner: string, jobId: string): SlackMessage {
 export function noticeMessage(text: string): SlackMessage {
   return { text: escapeText(text), blocks: [section(escapeText(text))] };
 }
+
+export type NonChatRequestKind = 'job' | 'transcribe' | 'image' | 'queue';
+
+const NOT_READ: Record<NonChatRequestKind, string> = {
+  job: 'This thread shows a job and its result; the app does not read replies here. The buttons above cancel the job or show its input.',
+  transcribe: 'This thread shows a transcription and its result; the app does not read replies here. The buttons above cancel it or show its input.',
+  image: 'This thread shows generated images; the app does not read replies here. Press Regenerate above for another take.',
+  queue: 'This thread shows a queue being created; the app does not read replies here.',
+};
+
+/** A reply in the thread of a request other than a chat: what the thread is for, and where to talk instead. */
+export function threadRepliesNotReadMessage(command: string, kind: NonChatRequestKind): SlackMessage {
+  const elsewhere = kind === 'image' ? `\`${command} image <prompt>\` asks for new images; ` : '';
+  const howTo = escapeText(`${elsewhere}to talk to the model, start \`${command} chat <message>\` and reply in its thread.`);
+  return {
+    text: `${escapeText(NOT_READ[kind])} ${howTo}`,
+    blocks: [section(`:speech_balloon: ${escapeText(NOT_READ[kind])}`), context(howTo.charAt(0).toUpperCase() + howTo.slice(1))],
+  };
+}

@@ -42,9 +42,10 @@ export function mention(userId: string): string {
   return `<@${userId}>`;
 }
 
-/** `1h 2m`, `3m 4s`, `5s`: short enough for a status line. */
+/** `1h 2m`, `3m 4s`, `5s`, `under a second`: short enough for a status line. */
 export function formatDuration(ms: number): string {
-  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (ms < 1000) return 'under a second';
+  const seconds = Math.round(ms / 1000);
   if (seconds < 60) return `${seconds}s`;
   const minutes = Math.floor(seconds / 60);
   if (minutes < 60) return `${minutes}m ${seconds % 60}s`;
@@ -69,4 +70,17 @@ export function context(text: string): KnownBlock {
 export function readableJson(value: unknown): string {
   if (typeof value === 'string') return value;
   return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/**
+ * A time every reader sees in their own time zone and locale (Slack's `<!date^…>`), e.g.
+ * `{date_short_pretty} {time}` or `{ago}`; `fallback` is what clients that cannot format it show.
+ */
+export function slackDate(ms: number, format: string, fallback: string): string {
+  return `<!date^${Math.floor(ms / 1000)}^${format}|${escapeText(fallback)}>`;
+}
+
+/** `2025-01-01 12:00 UTC`: the fallback of a formatted date. */
+export function utcMinute(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
 }

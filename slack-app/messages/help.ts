@@ -4,7 +4,9 @@ import { context, escapeText, section } from './format';
 
 export function usageLine(command: string, subcommand: Subcommand): string {
   const usage = USAGE[subcommand];
-  return `\`${command} ${escapeText(usage.syntax)}\`\n_e.g._ \`${command} ${escapeText(usage.example)}\``;
+  const example = usage.example === undefined ? '' : `\n_e.g._ \`${command} ${escapeText(usage.example)}\``;
+  const note = usage.note === undefined ? '' : `\n_${escapeText(usage.note)}_`;
+  return `\`${command} ${escapeText(usage.syntax)}\`${example}${note}`;
 }
 
 /** `/gpu`, `/gpu help`: every subcommand with an example, visible only to the asker. */

@@ -7,13 +7,17 @@ import { escapeWithin, SLACK_LIMITS, section, truncate } from './format';
 
 /** Block and action ids of the job form, read back by the view_submission listener. */
 export const JOB_FORM = {
+  channel: { block: 'channel', action: 'value' },
   endpoint: { block: 'endpoint', action: 'value' },
   input: { block: 'input', action: 'value' },
   metadata: { block: 'metadata', action: 'value' },
 } as const;
 
-/** Where the form was opened; carried through Slack in `private_metadata`. */
-export const jobFormContextSchema = z.strictObject({ channel: z.string().min(1), endpoint: z.string().optional() });
+/**
+ * Where the form was opened; carried through Slack in `private_metadata`. Without a channel (the
+ * global shortcut) the form asks where to post the job.
+ */
+export const jobFormContextSchema = z.strictObject({ channel: z.string().min(1).optional(), endpoint: z.string().optional() });
 export type JobFormContext = z.infer<typeof jobFormContextSchema>;
 
 const title = { type: 'plain_text' as const, text: 'Run a GPU job' };
@@ -34,6 +38,22 @@ export function unavailableJobModal(context: JobFormContext, detail: string): Mo
   return { ...loadingJobModal(context), blocks: [section(`:x: The catalogue could not be loaded: ${escapeWithin(detail, 500)}`)] };
 }
 
+/** "Post in": the conversation the person was looking at, or another they choose. */
+function channelPicker(): ModalView['blocks'][number] {
+  return {
+    type: 'input',
+    block_id: JOB_FORM.channel.block,
+    label: { type: 'plain_text', text: 'Post in' },
+    hint: { type: 'plain_text', text: 'The job and its result go to a thread in this channel.' },
+    element: {
+      type: 'conversations_select',
+      action_id: JOB_FORM.channel.action,
+      default_to_current_conversation: true,
+      filter: { include: ['public', 'private'], exclude_bot_users: true },
+    },
+  };
+}
+
 export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]): ModalView {
   const options = endpoints.slice(0, SLACK_LIMITS.staticSelectOptions).map((endpoint) => ({
     text: { type: 'plain_text' as const, text: truncate(`${endpoint.display_name} (${endpoint.name})`, SLACK_LIMITS.optionText) },
@@ -49,6 +69,7 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
     close: { type: 'plain_text', text: 'Cancel' },
     private_metadata: JSON.stringify(context),
     blocks: [
+      ...(context.channel ? [] : [channelPicker()]),
       {
         type: 'input',
         block_id: JOB_FORM.endpoint.block,

@@ -1,7 +1,7 @@
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import type { KnownBlock, RequestState, SlackMessage } from '../model';
 import { ACTIONS, encodeValue, type ImageRequest, type JobRef } from './actions';
-import { context, escapeText, escapeWithin, formatDuration, mention, section, truncate } from './format';
+import { context, escapeText, escapeWithin, formatDuration, mention, section, slackDate, truncate } from './format';
 
 /** What the parent message says was asked for. */
 export type RequestSubject =
@@ -16,14 +16,16 @@ export interface ParentView {
   subject: RequestSubject;
   state: RequestState;
   elapsedMs?: number;
+  /** When work started (epoch ms): a pending or running request shows it as "2 minutes ago". */
+  startedAtMs?: number;
   job?: JobRef;
   /** One more line under the status, e.g. who cancelled or the service's error. */
   note?: string;
 }
 
 const STATE_LINE: Record<RequestState, { emoji: string; label: (elapsed: string) => string }> = {
-  pending: { emoji: ':hourglass_flowing_sand:', label: (t) => `Pending · waiting ${t}` },
-  running: { emoji: ':gear:', label: (t) => `Running · ${t}` },
+  pending: { emoji: ':hourglass_flowing_sand:', label: (since) => `Pending${since ? ` · queued ${since}` : ''}` },
+  running: { emoji: ':gear:', label: (since) => `Running${since ? ` · started ${since}` : ''}` },
   succeeded: { emoji: ':white_check_mark:', label: (t) => `Succeeded in ${t}` },
   failed: { emoji: ':x:', label: (t) => `Failed after ${t}` },
   cancelled: { emoji: ':no_entry_sign:', label: (t) => `Cancelled after ${t}` },
@@ -50,9 +52,15 @@ export function describeSubject(subject: RequestSubject, state: RequestState = '
   }
 }
 
-export function statusLine(state: RequestState, elapsedMs = 0): string {
+/**
+ * The status with its time. While work goes on, the time is when it started, formatted by each
+ * reader's Slack client ("12 seconds ago"), so it is right between the app's edits; once ended, how long it took.
+ */
+export function statusLine(state: RequestState, elapsedMs = 0, startedAtMs?: number): string {
   const line = STATE_LINE[state];
-  return `${line.emoji} ${line.label(formatDuration(elapsedMs))}`;
+  const active = state === 'pending' || state === 'running';
+  const time = active ? (startedAtMs === undefined ? '' : slackDate(startedAtMs, '{ago}', `${formatDuration(elapsedMs)} ago`)) : formatDuration(elapsedMs);
+  return `${line.emoji} ${line.label(time)}`;
 }
 
 function buttons(view: ParentView): KnownBlock | undefined {
@@ -94,7 +102,7 @@ function buttons(view: ParentView): KnownBlock | undefined {
 /** The parent message in the channel: who asked for what, and where it stands. Edited in place. */
 export function parentMessage(view: ParentView): SlackMessage {
   const who = `${mention(view.user)} ${describeSubject(view.subject, view.state)}`;
-  const status = statusLine(view.state, view.elapsedMs);
+  const status = statusLine(view.state, view.elapsedMs, view.startedAtMs);
   const lines = [status];
   if (view.job) lines.push(`Job \`${escapeText(view.job.jobId)}\` on \`${escapeText(view.job.endpoint)}\``);
   const blocks: KnownBlock[] = [section(who), context(lines.join(' · '))];
@@ -119,6 +127,7 @@ export function jobParentMessage(job: Job, origin: { user: string; kind: 'job' |
     subject,
     state: job.status,
     elapsedMs: Math.max(0, end - created),
+    startedAtMs: created,
     job: { endpoint: job.inference_endpoint_name, jobId: job.id },
     note,
   });

@@ -15,6 +15,8 @@ export interface AnswerTarget {
   team: string;
   /** Identifies the answer in its message metadata. */
   ref: string;
+  /** Regenerate: the earlier answer to write over, in place, instead of a new reply. */
+  replaces?: string;
 }
 
 export interface AnswerResult {
@@ -75,7 +77,9 @@ class EditSink implements AnswerSink {
   constructor(
     private readonly threads: SlackThreads,
     private readonly target: AnswerTarget,
-  ) {}
+  ) {
+    this.ts = target.replaces;
+  }
 
   async show(text: string): Promise<void> {
     const message = answerMessage(text, 'streaming');
@@ -114,7 +118,8 @@ export class AnswerWriter {
   async write(target: AnswerTarget, deltas: AsyncIterable<string>): Promise<AnswerResult> {
     const { clock, logger } = this.options;
     const interval = this.options.intervalMs ?? 1000;
-    let sink: AnswerSink = this.nativeWorks ? new NativeSink(this.options.client, target) : new EditSink(this.options.threads, target);
+    // A native stream always starts a new message; an answer regenerated in place is edited.
+    let sink: AnswerSink = this.nativeWorks && !target.replaces ? new NativeSink(this.options.client, target) : new EditSink(this.options.threads, target);
     let text = '';
     let unsent = '';
     let lastShown = Number.NEGATIVE_INFINITY;

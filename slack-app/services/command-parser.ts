@@ -39,15 +39,18 @@ export type ParseResult = { ok: true; command: GpuCommand } | { ok: false; probl
 
 export interface Usage {
   syntax: string;
-  example: string;
+  /** Runs as written against the embedded emulator (test/slack/help-examples.test.ts runs each). */
+  example?: string;
+  /** Where the arguments come from, for subcommands whose example cannot be typed ahead (a job id). */
+  note?: string;
   summary: string;
 }
 
 export const USAGE: Record<Subcommand, Usage> = {
-  endpoints: { syntax: 'endpoints [search]', example: 'endpoints whisper', summary: 'Browse the inference endpoint catalogue.' },
+  endpoints: { syntax: 'endpoints [search]', example: 'endpoints speech', summary: 'Browse the inference endpoint catalogue.' },
   job: {
     syntax: 'job <endpoint> [json input]',
-    example: 'job my-endpoint {"prompt": "hello"}',
+    example: 'job echo {"prompt": "hello"}',
     summary: 'Create a job (without input, a form opens).',
   },
   transcribe: {
@@ -55,8 +58,8 @@ export const USAGE: Record<Subcommand, Usage> = {
     example: 'transcribe https://example.com/talk.mp3 --summary 100 --translate german',
     summary: 'Transcribe an audio or video file from a signed URL.',
   },
-  status: { syntax: 'status <job id>', example: 'status 3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b', summary: 'Show where a job is.' },
-  cancel: { syntax: 'cancel <job id>', example: 'cancel 3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b', summary: 'Cancel a job.' },
+  status: { syntax: 'status <job id>', note: "The job id is under each job's message.", summary: 'Show where a job is.' },
+  cancel: { syntax: 'cancel <job id>', note: "The job id is under each job's message; its Cancel button does the same.", summary: 'Cancel a job.' },
   queue: {
     syntax: 'queue <name> [--display-name <text>] [--description <text>]',
     example: 'queue render-jobs --display-name Render jobs',

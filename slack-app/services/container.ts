@@ -4,9 +4,11 @@ import type { Clock } from '../../shared/clock';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
+import { AssistantThreads } from './assistant';
 import { Catalogue } from './catalogue';
 import { ChatService } from './chat';
 import { CommandRouter } from './commands';
+import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
 import { JobOriginSeal } from './job-metadata';
@@ -46,8 +48,9 @@ export interface Container {
 export function createContainer(options: ContainerOptions): Container {
   const { config, client, identity, management, state, clock, logger } = options;
   const botUserId = () => identity.botUserId;
-  const threads = new SlackThreads(client, botUserId);
   const access = new AccessPolicy(config.access);
+  const home = new HomeTab({ client, access, settings: { organization: config.service.organization, project: config.service.project }, logger });
+  const threads = new SlackThreads(client, botUserId, home);
   const catalogue = new Catalogue(management, clock);
   const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
@@ -72,6 +75,7 @@ export function createContainer(options: ContainerOptions): Container {
   const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, lifecycle, posted });
   const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
   const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, lifecycle, threads, state, team: identity.team, botUserId });
+  const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
   const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, access, logger }, lifecycle, tracker, seal };
+  return { services: { router, jobs, jobForm, images, chat, assistant, access, home, logger }, lifecycle, tracker, seal };
 }

@@ -1,7 +1,9 @@
 import type { Logger } from '@slack/bolt';
 import type { AccessPolicy } from './access';
+import type { AssistantThreads } from './assistant';
 import type { ChatService } from './chat';
 import type { CommandRouter } from './commands';
+import type { HomeTab } from './home';
 import type { ImageService } from './images';
 import type { JobForm } from './job-form';
 import type { JobService } from './jobs';
@@ -13,6 +15,8 @@ export interface AppServices {
   jobForm: JobForm;
   images: ImageService;
   chat: ChatService;
+  assistant: AssistantThreads;
   access: AccessPolicy;
+  home: HomeTab;
   logger: Logger;
 }

@@ -9,13 +9,15 @@ type WebClient = webApi.WebClient;
 
 /** What the person filled in, read from `view.state.values`. */
 export interface JobFormValues {
+  /** Chosen in the form when it was opened outside a channel. */
+  channel?: string;
   endpoint?: string;
   input?: string;
   metadata?: string;
 }
 
 export type JobFormResult =
-  | { ok: true; context: JobFormContext; endpoint: string; input: unknown; metadata?: Record<string, unknown> }
+  | { ok: true; context: JobFormContext & { channel: string }; endpoint: string; input: unknown; metadata?: Record<string, unknown> }
   | { ok: false; errors: Record<string, string> };
 
 function record(value: unknown): Record<string, unknown> | undefined {
@@ -29,7 +31,9 @@ export function readJobFormValues(state: unknown): JobFormValues {
   const endpoint = record(field(JOB_FORM.endpoint.block, JOB_FORM.endpoint.action)?.selected_option)?.value;
   const input = field(JOB_FORM.input.block, JOB_FORM.input.action)?.value;
   const metadata = field(JOB_FORM.metadata.block, JOB_FORM.metadata.action)?.value;
+  const channel = field(JOB_FORM.channel.block, JOB_FORM.channel.action)?.selected_conversation;
   return {
+    channel: typeof channel === 'string' && channel ? channel : undefined,
     endpoint: typeof endpoint === 'string' ? endpoint : undefined,
     input: typeof input === 'string' ? input : undefined,
     metadata: typeof metadata === 'string' ? metadata : undefined,
@@ -69,6 +73,8 @@ export class JobForm {
       return { ok: false, errors: { [JOB_FORM.input.block]: 'This form is out of date; open it again with /gpu job.' } };
     }
     const errors: Record<string, string> = {};
+    const channel = context.channel ?? values.channel;
+    if (!channel) errors[JOB_FORM.channel.block] = 'Choose the channel to post the job in.';
     if (!values.endpoint) errors[JOB_FORM.endpoint.block] = 'Choose an endpoint.';
     const input = parseJsonInput(values.input ?? '');
     if (!values.input?.trim()) errors[JOB_FORM.input.block] = 'Enter the job input as JSON.';
@@ -90,7 +96,7 @@ export class JobForm {
         errors[JOB_FORM.endpoint.block] = `The endpoint could not be checked: ${describeError(error)}`;
       }
     }
-    if (Object.keys(errors).length > 0 || !values.endpoint || !input.ok) return { ok: false, errors };
-    return { ok: true, context, endpoint: values.endpoint, input: input.value, metadata };
+    if (Object.keys(errors).length > 0 || !channel || !values.endpoint || !input.ok) return { ok: false, errors };
+    return { ok: true, context: { ...context, channel }, endpoint: values.endpoint, input: input.value, metadata };
   }
 }

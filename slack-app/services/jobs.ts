@@ -147,8 +147,8 @@ export class JobService {
     return undefined;
   }
 
-  private notFound(jobId: string): PrivateReply {
-    return usageErrorMessage(COMMAND, `No job ${jobId} was found on the endpoints this app uses (${this.options.tracker.knownEndpoints().join(', ')}).`, 'status');
+  private notFound(jobId: string, subcommand: 'status' | 'cancel'): PrivateReply {
+    return usageErrorMessage(COMMAND, `No job ${jobId} was found on the endpoints this app uses (${this.options.tracker.knownEndpoints().join(', ')}).`, subcommand);
   }
 
   async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
@@ -156,7 +156,7 @@ export class JobService {
     if (denied) return denied;
     try {
       const job = await this.find(jobId);
-      return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId);
+      return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId, 'status');
     } catch (error) {
       return serviceErrorMessage('Reading the job', describeError(error));
     }
@@ -169,7 +169,7 @@ export class JobService {
     const { management, tracker, seal } = this.options;
     try {
       const job = endpoint ? await management.jobs.get(endpoint, jobId) : await this.find(jobId);
-      if (!job) return this.notFound(jobId);
+      if (!job) return this.notFound(jobId, 'cancel');
       const origin = seal.origin(job);
       if (!origin) return noticeMessage(`Job ${jobId} was not started from Slack; cancel it where it was started.`);
       if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);

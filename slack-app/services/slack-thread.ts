@@ -50,10 +50,17 @@ function toThreadMessage(raw: unknown): ThreadMessage | undefined {
  * the thread already shows, which makes a repeated delivery (a webhook and a poll racing, or a
  * restart after a crash mid-post) post each part once.
  */
+/** Told of every parent message posted and every message edited (the Home tab follows them). */
+export interface ParentObserver {
+  posted(channel: string, ts: string, user: string, message: SlackMessage): void;
+  updated(channel: string, ts: string, message: SlackMessage): void;
+}
+
 export class SlackThreads {
   constructor(
     private readonly client: WebClient,
     private readonly botUserId: () => string | undefined,
+    private readonly observer?: ParentObserver,
   ) {}
 
   async postParent(channel: string, message: SlackMessage, payload: MessagePayload): Promise<string> {
@@ -65,11 +72,13 @@ export class SlackThreads {
       unfurl_links: false,
     });
     if (!reply.ts) throw new Error('Slack did not return the message timestamp.');
+    if (typeof payload.user === 'string') this.observer?.posted(channel, reply.ts, payload.user, message);
     return reply.ts;
   }
 
   async update(channel: string, ts: string, message: SlackMessage): Promise<void> {
     await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks });
+    this.observer?.updated(channel, ts, message);
   }
 
   async reply(thread: ThreadRef, message: SlackMessage, metadata?: { eventType: string; payload: MessagePayload }): Promise<string> {

@@ -10,14 +10,32 @@ export function renderPage(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>#general · GPU Cloud (local Slack stand-in)</title>
+<link rel="icon" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'%3E%3Crect width='16' height='16' rx='3' fill='%23007a5a'/%3E%3C/svg%3E">
 <style>
   :root { --border: #ddd; --muted: #616061; --accent: #1264a3; }
   * { box-sizing: border-box; }
   body { margin: 0; font: 15px/1.46 -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif; color: #1d1c1d; display: flex; flex-direction: column; height: 100vh; }
   header { padding: 10px 20px; border-bottom: 1px solid var(--border); display: flex; align-items: baseline; gap: 12px; }
   header h1 { font-size: 18px; margin: 0; }
+  .tab { background: none; border: none; border-bottom: 3px solid transparent; font: inherit; font-weight: 700; font-size: 16px; padding: 4px 10px; cursor: pointer; }
+  .tab.active { border-bottom-color: var(--accent); }
+  #home { flex: 1; overflow-y: auto; padding: 12px 24px; max-width: 760px; }
+  #home[hidden], #main[hidden], footer[hidden] { display: none; }
   header span { color: var(--muted); font-size: 13px; }
+  #main { flex: 1; display: flex; min-height: 0; }
   #feed { flex: 1; overflow-y: auto; padding: 12px 20px; }
+  #pane { width: min(420px, 45vw); border-left: 1px solid var(--border); display: flex; flex-direction: column; }
+  #pane[hidden] { display: none; }
+  .pane-head { padding: 10px 16px; border-bottom: 1px solid var(--border); display: flex; justify-content: space-between; align-items: center; }
+  #pane-body { flex: 1; overflow-y: auto; padding: 8px 16px; }
+  .replies-link { background: none; border: none; color: var(--accent); font-weight: 700; font-size: 13px; padding: 2px 0; cursor: pointer; }
+  .replies-link:hover { text-decoration: underline; }
+  .assistant-status { color: var(--muted); font-style: italic; font-size: 13px; margin: 4px 0; }
+  .prompts { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; }
+  .pane-replies { border-top: 1px solid #eee; margin-top: 6px; padding-top: 6px; }
+  #confirm-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
+  #confirm { background: #fff; border-radius: 8px; width: min(440px, 94vw); padding: 18px 22px; }
+  #confirm h3 { margin: 0 0 8px; }
   .message { padding: 6px 0; border-bottom: 1px solid #f3f3f3; }
   .meta { font-size: 13px; color: var(--muted); }
   .meta b { color: #1d1c1d; font-size: 15px; }
@@ -34,7 +52,6 @@ export function renderPage(): string {
   button.slack-button { border: 1px solid #bbb; background: #fff; border-radius: 4px; padding: 4px 12px; margin: 4px 6px 0 0; font-weight: 600; cursor: pointer; }
   button.slack-button.primary { background: #007a5a; color: #fff; border-color: #007a5a; }
   button.slack-button.danger { color: #e01e5a; border-color: #e01e5a; }
-  .thread { margin: 6px 0 4px 28px; padding-left: 12px; border-left: 2px solid #e8e8e8; }
   .thread .message { border-bottom: none; }
   .thread-reply { display: flex; gap: 6px; margin-top: 4px; }
   .thread-reply input { flex: 1; padding: 4px 8px; border: 1px solid var(--border); border-radius: 4px; }
@@ -42,7 +59,14 @@ export function renderPage(): string {
   .file img { max-width: 360px; max-height: 360px; border-radius: 6px; border: 1px solid var(--border); display: block; }
   .streaming::after { content: " ▍"; color: var(--muted); }
   footer { border-top: 1px solid var(--border); padding: 10px 20px; }
-  #composer { width: 100%; padding: 10px 12px; font-size: 15px; border: 1px solid #bbb; border-radius: 6px; }
+  #composer-form { display: flex; gap: 6px; align-items: center; }
+  #composer-form .slack-button { margin: 0; }
+  .menu { position: fixed; background: #fff; border: 1px solid #bbb; border-radius: 6px; box-shadow: 0 4px 12px rgba(0,0,0,.15); padding: 4px 0; z-index: 10; }
+  .menu button { display: block; width: 100%; text-align: left; background: none; border: none; padding: 6px 16px; font: inherit; cursor: pointer; }
+  .menu button:hover { background: var(--accent); color: #fff; }
+  .more-actions { float: right; background: none; border: 1px solid transparent; border-radius: 4px; cursor: pointer; color: var(--muted); }
+  .message:hover .more-actions { border-color: #ddd; }
+  #composer { flex: 1; width: 100%; padding: 10px 12px; font-size: 15px; border: 1px solid #bbb; border-radius: 6px; }
   .hint { font-size: 12px; color: var(--muted); margin-top: 4px; }
   #modal-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
   #modal { background: #fff; border-radius: 8px; width: min(560px, 94vw); max-height: 90vh; overflow-y: auto; padding: 18px 22px; }
@@ -56,19 +80,56 @@ export function renderPage(): string {
 </style>
 </head>
 <body>
-<header><h1># general</h1><span>GPU Cloud · local Slack stand-in (127.0.0.1)</span></header>
-<main id="feed" aria-live="polite"></main>
+<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button><button type="button" class="tab" id="tab-dm">GPU Cloud · Messages</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
+<section id="home" hidden aria-label="GPU Cloud Home"></section>
+<div id="main">
+  <main id="feed" aria-live="polite"></main>
+  <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
+</div>
 <footer>
-  <form id="composer-form"><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
+  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><button type="button" class="slack-button" id="assistant-new" hidden>✨ New assistant chat</button><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
   <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
 </footer>
 <div id="modal-backdrop"><form id="modal"></form></div>
+<div id="confirm-backdrop"><div id="confirm" role="alertdialog" aria-modal="true"><h3></h3><p></p><div class="modal-actions"><button type="button" class="slack-button" data-answer="deny"></button><button type="button" class="slack-button primary" data-answer="confirm"></button></div></div></div>
 <script>
 (() => {
   const EMOJI = { white_check_mark: '✅', x: '❌', gear: '⚙️', hourglass_flowing_sand: '⏳', no_entry_sign: '🚫', warning: '⚠️', no_entry: '⛔', robot_face: '🤖', frame_with_picture: '🖼️', memo: '📝', speech_balloon: '💬' };
   let state = null;
-  let shownView = '';
+  /** The modal as last drawn (id, hash, errors); redrawn only when one of them changes. */
+  let shownModal = '';
   const drafts = new Map();
+  /** The thread open in the side pane, as Slack opens one from "N replies". */
+  let openThread = null;
+  /** Ephemeral messages live in the client, as in Slack: a reload shows none of the earlier ones. */
+  const openedAt = Date.now() / 1000;
+  // A permalink (?thread=<ts>) opens its thread, as Slack's links do.
+  openThread = new URLSearchParams(location.search).get('thread');
+  let tab = 'channel';
+  /** The conversation shown: the channel, or the direct messages with the app. */
+  let conversationId = null;
+
+  function showTab(name) {
+    tab = name;
+    for (const other of ['channel', 'home', 'dm']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
+    document.getElementById('main').hidden = name === 'home';
+    document.querySelector('footer').hidden = name === 'home';
+    document.getElementById('assistant-new').hidden = name !== 'dm';
+    document.getElementById('home').hidden = name !== 'home';
+    if (name !== 'home' && state) {
+      const wanted = state.conversations[name === 'dm' ? 1 : 0];
+      document.getElementById('composer').placeholder = name === 'dm' ? 'Message GPU Cloud…' : 'Type /gpu help, /gpu image a red fox, /gpu chat hello…';
+      if (conversationId !== wanted.id) { conversationId = wanted.id; openThread = null; scheduleRefresh(); }
+    }
+    if (state) renderHome();
+  }
+
+  function renderHome() {
+    const home = document.getElementById('home');
+    if (tab !== 'home') return;
+    if (!state.home) { home.replaceChildren(el('div', 'context', 'Loading…')); return; }
+    home.replaceChildren(renderBlocks(state.home.blocks || [], { home: true }));
+  }
 
   const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   const decode = (s) => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -79,12 +140,51 @@ export function renderPage(): string {
     return id;
   }
 
+  function ago(epoch) {
+    const seconds = Math.max(0, Math.round(Date.now() / 1000 - epoch));
+    const unit = (n, word) => n + ' ' + word + (n === 1 ? '' : 's') + ' ago';
+    if (seconds < 60) return unit(seconds, 'second');
+    if (seconds < 3600) return unit(Math.floor(seconds / 60), 'minute');
+    if (seconds < 86400) return unit(Math.floor(seconds / 3600), 'hour');
+    return unit(Math.floor(seconds / 86400), 'day');
+  }
+
+  /** Slack's <!date^epoch^format|fallback> tokens, in the reader's own time zone and locale. */
+  function formatDate(epoch, format) {
+    const at = new Date(epoch * 1000);
+    const today = new Date();
+    const yesterday = new Date(Date.now() - 86400000);
+    const prettyDay = at.toDateString() === today.toDateString() ? 'Today' : at.toDateString() === yesterday.toDateString() ? 'Yesterday' : null;
+    const tokens = {
+      ago: () => ago(epoch),
+      time: () => at.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' }),
+      time_secs: () => at.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit', second: '2-digit' }),
+      date_num: () => at.toISOString().slice(0, 10),
+      date: () => at.toLocaleDateString([], { year: 'numeric', month: 'long', day: 'numeric' }),
+      date_short: () => at.toLocaleDateString([], { year: 'numeric', month: 'short', day: 'numeric' }),
+      date_long: () => at.toLocaleDateString([], { weekday: 'long', year: 'numeric', month: 'long', day: 'numeric' }),
+      date_pretty: () => prettyDay || tokens.date(),
+      date_short_pretty: () => prettyDay || tokens.date_short(),
+      date_long_pretty: () => prettyDay || tokens.date_long(),
+    };
+    return format.replace(/\\{([a-z_]+)\\}/g, (m, name) => (tokens[name] ? tokens[name]() : m));
+  }
+
+  // Relative times tick in the reader's client, between the app's edits.
+  setInterval(() => {
+    for (const node of document.querySelectorAll('time.slack-date')) {
+      if (node.dataset.format.includes('{ago}')) node.textContent = formatDate(Number(node.dataset.epoch), node.dataset.format);
+    }
+  }, 1000);
+
   /** Slack mrkdwn to safe HTML: links and mentions first, then escape, then formatting. */
   function mrkdwn(source) {
     const saved = [];
     const keep = (html) => '\\u0000' + (saved.push(html) - 1) + '\\u0000';
     let s = source.replace(/<([^<>]+)>/g, (_, inner) => {
       const [target, label] = inner.split('|');
+      const date = /^!date\\^(\\d+)\\^([^^]*)/.exec(target);
+      if (date) return keep('<time class="slack-date" data-epoch="' + date[1] + '" data-format="' + escapeHtml(date[2]) + '">' + escapeHtml(formatDate(Number(date[1]), date[2])) + '</time>');
       if (target.startsWith('@')) return keep('<span class="mention">@' + escapeHtml(userName(target.slice(1))) + '</span>');
       if (target.startsWith('#')) return keep('<span class="mention">#' + escapeHtml(label || target.slice(1)) + '</span>');
       if (/^https?:\\/\\//.test(decode(target))) return keep('<a href="' + escapeHtml(decode(target)) + '" target="_blank" rel="noopener">' + escapeHtml(decode(label || target)) + '</a>');
@@ -135,11 +235,31 @@ export function renderPage(): string {
     b.type = 'button';
     b.dataset.actionId = element.action_id;
     b.addEventListener('click', async () => {
-      if (element.confirm && !window.confirm((element.confirm.title ? element.confirm.title.text + '\\n' : '') + element.confirm.text.text)) return;
+      if (element.confirm && !(await confirmDialog(element.confirm))) return;
       b.disabled = true;
-      await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
+      if (source.home) await post('/ui/home-action', { actionId: element.action_id, value: element.value, blockId: source.blockId });
+      else await post('/ui/action', { ...source, actionId: element.action_id, value: element.value });
     });
     return b;
+  }
+
+  /** Slack's confirmation dialog: its title, text and the app's own words on both buttons. */
+  function confirmDialog(confirm) {
+    const backdrop = document.getElementById('confirm-backdrop');
+    const box = document.getElementById('confirm');
+    box.querySelector('h3').textContent = confirm.title ? confirm.title.text : 'Are you sure?';
+    box.querySelector('p').textContent = confirm.text ? confirm.text.text : '';
+    const yes = box.querySelector('[data-answer=confirm]');
+    const no = box.querySelector('[data-answer=deny]');
+    yes.textContent = confirm.confirm ? confirm.confirm.text : 'Yes';
+    no.textContent = confirm.deny ? confirm.deny.text : 'Cancel';
+    yes.classList.toggle('danger', confirm.style === 'danger');
+    backdrop.style.display = 'flex';
+    return new Promise((resolve) => {
+      const answer = (value) => () => { backdrop.style.display = 'none'; yes.onclick = null; no.onclick = null; resolve(value); };
+      yes.onclick = answer(true);
+      no.onclick = answer(false);
+    });
   }
 
   function renderBlocks(blocks, source) {
@@ -166,6 +286,20 @@ export function renderPage(): string {
         case 'image':
           node = el('div', 'block');
           { const img = el('img'); img.src = block.image_url; img.alt = block.alt_text || ''; img.style.maxWidth = '360px'; node.appendChild(img); }
+          break;
+        case 'context_actions':
+          // Slack's feedback buttons: 👍 and 👎, each carrying its own value.
+          node = el('div', 'block actions');
+          for (const element of block.elements || []) {
+            if (element.type !== 'feedback_buttons') continue;
+            for (const choice of [element.positive_button, element.negative_button]) {
+              const b = el('button', 'slack-button', escapeHtml(choice.text.text));
+              b.type = 'button';
+              b.setAttribute('aria-label', choice.accessibility_label || choice.text.text);
+              b.addEventListener('click', () => post('/ui/action', { ...source, blockId: block.block_id, actionId: element.action_id, value: choice.value, actionType: 'feedback_buttons' }));
+              node.appendChild(b);
+            }
+          }
           break;
         case 'actions':
           node = el('div', 'block actions');
@@ -200,40 +334,130 @@ export function renderPage(): string {
     return out;
   }
 
+  /** A small menu under the anchor, as Slack's shortcut and "More actions" menus. */
+  function showMenu(anchor, items) {
+    document.querySelectorAll('.menu').forEach((menu) => menu.remove());
+    const menu = el('div', 'menu');
+    menu.setAttribute('role', 'menu');
+    for (const item of items) {
+      const entry = el('button', '', escapeHtml(item.label));
+      entry.type = 'button';
+      entry.setAttribute('role', 'menuitem');
+      entry.addEventListener('click', () => { menu.remove(); item.run(); });
+      menu.appendChild(entry);
+    }
+    const box = anchor.getBoundingClientRect();
+    menu.style.left = Math.min(box.left, window.innerWidth - 320) + 'px';
+    if (box.top > window.innerHeight / 2) menu.style.bottom = (window.innerHeight - box.top + 4) + 'px';
+    else menu.style.top = (box.bottom + 4) + 'px';
+    document.body.appendChild(menu);
+    setTimeout(() => document.addEventListener('click', () => menu.remove(), { once: true }));
+  }
+
+  function shortcutsOf(type) {
+    return (state.shortcuts || []).filter((shortcut) => shortcut.type === type);
+  }
+
   function renderMessage(message, inThread) {
     const node = el('div', 'message');
     node.dataset.ts = message.ts;
+    if (shortcutsOf('message').length) {
+      const more = el('button', 'more-actions', '⋯');
+      more.type = 'button';
+      more.setAttribute('aria-label', 'More actions');
+      more.addEventListener('click', () => showMenu(more, shortcutsOf('message').map((shortcut) => ({ label: shortcut.name, run: () => post('/ui/shortcut', { callbackId: shortcut.callbackId, messageTs: message.ts }) }))));
+      node.appendChild(more);
+    }
     const when = new Date(Number(message.ts) * 1000).toLocaleTimeString();
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
     const source = { messageTs: message.ts };
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
-    if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    if (message.assistant && !inThread) body.appendChild(el('div', 'block', '<b>✨ ' + escapeHtml(message.assistant.title || 'New chat') + '</b>'));
+    else if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
-    else if (message.text && !message.markdown) body.innerHTML = mrkdwn(message.text);
+    else if (message.text && !message.markdown && !message.assistant) body.innerHTML = mrkdwn(message.text);
     node.appendChild(body);
     node.appendChild(renderFiles(message.files));
     if (!inThread && (message.replies.length || message.bot)) {
-      const thread = el('div', 'thread');
-      thread.dataset.threadTs = message.ts;
-      for (const reply of message.replies) thread.appendChild(renderMessage(reply, true));
-      const form = el('form', 'thread-reply');
-      const input = el('input');
-      input.placeholder = 'Reply in thread…';
-      input.value = drafts.get(message.ts) || '';
-      input.addEventListener('input', () => drafts.set(message.ts, input.value));
-      form.appendChild(input);
-      form.addEventListener('submit', async (event) => {
-        event.preventDefault();
-        const value = input.value.trim();
-        if (!value) return;
-        drafts.delete(message.ts);
-        input.value = '';
-        await post('/ui/reply', { threadTs: message.ts, text: value });
-      });
-      thread.appendChild(form);
-      node.appendChild(thread);
+      const count = message.replies.length;
+      const link = el('button', 'replies-link', count ? count + (count === 1 ? ' reply' : ' replies') : 'Reply in thread');
+      link.type = 'button';
+      link.addEventListener('click', () => { openThread = message.ts; renderPane(); });
+      node.appendChild(link);
     }
     return node;
+  }
+
+  /** The side pane: the open thread's parent, its replies, private notes in it, and a reply box. */
+  function renderPane() {
+    const pane = document.getElementById('pane');
+    const parent = openThread && state.messages.find((m) => m.ts === openThread);
+    if (!parent) { pane.hidden = true; openThread = null; return; }
+    const body = document.getElementById('pane-body');
+    const focused = document.activeElement && document.activeElement.closest('#pane') && document.activeElement.tagName === 'INPUT';
+    const thread = el('div', 'thread');
+    thread.dataset.threadTs = parent.ts;
+    const assistant = parent.assistant;
+    document.querySelector('.pane-head b').textContent = assistant ? (assistant.title || 'New chat') : 'Thread';
+    if (!assistant) thread.appendChild(renderMessage(parent, true));
+    const replies = el('div', 'pane-replies');
+    const items = [
+      ...parent.replies.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, true) })),
+      ...visibleEphemerals().filter((m) => m.threadTs === parent.ts).map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
+    ].sort((a, b) => a.ts - b.ts);
+    for (const item of items) replies.appendChild(item.node());
+    thread.appendChild(replies);
+    if (assistant && assistant.status) thread.appendChild(el('div', 'assistant-status', escapeHtml(state.bot.name + ' ' + assistant.status)));
+    if (assistant && assistant.prompts.length && !parent.replies.some((m) => !m.bot)) {
+      const prompts = el('div', 'prompts');
+      for (const prompt of assistant.prompts) {
+        const chip = el('button', 'slack-button', escapeHtml(prompt.title));
+        chip.type = 'button';
+        chip.addEventListener('click', () => post('/ui/reply', { threadTs: parent.ts, text: prompt.message }));
+        prompts.appendChild(chip);
+      }
+      thread.appendChild(prompts);
+    }
+    const form = el('form', 'thread-reply');
+    const input = el('input');
+    input.placeholder = 'Reply…';
+    input.setAttribute('aria-label', 'Reply in thread');
+    input.value = drafts.get(parent.ts) || '';
+    input.addEventListener('input', () => drafts.set(parent.ts, input.value));
+    form.appendChild(input);
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const value = input.value.trim();
+      if (!value) return;
+      drafts.delete(parent.ts);
+      input.value = '';
+      await post('/ui/reply', { threadTs: parent.ts, text: value });
+    });
+    thread.appendChild(form);
+    body.replaceChildren(thread);
+    pane.hidden = false;
+    if (focused) input.focus();
+  }
+
+  document.getElementById('shortcuts-button').addEventListener('click', (event) => {
+    showMenu(event.currentTarget, shortcutsOf('global').map((shortcut) => ({ label: shortcut.name, run: () => post('/ui/shortcut', { callbackId: shortcut.callbackId }) })));
+  });
+
+  document.getElementById('tab-channel').addEventListener('click', () => showTab('channel'));
+  document.getElementById('tab-dm').addEventListener('click', () => showTab('dm'));
+  document.getElementById('assistant-new').addEventListener('click', async () => {
+    const started = await post('/ui/assistant-new', {});
+    if (started.threadTs) { openThread = started.threadTs; scheduleRefresh(); }
+  });
+  document.getElementById('tab-home').addEventListener('click', async () => {
+    showTab('home');
+    await post('/ui/home-opened', {});
+  });
+
+  document.getElementById('pane-close').addEventListener('click', () => { openThread = null; renderPane(); });
+
+  function visibleEphemerals() {
+    return state.ephemerals.filter((m) => Number(m.ts) >= openedAt);
   }
 
   function renderEphemeral(message) {
@@ -254,25 +478,29 @@ export function renderPage(): string {
   function renderFeed() {
     const feed = document.getElementById('feed');
     const nearBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 80;
-    const focused = document.activeElement && document.activeElement.closest('.thread') ? document.activeElement.closest('.thread').dataset.threadTs : null;
     const items = [
       ...state.messages.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, false) })),
-      ...state.ephemerals.map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
+      ...visibleEphemerals().filter((m) => !m.threadTs).map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
     ].sort((a, b) => a.ts - b.ts);
     feed.replaceChildren(...items.map((item) => item.node()));
-    if (focused) { const input = feed.querySelector('.thread[data-thread-ts="' + focused + '"] input'); if (input) input.focus(); }
     if (nearBottom) feed.scrollTop = feed.scrollHeight;
   }
 
   function renderModal() {
     const backdrop = document.getElementById('modal-backdrop');
-    const key = state.view ? JSON.stringify(state.view) : '';
-    if (key === shownView) return;
-    shownView = key;
-    if (!state.view) { backdrop.style.display = 'none'; return; }
-    const { id, view, errors } = state.view;
     const form = document.getElementById('modal');
+    if (!state.view) { shownModal = ''; form.dataset.viewId = ''; backdrop.style.display = 'none'; return; }
+    const key = JSON.stringify(state.view);
+    if (key === shownModal) return;
+    shownModal = key;
+    const { id, hash, view, errors } = state.view;
+    // Like Slack: field errors on the same view keep what the person typed; a new view starts afresh.
+    const typed = new Map();
+    if (form.dataset.viewId === id && form.dataset.hash === hash) {
+      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.value);
+    }
     form.replaceChildren();
+    form.dataset.hash = hash;
     form.dataset.viewId = id;
     form.appendChild(el('h2', '', escapeHtml(view.title ? view.title.text : 'App')));
     for (const block of view.blocks || []) {
@@ -280,7 +508,16 @@ export function renderPage(): string {
       const label = el('label', '', escapeHtml(block.label.text) + (block.optional ? ' <span class="field-hint">(optional)</span>' : ''));
       const element = block.element;
       let control;
-      if (element.type === 'static_select') {
+      if (element.type === 'conversations_select') {
+        // The stand-in has one channel: the one the person is looking at.
+        control = el('select');
+        control.appendChild(el('option', '', 'Choose a channel…'));
+        control.firstChild.value = '';
+        const current = el('option', '', '# ' + escapeHtml(state.channel.name));
+        current.value = state.channel.id;
+        current.selected = element.default_to_current_conversation === true;
+        control.appendChild(current);
+      } else if (element.type === 'static_select') {
         control = el('select');
         control.appendChild(el('option', '', escapeHtml(element.placeholder ? element.placeholder.text : 'Choose…')));
         control.firstChild.value = '';
@@ -296,6 +533,7 @@ export function renderPage(): string {
         if (element.placeholder) control.placeholder = element.placeholder.text;
         if (element.initial_value) control.value = element.initial_value;
       }
+      if (typed.has(block.block_id)) control.value = typed.get(block.block_id);
       control.dataset.blockId = block.block_id;
       control.dataset.actionId = element.action_id;
       control.dataset.kind = element.type;
@@ -327,21 +565,27 @@ export function renderPage(): string {
     for (const control of form.querySelectorAll('[data-block-id]')) {
       const entry = control.dataset.kind === 'static_select'
         ? { type: 'static_select', selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
-        : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
+        : control.dataset.kind === 'conversations_select'
+          ? { type: 'conversations_select', selected_conversation: control.value || null }
+          : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
       values[control.dataset.blockId] = { [control.dataset.actionId]: entry };
     }
-    shownView = '';
     await post('/ui/view-submit', { viewId: form.dataset.viewId, values });
   });
 
   async function post(path, body) {
-    await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: conversationId, ...body }) });
+    return response.json().catch(() => ({}));
   }
 
   async function refresh() {
-    state = await (await fetch('/ui/state')).json();
+    state = await (await fetch('/ui/state' + (conversationId ? '?channel=' + encodeURIComponent(conversationId) : ''))).json();
     renderFeed();
+    renderPane();
+    renderHome();
     renderModal();
+    // Tells tests (and anyone curious) which workspace state the page shows.
+    document.body.dataset.revision = String(state.revision);
   }
 
   document.getElementById('composer-form').addEventListener('submit', async (event) => {

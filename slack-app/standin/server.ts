@@ -3,7 +3,14 @@ import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
 import { renderPage } from './page';
 import { WebApi, type Params } from './web-api';
-import { BOT, DEFAULT_CHANNEL, LOCAL_USER, Workspace, type StoredMessage } from './workspace';
+import { BOT, DEFAULT_CHANNEL, DIRECT_MESSAGE, LOCAL_USER, SHORTCUTS, Workspace, type StoredMessage } from './workspace';
+
+/** The conversations the page shows: the channel and the direct messages with the app. */
+const CONVERSATIONS = [DEFAULT_CHANNEL, DIRECT_MESSAGE] as const;
+
+function conversation(id: string | undefined): (typeof CONVERSATIONS)[number] {
+  return CONVERSATIONS.find((candidate) => candidate.id === id) ?? DEFAULT_CHANNEL;
+}
 
 /**
  * A local Slack: the Web API the app calls, the response URLs it answers on, the upload URLs its
@@ -196,7 +203,7 @@ export class Standin {
       res.end(renderPage());
       return;
     }
-    if (method === 'GET' && path === '/ui/state') return send(res, 200, this.snapshot());
+    if (method === 'GET' && path === '/ui/state') return send(res, 200, this.snapshot(url.searchParams.get('channel') ?? undefined));
     if (method === 'GET' && path === '/ui/events') return this.events(req, res);
     if (method === 'POST' && path.startsWith('/ui/')) return this.uiAction(path.slice(4), jsonObject(await readBody(req)), res);
     send(res, 404, 'not found');
@@ -242,15 +249,18 @@ export class Standin {
     if (body.response_type === 'in_channel') {
       this.workspace.post({ channel: target.channel, user: BOT.userId, botId: BOT.botId, text: messageText, blocks, threadTs: text(body.thread_ts) });
     } else {
-      const ephemeral = this.workspace.postEphemeral({ channel: target.channel, user: target.user, text: messageText, blocks, threadTs: text(body.thread_ts) });
+      // An answer to a click in a thread shows in that thread, as in Slack.
+      const clickedThread = target.messageTs ? this.workspace.find(target.channel, target.messageTs)?.threadTs : undefined;
+      const ephemeral = this.workspace.postEphemeral({ channel: target.channel, user: target.user, text: messageText, blocks, threadTs: text(body.thread_ts) ?? clickedThread });
       // Later answers to the same request may replace this message.
       target.ephemeralId ??= ephemeral.id;
     }
     send(res, 200, { ok: true });
   }
 
-  /** What the page shows: the channel as the local user sees it. */
-  snapshot(): Record<string, unknown> {
+  /** What the page shows: a conversation (the channel by default) as the local user sees it. */
+  snapshot(channelId?: string): Record<string, unknown> {
+    const shown = conversation(channelId);
     const ws = this.workspace;
     const render = (message: StoredMessage) => ({
       ts: message.ts,
@@ -260,6 +270,7 @@ export class Standin {
       blocks: message.blocks ?? null,
       edited: message.edited,
       streaming: message.streaming,
+      assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
       markdown: message.streamed,
       files: message.fileIds.flatMap((fileId) => {
         const file = ws.files.get(fileId);
@@ -269,12 +280,15 @@ export class Standin {
     const view = [...ws.views.values()].reverse().find((open) => open.user === LOCAL_USER.id);
     return {
       revision: ws.revision,
-      channel: DEFAULT_CHANNEL,
+      channel: shown,
+      conversations: CONVERSATIONS,
       me: LOCAL_USER,
-      bot: { id: BOT.userId, name: BOT.name },
-      messages: ws.channelMessages(DEFAULT_CHANNEL.id).map((message) => ({ ...render(message), replies: ws.replies(DEFAULT_CHANNEL.id, message.ts).map(render) })),
-      ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === DEFAULT_CHANNEL.id),
-      view: view ? { id: view.id, view: view.view, errors: view.errors } : null,
+      bot: { id: BOT.userId, name: BOT.displayName },
+      messages: ws.channelMessages(shown.id).map((message) => ({ ...render(message), replies: ws.replies(shown.id, message.ts).map(render) })),
+      ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === shown.id),
+      view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
+      home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
+      shortcuts: SHORTCUTS,
     };
   }
 
@@ -291,18 +305,18 @@ export class Standin {
   }
 
   /** Shows what Slack shows when an app fails to answer a command in time. */
-  private reportFailure(label: string, reply: AppReply): void {
+  private reportFailure(label: string, reply: AppReply, channel: string = DEFAULT_CHANNEL.id): void {
     if (reply.status === 200) {
       if (reply.body.trim().startsWith('{')) {
         const body = JSON.parse(reply.body) as Record<string, unknown>;
         if (body.text || body.blocks) {
-          this.workspace.postEphemeral({ channel: DEFAULT_CHANNEL.id, user: LOCAL_USER.id, text: text(body.text) ?? '', blocks: Array.isArray(body.blocks) ? body.blocks : undefined });
+          this.workspace.postEphemeral({ channel, user: LOCAL_USER.id, text: text(body.text) ?? '', blocks: Array.isArray(body.blocks) ? body.blocks : undefined });
         }
       }
       return;
     }
     this.workspace.postEphemeral({
-      channel: DEFAULT_CHANNEL.id,
+      channel,
       user: LOCAL_USER.id,
       text: `${label} failed with the error "${reply.status === 404 ? 'operation_timeout' : `http_${reply.status}`}"`,
     });
@@ -310,7 +324,7 @@ export class Standin {
 
   private async uiAction(action: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
     const user = LOCAL_USER.id;
-    const channel = DEFAULT_CHANNEL.id;
+    const channel = conversation(text(body.channel)).id;
     switch (action) {
       case 'command': {
         const input = (text(body.text) ?? '').trim();
@@ -324,7 +338,7 @@ export class Standin {
           return send(res, 200, { ok: true });
         }
         const reply = await this.app.slashCommand({ user, channel, text: command[2], userName: LOCAL_USER.name });
-        this.reportFailure('/gpu', reply);
+        this.reportFailure('/gpu', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'reply': {
@@ -343,10 +357,11 @@ export class Standin {
           actionId: text(body.actionId) ?? '',
           blockId: text(body.blockId),
           value: text(body.value),
+          actionType: body.actionType === 'feedback_buttons' ? 'feedback_buttons' : undefined,
           message,
           ephemeralId: text(body.ephemeralId),
         });
-        this.reportFailure('The button', reply);
+        this.reportFailure('The button', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'view-submit': {
@@ -355,6 +370,31 @@ export class Standin {
         if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
         const reply = await this.app.submitView({ user, viewId, values });
         this.applyViewResponse(viewId, reply);
+        return send(res, 200, { ok: true });
+      }
+      case 'shortcut': {
+        const shortcut = SHORTCUTS.find((candidate) => candidate.callbackId === text(body.callbackId));
+        if (!shortcut) return send(res, 404, { ok: false });
+        const message = shortcut.type === 'message' ? this.workspace.find(channel, text(body.messageTs) ?? '') : undefined;
+        if (shortcut.type === 'message' && !message) return send(res, 404, { ok: false });
+        const reply = message ? await this.app.messageShortcut(user, shortcut.callbackId, message) : await this.app.globalShortcut(user, shortcut.callbackId);
+        this.reportFailure(shortcut.name, reply, channel);
+        return send(res, 200, { ok: true });
+      }
+      case 'assistant-new': {
+        // Slack opens the thread in the app's direct messages; its root names the thread until the app titles it.
+        const root = this.workspace.post({ channel: DIRECT_MESSAGE.id, user: BOT.userId, botId: BOT.botId, text: 'New assistant thread' });
+        this.workspace.assistantThread(DIRECT_MESSAGE.id, root.ts);
+        this.reportFailure('The assistant', await this.app.assistantThreadStarted(user, DIRECT_MESSAGE.id, root.ts, DEFAULT_CHANNEL.id), DIRECT_MESSAGE.id);
+        return send(res, 200, { ok: true, threadTs: root.ts });
+      }
+      case 'home-opened': {
+        this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);
+        return send(res, 200, { ok: true });
+      }
+      case 'home-action': {
+        const reply = await this.app.clickInHome({ user, actionId: text(body.actionId) ?? '', blockId: text(body.blockId), value: text(body.value) });
+        this.reportFailure('The button', reply, channel);
         return send(res, 200, { ok: true });
       }
       case 'view-close': {

@@ -1,4 +1,4 @@
-import { BOT, TEAM, Workspace, type MessageMetadata, type StoredFile, type StoredMessage } from './workspace';
+import { BOT, LOCAL_USER, TEAM, Workspace, type MessageMetadata, type StoredFile, type StoredMessage } from './workspace';
 
 /**
  * Slack's Web API as the stand-in speaks it: form-encoded (or JSON) `POST /api/<method>` with the
@@ -190,6 +190,46 @@ export class WebApi {
         const view = this.viewParam(params);
         const updated = this.workspace.updateView(id, view);
         return { view: { ...updated?.view, id, hash: updated?.hash } };
+      }
+      case 'assistant.threads.setSuggestedPrompts':
+      case 'assistant.threads.setTitle':
+      case 'assistant.threads.setStatus': {
+        const channel = required(params, 'channel_id');
+        const threadTs = required(params, 'thread_ts');
+        if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+        const thread = this.workspace.assistantThread(channel, threadTs);
+        if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
+        if (method === 'assistant.threads.setStatus') thread.status = params.status || undefined;
+        if (method === 'assistant.threads.setSuggestedPrompts') {
+          const prompts = json(required(params, 'prompts'), undefined);
+          if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4) fail('invalid_arguments');
+          thread.prompts = prompts.map((prompt: unknown) => {
+            const record = prompt && typeof prompt === 'object' ? (prompt as Record<string, unknown>) : {};
+            if (typeof record.title !== 'string' || typeof record.message !== 'string') fail('invalid_arguments');
+            return { title: record.title, message: record.message };
+          });
+        }
+        this.workspace.changed();
+        return {};
+      }
+      case 'views.publish': {
+        const user = required(params, 'user_id');
+        const view = json(required(params, 'view'), undefined);
+        if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
+        const record = view as Record<string, unknown>;
+        if (record.type !== 'home' || !Array.isArray(record.blocks) || record.blocks.length > 100) fail('invalid_arguments');
+        const home = this.workspace.publishHome(user, record);
+        return { view: { ...home.view, id: home.id, hash: home.hash, team_id: TEAM.id, app_id: BOT.appId } };
+      }
+      case 'users.info': {
+        const user = required(params, 'user');
+        return { user: { id: user, team_id: TEAM.id, name: user.toLowerCase(), is_bot: user === BOT.userId, is_admin: user === LOCAL_USER.id, is_owner: false } };
+      }
+      case 'chat.getPermalink': {
+        const channel = required(params, 'channel');
+        const ts = required(params, 'message_ts');
+        if (!this.workspace.find(channel, ts)) fail('message_not_found');
+        return { channel, permalink: `${this.options.baseUrl()}/?thread=${encodeURIComponent(ts)}` };
       }
       default:
         return fail('unknown_method');

@@ -7,9 +7,18 @@ import { randomBytes } from 'node:crypto';
  */
 
 export const TEAM = { id: 'T0STANDIN', domain: 'standin', name: 'Stand-in workspace' } as const;
-export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud' } as const;
+/** `name` is the bot user's handle; people see the app by its display name, as in Slack. */
+export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud', displayName: 'GPU Cloud' } as const;
 export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
 export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
+/** The local person's direct messages with the app (its Messages tab). */
+export const DIRECT_MESSAGE = { id: 'D0GPUCLOUD', name: 'GPU Cloud' } as const;
+
+/** The shortcuts the app declares in slack-app/manifest.yaml (test/slack/manifest.test.ts keeps them equal). */
+export const SHORTCUTS = [
+  { type: 'global', callbackId: 'gpu.run_job', name: 'Run a GPU job' },
+  { type: 'message', callbackId: 'gpu.ask_about_message', name: 'Ask GPU Cloud about this message' },
+] as const;
 
 export interface MessageMetadata {
   event_type: string;
@@ -65,6 +74,13 @@ export interface OpenView {
   errors: Record<string, string>;
 }
 
+/** An assistant thread's side panel state, set by the assistant.threads.* methods. */
+export interface AssistantThread {
+  title?: string;
+  status?: string;
+  prompts: { title: string; message: string }[];
+}
+
 export interface IssuedTrigger {
   id: string;
   user: string;
@@ -79,8 +95,15 @@ export class Workspace extends EventEmitter {
   readonly ephemerals: EphemeralMessage[] = [];
   readonly files = new Map<string, StoredFile>();
   readonly views = new Map<string, OpenView>();
+  /** Assistant threads by `channel/thread_ts`. */
+  readonly assistantThreads = new Map<string, AssistantThread>();
+  /** Published Home tabs, by user. */
+  readonly homes = new Map<string, OpenView>();
   readonly triggers = new Map<string, IssuedTrigger>();
-  readonly channelNames = new Map<string, string>([[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name]]);
+  readonly channelNames = new Map<string, string>([
+    [DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name],
+    [DIRECT_MESSAGE.id, DIRECT_MESSAGE.name],
+  ]);
   private lastTs = 0;
   private version = 0;
 
@@ -114,6 +137,9 @@ export class Workspace extends EventEmitter {
     const streaming = message.streaming ?? false;
     const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming, streamed: streaming, fileIds: message.fileIds ?? [] };
     this.messages.push(stored);
+    // As in Slack, the app's reply in an assistant thread clears its status.
+    const assistant = stored.threadTs && stored.user === BOT.userId ? this.assistantThreads.get(`${stored.channel}/${stored.threadTs}`) : undefined;
+    if (assistant) assistant.status = undefined;
     this.changed();
     return stored;
   }
@@ -196,6 +222,21 @@ export class Workspace extends EventEmitter {
     Object.assign(open, { view, hash: this.newId('H'), errors: {} });
     this.changed();
     return open;
+  }
+
+  /** views.publish: each person's Home tab, replaced whole. */
+  publishHome(user: string, view: Record<string, unknown>): OpenView {
+    const home: OpenView = { id: this.homes.get(user)?.id ?? this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
+    this.homes.set(user, home);
+    this.changed();
+    return home;
+  }
+
+  assistantThread(channel: string, threadTs: string): AssistantThread {
+    const key = `${channel}/${threadTs}`;
+    const thread = this.assistantThreads.get(key) ?? { prompts: [] };
+    this.assistantThreads.set(key, thread);
+    return thread;
   }
 
   closeView(id: string): void {

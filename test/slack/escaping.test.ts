@@ -1,8 +1,10 @@
 import type { InferenceEndpoint, Job } from '../../shared/schemas';
+import { askAboutMessagePrompt, askModal } from '../../slack-app/messages/ask';
 import { answerFooter, answerMessage } from '../../slack-app/messages/chat';
 import { endpointsPageMessage } from '../../slack-app/messages/endpoints';
-import { deniedMessage, noticeMessage, serviceErrorMessage, usageErrorMessage } from '../../slack-app/messages/errors';
+import { deniedMessage, noticeMessage, serviceErrorMessage, threadRepliesNotReadMessage, usageErrorMessage } from '../../slack-app/messages/errors';
 import { codeBlock, escapeWithin } from '../../slack-app/messages/format';
+import { homeView } from '../../slack-app/messages/home';
 import { unavailableJobModal } from '../../slack-app/messages/modal';
 import { jobParentMessage, parentMessage, type RequestSubject } from '../../slack-app/messages/parent';
 import { errorParts, INLINE_OUTPUT_LIMIT, jobResultParts, queueCreatedParts } from '../../slack-app/messages/results';
@@ -19,7 +21,8 @@ import { content, Stack } from './harness';
 const HOSTILE = 'Hey <!channel> <!here> <@U0BOSS> <!subteam^S0TEAM> <#C0SECRET> <https://evil.example|click me> & more';
 /** What Slack would turn into a notification or a link. */
 const MARKUP = /<[!@#]|<https?:/;
-const APP_MENTION = /<@U0ASKER>/g;
+/** The app's own markup: the asker's mention and Slack date tokens (digits and a format; they ping no one). */
+const APP_MENTION = /<@U0ASKER>|<!date\^\d+\^\{[a-z_]+\}(?: \{[a-z_]+\})?\|[^<>]*>/g;
 
 /** Every string of a message Slack reads as mrkdwn or markdown (plain_text is never parsed). */
 function markupFields(value: unknown, key = ''): string[] {
@@ -130,6 +133,14 @@ describe('every Block Kit builder escapes hostile text', () => {
   it('job status and the input of a job', () => {
     expectInert(jobStatusMessage(job({ output: HOSTILE, events: [{ action: HOSTILE, time: '2025-01-01T00:00:00Z' }] }), Date.now()));
     expectInert(inputMessage('Input', { text: HOSTILE }));
+  });
+
+  it('the Home tab (a request, its parent and a notice of the app) and the "Ask about this message" form', () => {
+    const parent = parentMessage({ user: 'U0ASKER', subject: { kind: 'chat', message: HOSTILE }, state: 'succeeded', note: HOSTILE });
+    expectInert(homeView({ requests: [{ parent }], running: 0, limit: 3, notice: noticeMessage(HOSTILE).text }));
+    expectInert(askModal({ channel: 'C1', message: HOSTILE }));
+    expectNoMarkup(markupFields(threadRepliesNotReadMessage('/gpu', 'image')));
+    expect(askAboutMessagePrompt(HOSTILE, 'why?')).toContain(HOSTILE);
   });
 
   it('the job form when the catalogue cannot be loaded', () => {

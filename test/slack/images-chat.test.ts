@@ -67,12 +67,32 @@ describe('chat', () => {
       expect(sent.messages?.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
       expect(sent.messages?.[2].content).toBe('And how do I survive one?');
 
-      // People talking in threads that are not chats are ignored.
+      // Regenerate on the older turn: that turn is answered again in its own place, from its own
+      // question; the later turn stays as it was.
+      const [olderAnswer, laterAnswer] = answers(stack, parent.ts);
+      const laterText = laterAnswer.text;
+      const updatesBefore = stack.standin.api.callsOf('chat.update').length;
+      await stack.standin.app.click({ user: 'U0ASK', channel: CHANNEL, actionId: ACTIONS.regenerateChat, value: 'answer', message: olderAnswer });
+      await stack.standin.waitFor(() => stack.serviceCalls('POST', /\/v1\/chat\/completions$/) === chatCallsBefore + 2, 15_000, 'the regenerated request');
+      await stack.app.idle();
+      const regenerated = JSON.parse(stack.emulator.requests.filter((request) => /\/v1\/chat\/completions$/.test(request.path)).at(-1)?.body ?? '{}') as { messages?: { role: string; content: string }[] };
+      expect(regenerated.messages).toEqual([{ role: 'user', content: 'What is an interruptible GPU node?' }]);
+      const after = answers(stack, parent.ts);
+      expect(after.map((answer) => answer.ts)).toEqual([olderAnswer.ts, laterAnswer.ts]);
+      expect(after[1].text).toBe(laterText);
+      const rewritten = stack.standin.api.callsOf('chat.update').slice(updatesBefore).filter((call) => call.params.ts === olderAnswer.ts);
+      expect(rewritten.length).toBeGreaterThanOrEqual(1);
+      expect(JSON.stringify(after[0].blocks)).toContain(ACTIONS.regenerateChat);
+
+      // A reply in a thread that is not a chat is answered privately with what the thread takes.
       await stack.command('transcribe https://files.example/x.mp3', 'U0ASK', 'C0OTHER');
       const other = await stack.waitForParent(1, 'C0OTHER');
       await stack.standin.postAsUser('U0ASK', 'C0OTHER', 'thanks!', other.ts);
       await stack.app.idle();
       expect(answers(stack, other.ts, 'C0OTHER')).toHaveLength(0);
+      const note = stack.standin.workspace.ephemeralsFor('U0ASK').find((message) => message.channel === 'C0OTHER');
+      expect(note?.threadTs).toBe(other.ts);
+      expect(note?.text).toMatch(/This thread shows a transcription[\s\S]*\/gpu chat &lt;message&gt;/);
     } finally {
       await stack.close();
     }
@@ -95,11 +115,14 @@ describe('chat', () => {
       expect(edits.length).toBeGreaterThanOrEqual(2);
       expect(edits.length).toBeLessThan(answer.text.split(/\s+/).length / 2);
 
+      const updatesBefore = stack.standin.api.callsOf('chat.update').length;
       await stack.standin.app.click({ user: 'U0POET', channel: CHANNEL, actionId: ACTIONS.regenerateChat, value: 'answer', message: answer });
-      await stack.standin.waitFor(() => {
-        const all = answers(stack, parent.ts);
-        return all.length === 2 && JSON.stringify(all[1].blocks).includes(ACTIONS.regenerateChat);
-      }, 20_000, 'a regenerated answer');
+      await stack.standin.waitFor(() => stack.standin.api.callsOf('chat.update').slice(updatesBefore).some((call) => call.params.ts === answer.ts), 20_000, 'the answer rewritten');
+      await stack.app.idle();
+      // Regenerated in place: still one answer, with its Regenerate button back.
+      const all = answers(stack, parent.ts);
+      expect(all).toHaveLength(1);
+      expect(JSON.stringify(all[0].blocks)).toContain(ACTIONS.regenerateChat);
     } finally {
       await stack.close();
     }

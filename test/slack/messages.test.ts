@@ -8,6 +8,7 @@ import { helpMessage } from '../../slack-app/messages/help';
 import { jobModal, JOB_FORM } from '../../slack-app/messages/modal';
 import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
+import { jobStatusMessage } from '../../slack-app/messages/status';
 import type { KnownBlock, SlackMessage } from '../../slack-app/model';
 
 const JOB_ID = '3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b';
@@ -75,7 +76,8 @@ describe('Block Kit renderers', () => {
     it('says who asked for what and shows the live status with Cancel while the job runs', () => {
       const message = jobParentMessage(job({ status: 'running' }), { user: 'U1', kind: 'transcribe' }, Date.parse('2025-01-01T00:00:12Z'));
       expect(visible(message)).toContain('<@U1> asked for a transcription of https://files.example/a.mp3');
-      expect(visible(message)).toContain('Running · 12s');
+      // Each reader's client shows the start as "12 seconds ago"; the fallback says the same.
+      expect(visible(message)).toContain(`Running · started <!date^${Date.parse('2025-01-01T00:00:00Z') / 1000}^{ago}|12s ago>`);
       expect(buttons(message).map((b) => b.action_id)).toEqual([ACTIONS.cancel, ACTIONS.showInput]);
       expect(decodeValue(jobRefSchema, buttons(message)[0].value)).toEqual({ endpoint: 'transcribe', jobId: JOB_ID });
     });
@@ -86,6 +88,17 @@ describe('Block Kit renderers', () => {
       expect(visible(message)).toContain('Succeeded in 1m 5s');
       expect(visible(message)).toContain('ran a job on `transcribe`');
       expect(buttons(message).map((b) => b.action_id)).toEqual([ACTIONS.showInput]);
+    });
+
+    it('never reads "waiting 0s": a fresh request shows no count, sub-second work says "under a second"', () => {
+      const pending = parentMessage({ user: 'U1', subject: { kind: 'job', endpoint: 'echo' }, state: 'pending' });
+      expect(visible(pending)).toContain('Pending');
+      expect(visible(pending)).not.toMatch(/\b0s\b/);
+      const justQueued = jobParentMessage(job({ status: 'pending' }), { user: 'U1', kind: 'job' }, Date.parse('2025-01-01T00:00:00.200Z'));
+      expect(visible(justQueued)).not.toMatch(/\b0s\b/);
+      expect(visible(justQueued)).toContain('queued <!date^');
+      const quick = job({ status: 'succeeded', update_time: '2025-01-01T00:00:00.400Z' });
+      expect(visible(jobParentMessage(quick, { user: 'U1', kind: 'job' }, Date.parse('2025-01-01T00:00:01Z')))).toContain('Succeeded in under a second');
     });
 
     it('offers Regenerate on a finished image request, carrying the request', () => {
@@ -178,6 +191,14 @@ describe('Block Kit renderers', () => {
     expect(JSON.stringify(picker)).toContain('"initial_option":{"text":{"type":"plain_text","text":"Endpoint 2 (endpoint-2)"},"value":"endpoint-2"}');
   });
 
+  it('/gpu status shows times in each reader\'s own time zone, with a UTC fallback', () => {
+    const running = job({ status: 'running', events: [{ action: 'created', time: '2025-01-01T00:00:00Z' }, { action: 'started', time: '2025-01-01T00:00:05Z' }] });
+    const text = visible(jobStatusMessage(running, Date.parse('2025-01-01T00:00:09Z')));
+    expect(text).toContain('created <!date^1735689600^{date_short_pretty} {time}|2025-01-01 00:00 UTC>');
+    expect(text).toContain('started <!date^1735689605^{date_short_pretty} {time}|2025-01-01 00:00 UTC>');
+    expect(text).not.toContain('2025-01-01T00:00:05Z');
+  });
+
   it('a chat answer carries Regenerate when done and says why it stopped', () => {
     expect(buttons(answerMessage('Hello', 'done')).map((b) => b.action_id)).toEqual([ACTIONS.regenerateChat]);
     expect(visible(answerMessage('Hel', 'failed', 'model overloaded'))).toContain('The answer stopped: model overloaded');
@@ -188,6 +209,7 @@ describe('Block Kit renderers', () => {
     expect(escapeText('<a> & b')).toBe('&lt;a&gt; &amp; b');
     expect(codeBlock('x```y')).not.toContain('x```y');
     expect(formatDuration(59_400)).toBe('59s');
+    expect(formatDuration(400)).toBe('under a second');
     expect(formatDuration(3_723_000)).toBe('1h 2m');
     expect(encodeValue({ big: 'x'.repeat(3000) })).toBeUndefined();
   });
