@@ -105,7 +105,7 @@ const cases: Case[] = [
   ['image with 151 steps', image({ steps: 151 }), /^Steps 151 must be 1-150$/, 'images'],
   ['image with a negative seed', image({ seed: -1 }), /^Seed -1 must be 0 or more$/, 'images'],
   ['image guidance scale of 31', image({ cfgScale: 31 }), /^Guidance Scale 31 must be 0-30$/, 'images'],
-  ['image with an empty prompt', image({}, { prompt: '   ' }), /^Prompt "   " must not be empty$/, 'images'],
+  ['image with an empty prompt', image({}, { prompt: '   ' }), /^Prompt " {3}" must not be empty$/, 'images'],
   ['image workflow name that is a path', image({}, { workflowName: '../prompt' }), /^Workflow Name "\.\.\/prompt" must be 1-64 letters, digits, hyphens or underscores/, 'images'],
   ['image JPEG quality 0', image({}, { outputFormat: 'jpeg', quality: 0 }), /^Quality options\.quality 0 must be a whole number from 1 to 100$/, 'images'],
   ['image webhook URL that is not a URL', image({}, { delivery: 'webhook', webhookUrl: 'hooks/images' }), /^Webhook URL "hooks\/images" must be a full http/, 'images'],
