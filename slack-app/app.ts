@@ -71,7 +71,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     management: createManagementClient({ baseUrl: service.baseUrl, organization: link.organization, apiKey: link.apiKey, transport, clock }),
     workload: (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: link.apiKey, transport, clock }) : undefined),
   });
-  const { management, workload } = clientsFor(service);
+  // Distributed, there is no app-wide organization: only the workspaces' own.
+  const appClients = config.distribution ? undefined : clientsFor(service);
 
   // The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -113,12 +114,12 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     : undefined;
   // Readiness probes: each dependency the app cannot work without. Distributed, each workspace has
   // its own token and key: the store of installations is what must answer.
-  const probes: ReadinessProbe[] = distributed
-    ? [{ name: 'installations', check: () => distributed.store.ping() }]
-    : [
+  const probes: ReadinessProbe[] = appClients
+    ? [
         { name: 'slack', check: () => app.client.auth.test() },
-        { name: 'service', check: (signal) => management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
-      ];
+        { name: 'service', check: (signal) => appClients.management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
+      ]
+    : [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
   const health = new Health({ probes, logger });
   const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
   // Failures are logged through Bolt's logger, which exists by the time any task runs.
@@ -159,15 +160,16 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     });
   }
   await app.init();
-  const single = distributed ? undefined : await singleWorkspace();
-  async function singleWorkspace(): Promise<Container> {
+  const single = appClients ? await singleWorkspace(appClients) : undefined;
+  async function singleWorkspace({ management, workload }: ReturnType<typeof clientsFor>): Promise<Container> {
     const auth = await app.client.auth.test();
     if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
     const identity = { team: auth.team_id, botUserId: auth.user_id };
     return containerFor({ client: app.client, identity, management, images: workload(service.imageUrl), chat: workload(service.chatUrl) });
   }
   const containers = async () => (single ? [single] : ((await distributed?.workspaces.containers()) ?? []));
-  if (config.publicUrl && single) {
+  if (config.publicUrl && single && appClients) {
+    const { management } = appClients;
     // Read at start so a wrong key fails now; read again when the organization rotates it.
     const secret = service.webhookSecret ?? (await management.webhookSecret.get());
     const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
