@@ -185,20 +185,18 @@ export class InstallationStore {
 
   /** After a key rotation: seals again, with the current key, every secret an older key sealed. */
   private async resealStale(): Promise<void> {
+    const sealedColumns = [
+      { table: 'installations', key: 'install_key', column: 'installation', context: 'installation' },
+      { table: 'workspace_links', key: 'team_id', column: 'api_key', context: 'link' },
+    ];
     await this.db.transaction(async (db) => {
-      for (const row of await db.query('SELECT install_key, installation FROM installations')) {
-        const key = text(row.install_key);
-        const sealed = text(row.installation);
-        if (!this.cipher.isStale(sealed)) continue;
-        const context = `installation:${key}`;
-        await db.query('UPDATE installations SET installation = $1 WHERE install_key = $2', [this.cipher.seal(this.cipher.open(sealed, context), context), key]);
-      }
-      for (const row of await db.query('SELECT team_id, api_key FROM workspace_links')) {
-        const team = text(row.team_id);
-        const sealed = text(row.api_key);
-        if (!this.cipher.isStale(sealed)) continue;
-        const context = `link:${team}`;
-        await db.query('UPDATE workspace_links SET api_key = $1 WHERE team_id = $2', [this.cipher.seal(this.cipher.open(sealed, context), context), team]);
+      for (const { table, key, column, context } of sealedColumns) {
+        for (const row of await db.query(`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`)) {
+          const sealed = text(row.sealed);
+          if (!this.cipher.isStale(sealed)) continue;
+          const rowContext = `${context}:${text(row.row_key)}`;
+          await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [this.cipher.seal(this.cipher.open(sealed, rowContext), rowContext), text(row.row_key)]);
+        }
       }
     });
   }

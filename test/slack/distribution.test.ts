@@ -223,26 +223,11 @@ test('two workspaces install, link their organization and each gets its /gpu res
   await command(bravo, 'image a blue whale');
   await bravo.standin.waitFor(() => botParents(bravo)[0], 15_000, 'the parent in Bravo');
   await app.idle();
-  expect(
-    botParents(alpha)
-      .map((message) => message.text)
-      .join(' '),
-  ).toMatch(/red fox/);
-  expect(
-    botParents(alpha)
-      .map((message) => message.text)
-      .join(' '),
-  ).not.toMatch(/blue whale/);
-  expect(
-    botParents(bravo)
-      .map((message) => message.text)
-      .join(' '),
-  ).toMatch(/blue whale/);
-  expect(
-    botParents(bravo)
-      .map((message) => message.text)
-      .join(' '),
-  ).not.toMatch(/red fox/);
+  const parentsText = (workspace: (typeof workspaces)[number]) => botParents(workspace).map((message) => message.text).join(' ');
+  expect(parentsText(alpha)).toMatch(/red fox/);
+  expect(parentsText(alpha)).not.toMatch(/blue whale/);
+  expect(parentsText(bravo)).toMatch(/blue whale/);
+  expect(parentsText(bravo)).not.toMatch(/red fox/);
 
   // At rest: neither bot token nor the API key is in the database file; nor in any log line.
   const raw = (await readFile(dbFile)).toString('latin1');
