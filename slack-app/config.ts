@@ -301,7 +301,10 @@ export function describeConfig(config: AppConfig): string {
   return [
     `Slack: ${config.slack.mode === 'socket' ? 'Socket Mode' : `HTTP on ${config.slack.host}:${config.slack.port}`}` +
       (config.slack.apiUrl ? ` (Web API at ${config.slack.apiUrl})` : ''),
-    `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
+    config.distribution
+      ? `GPU Cloud: ${s.baseUrl}, each workspace's own organization (linked with /gpu setup)\n` +
+        `Installs: /slack/install; installations in ${config.distribution.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : config.distribution.sqliteFile}`
+      : `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
     `Images: ${s.imageUrl ? `${s.imageUrl} (workflow ${s.imageWorkflow})` : 'off (GPU_CLOUD_IMAGE_URL unset)'}`,
     `Chat: ${s.chatUrl ?? 'off (GPU_CLOUD_CHAT_URL unset)'}`,
     `Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,

@@ -96,6 +96,8 @@ describe('installing in several workspaces (OAuth)', () => {
     expect(config.distribution?.installationKey.toString('hex')).toBe(KEY);
     // The logger's list of values never written holds every distribution secret.
     expect(configSecrets(config)).toEqual(expect.arrayContaining([CLIENT_SECRET, STATE_SECRET, KEY]));
+    expect(describeConfig(config)).toContain("each workspace's own organization");
+    expect(describeConfig(config)).not.toContain(CLIENT_SECRET);
   });
 
   test('DATABASE_URL selects PostgreSQL; previous keys are read for rotation', () => {
