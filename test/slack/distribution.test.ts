@@ -237,34 +237,44 @@ test('two workspaces install, link their organization and each gets its /gpu res
   }
 });
 
+/** An Events API delivery from a workspace, as Slack signs and sends it. */
+function sendEvent(workspace: (typeof workspaces)[number], event: Record<string, unknown>) {
+  const body = {
+    token: 'standin-verification-token',
+    team_id: workspace.team.id,
+    api_app_id: 'A0GPUCLOUD',
+    event: { ...event, event_ts: String(Date.now() / 1000) },
+    type: 'event_callback',
+    event_id: `Ev${randomBytes(6).toString('hex')}`,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ team_id: workspace.team.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
+  };
+  return workspace.standin.app.send(JSON.stringify(body), 'application/json');
+}
+
 test('app_uninstalled deletes the workspace installation and link; the other workspace keeps working', async () => {
   const distributed = app.distributed;
   if (!distributed) throw new Error('The app is not distributed.');
   const [alpha, bravo] = workspaces;
-  const event = {
-    token: 'standin-verification-token',
-    team_id: alpha.team.id,
-    api_app_id: 'A0GPUCLOUD',
-    event: { type: 'app_uninstalled', event_ts: String(Date.now() / 1000) },
-    type: 'event_callback',
-    event_id: `Ev${randomBytes(6).toString('hex')}`,
-    event_time: Math.floor(Date.now() / 1000),
-    authorizations: [
-      {
-        team_id: alpha.team.id,
-        user_id: BOT.userId,
-        is_bot: true,
-        is_enterprise_install: false,
-      },
-    ],
-  };
-  // Slack sends app_uninstalled after revoking the token; authorize must not be needed to handle it.
-  expect((await alpha.standin.app.send(JSON.stringify(event), 'application/json')).status).toBe(200);
+  // Slack has revoked the token by then; handling it needs only the store.
+  expect((await sendEvent(alpha, { type: 'app_uninstalled' })).status).toBe(200);
   await waitUntil(async () => (await distributed.store.teams()).length === 1);
   expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
   expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
   await command(bravo, 'image a green owl');
   await bravo.standin.waitFor(() => botParents(bravo).find((message) => /green owl/.test(message.text ?? '')), 15_000, 'the next parent in Bravo');
+});
+
+test('tokens_revoked deletes the workspace only when its bot token is revoked', async () => {
+  const distributed = app.distributed;
+  if (!distributed) throw new Error('The app is not distributed.');
+  const [, bravo] = workspaces;
+  expect((await sendEvent(bravo, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'] } })).status).toBe(200);
+  await app.idle();
+  expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
+  expect((await sendEvent(bravo, { type: 'tokens_revoked', tokens: { bot: [BOT.userId] } })).status).toBe(200);
+  await waitUntil(async () => (await distributed.store.teams()).length === 0);
+  expect(await distributed.store.findLink('T0BRAVO')).toBeUndefined();
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
