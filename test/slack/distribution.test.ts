@@ -11,6 +11,7 @@ import { freePort } from '../../slack-app/local';
 import { JsonLogger } from '../../slack-app/log';
 import { BOT, DEFAULT_CHANNEL, startStandin, type Standin } from '../../slack-app/standin';
 import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
+import { CHROMIUM, testWithChromium } from '../support/chromium';
 
 /**
  * The app installed in two workspaces, over HTTP end to end: each installs through /slack/install →
@@ -284,3 +285,24 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Pro
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+testWithChromium('a person installs the app from the install link in a browser (Chromium), state cookie and all', async () => {
+  const distributed = app.distributed;
+  if (!distributed) throw new Error('The app is not distributed.');
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  try {
+    oauth.signIn('T0ALPHA');
+    const page = await browser.newPage();
+    await page.goto(`${origin}/slack/install`);
+    await page.getByRole('heading', { name: 'GPU Cloud is installed' }).waitFor({ timeout: 15_000 });
+    expect(page.url().startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
+    expect(await page.textContent('body')).toContain('/gpu setup');
+    expect(await distributed.store.teams()).toEqual(['T0ALPHA']);
+    // The same redirect again (browser back, a shared link): the state was used, nothing changes.
+    await page.reload();
+    await page.getByRole('heading', { name: 'Installation failed' }).waitFor({ timeout: 15_000 });
+  } finally {
+    await browser.close();
+  }
+}, 60_000);
