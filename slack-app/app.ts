@@ -1,17 +1,18 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App, LogLevel, type CustomRoute, type Logger } from '@slack/bolt';
+import { App, LogLevel, webApi, type CustomRoute, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
 import { configSecrets, type AppConfig } from './config';
 import { Health, type ReadinessProbe } from './health';
+import { Distributed } from './installations/distribution';
 import { registerListeners } from './listeners';
 import { JsonLogger, newRequestId, withLogContext } from './log';
 import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
-import { createContainer, type Container } from './services/container';
+import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
@@ -25,6 +26,8 @@ export interface SlackAppOptions {
   transport?: Transport;
   streamIntervalMs?: number;
   statusRefreshMs?: number;
+  /** Where the OAuth consent page is: Slack's own, or a stand-in's in tests. */
+  slackAuthorizationUrl?: string;
 }
 
 export interface RunningSlackApp {
@@ -33,7 +36,10 @@ export interface RunningSlackApp {
   eventsUrl?: string;
   /** Where this process listens for job webhooks (behind `publicUrl` in production). */
   localWebhookUrl?: string;
+  /** The one workspace's services (single-workspace token mode; throws when distributed). */
   container: Container;
+  /** Installed in several workspaces (SLACK_CLIENT_ID...): the installations and each workspace's services. */
+  distributed?: Distributed;
   /** /healthz and /readyz, served on the app's HTTP port. */
   health: Health;
   /** Shutdown, first step: /readyz answers 503 and new Slack requests and webhooks are refused. */
@@ -60,8 +66,13 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const ownTransport = options.transport ? undefined : new UndiciTransport();
   const transport = options.transport ?? ownTransport;
   const service = config.service;
-  const management = createManagementClient({ baseUrl: service.baseUrl, organization: service.organization, apiKey: service.apiKey, transport, clock });
-  const workload = (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: service.apiKey, transport, clock }) : undefined);
+  // One organization and key for the app, or (distributed) one per workspace, linked with /gpu setup.
+  const clientsFor = (link: { organization: string; apiKey: string }) => ({
+    management: createManagementClient({ baseUrl: service.baseUrl, organization: link.organization, apiKey: link.apiKey, transport, clock }),
+    workload: (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: link.apiKey, transport, clock }) : undefined),
+  });
+  // Distributed, there is no app-wide organization: only the workspaces' own.
+  const appClients = config.distribution ? undefined : clientsFor(service);
 
   // The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
   let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
@@ -70,11 +81,45 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const logLevel = options.logLevel ?? config.logLevel;
   const logger = options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
   let draining = false;
-  // Readiness probes: each dependency the app cannot work without (a `store` probe joins with shared state).
-  const probes: ReadinessProbe[] = [
-    { name: 'slack', check: () => app.client.auth.test() },
-    { name: 'service', check: (signal) => management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
-  ];
+  const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+  const clientOptions = { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 };
+  const containerFor = (workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>, link?: { project?: string }) =>
+    createContainer({
+      ...workspace,
+      // Job webhooks carry one organization's signature: distributed, completion is watched by polling.
+      config: link ? { ...config, publicUrl: undefined, service: { ...service, project: link.project } } : config,
+      state,
+      clock,
+      logger,
+      streamIntervalMs: options.streamIntervalMs,
+      statusRefreshMs: options.statusRefreshMs,
+    });
+  const distributed = config.distribution
+    ? await Distributed.open({
+        settings: config.distribution,
+        publicUrl: config.publicUrl,
+        slackApiUrl: slack.apiUrl,
+        authorizationUrl: options.slackAuthorizationUrl,
+        logger,
+        checkLink: async (link) => void (await clientsFor(link).management.endpoints.list({ page: 1, page_size: 1 })),
+        build: (team, installation, link) => {
+          const clients = clientsFor(link);
+          const client = new webApi.WebClient(installation.bot?.token, { ...clientOptions, logger });
+          const identity = { team, botUserId: installation.bot?.userId ?? '' };
+          const container = containerFor({ client, identity, management: clients.management, images: clients.workload(service.imageUrl), chat: clients.workload(service.chatUrl) }, link);
+          void resumeUnfinishedWork(container, undefined, logger);
+          return container;
+        },
+      })
+    : undefined;
+  // Readiness probes: each dependency the app cannot work without. Distributed, each workspace has
+  // its own token and key: the store of installations is what must answer.
+  const probes: ReadinessProbe[] = appClients
+    ? [
+        { name: 'slack', check: () => app.client.auth.test() },
+        { name: 'service', check: (signal) => appClients.management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
+      ]
+    : [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
   const health = new Health({ probes, logger });
   const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
   // Failures are logged through Bolt's logger, which exists by the time any task runs.
@@ -85,7 +130,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
           signingSecret: slack.signingSecret,
           clock,
           routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
-          getRoutes: healthRoutes,
+          getRoutes: { ...healthRoutes, ...distributed?.routes },
           afterAck: (what, task) => background.afterAck(what, task),
         })
       : undefined;
@@ -95,7 +140,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     ...Object.entries(healthRoutes).map(([path, handler]) => ({ path, method: ['GET'], handler })),
   ];
   const app = new App({
-    token: slack.botToken,
+    ...(distributed ? { authorize: distributed.authorize } : { token: slack.botToken }),
     ...(slack.mode === 'socket'
       ? { socketMode: true, appToken: slack.appToken, installerOptions: { port: slack.port }, customRoutes, processBeforeResponse: false }
       : { receiver }),
@@ -105,7 +150,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     convoStore: false,
     logger,
     logLevel,
-    clientOptions: { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 },
+    clientOptions,
   });
   if (slack.mode === 'socket') {
     // Socket Mode has no receiver of ours: ids and the drain refusal come from a first middleware.
@@ -115,30 +160,23 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     });
   }
   await app.init();
-  const auth = await app.client.auth.test();
-  if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
-
-  const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
-  const container = createContainer({
-    config,
-    client: app.client,
-    identity: { team: auth.team_id, botUserId: auth.user_id },
-    management,
-    images: workload(service.imageUrl),
-    chat: workload(service.chatUrl),
-    state,
-    clock,
-    logger,
-    streamIntervalMs: options.streamIntervalMs,
-    statusRefreshMs: options.statusRefreshMs,
-  });
-  if (config.publicUrl) {
+  const single = appClients ? await singleWorkspace(appClients) : undefined;
+  async function singleWorkspace({ management, workload }: ReturnType<typeof clientsFor>): Promise<Container> {
+    const auth = await app.client.auth.test();
+    if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
+    const identity = { team: auth.team_id, botUserId: auth.user_id };
+    return containerFor({ client: app.client, identity, management, images: workload(service.imageUrl), chat: workload(service.chatUrl) });
+  }
+  const containers = async () => (single ? [single] : ((await distributed?.workspaces.containers()) ?? []));
+  if (config.publicUrl && single && appClients) {
+    const { management } = appClients;
     // Read at start so a wrong key fails now; read again when the organization rotates it.
     const secret = service.webhookSecret ?? (await management.webhookSecret.get());
     const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
-    webhookHandler = createWebhookHandler({ verifier, tracker: container.tracker, logger });
+    webhookHandler = createWebhookHandler({ verifier, tracker: single.tracker, logger });
   }
-  registerListeners(app, container.services);
+  distributed?.register(app);
+  registerListeners(app, single ? single.services : (distributed?.workspaces.services ?? unreachable()));
   app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
 
   let eventsUrl: string | undefined;
@@ -153,13 +191,19 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     await app.start();
   }
 
-  await resumeUnfinishedWork(container, state, logger);
+  if (single) await resumeUnfinishedWork(single, state, logger);
+  // Distributed: each linked workspace's services start now, and follow its unfinished jobs.
+  for (const team of (await distributed?.store.teams()) ?? []) await distributed?.workspaces.get(team);
 
   return {
     app,
     eventsUrl,
     localWebhookUrl,
-    container,
+    get container(): Container {
+      if (!single) throw new Error('Installed in several workspaces: use distributed.workspaces.get(team).');
+      return single;
+    },
+    distributed,
     health,
     refuseNewRequests: () => {
       draining = true;
@@ -168,33 +212,41 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     },
     idle: async () => {
       await background.idle();
-      await container.lifecycle.idle();
-      await container.tracker.idle();
+      for (const container of await containers()) {
+        await container.lifecycle.idle();
+        await container.tracker.idle();
+      }
     },
     drain: async () => {
-      const draining = container.lifecycle.drain();
+      const draining = (await containers()).map((container) => container.lifecycle.drain());
       await background.idle();
-      await draining;
-      await container.tracker.idle();
+      await Promise.all(draining);
+      for (const container of await containers()) await container.tracker.idle();
     },
     stop: async () => {
-      container.tracker.stop();
+      for (const container of await containers()) container.tracker.stop();
       await app.stop();
+      await distributed?.close();
       await ownTransport?.close();
     },
   };
 }
 
 /** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */
-async function resumeUnfinishedWork(container: Container, state: StateStore, logger: Logger): Promise<void> {
+async function resumeUnfinishedWork(container: Container, state: StateStore | undefined, logger: Logger): Promise<void> {
   try {
     const { watching, delivered } = await container.services.jobs.resume();
     if (watching || delivered) logger.info(`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`);
   } catch (error) {
     logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
   }
-  for (const inflight of [...state.inflight]) {
+  // Images and answers cut short are resumed in single-workspace mode (the state file does not say whose they are).
+  for (const inflight of [...(state?.inflight ?? [])]) {
     if (inflight.kind === 'image') withLogContext({ request: inflight.ref }, () => container.services.images.resume(inflight));
     else await container.services.chat.interrupted(inflight).catch((error: unknown) => logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`));
   }
+}
+
+function unreachable(): never {
+  throw new Error('Neither one workspace nor several: the configuration was not checked.');
 }

@@ -3,6 +3,7 @@ import { parseEnv } from 'node:util';
 import type { LogLevel } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { isHttpUrl, NAME_PATTERN, NAME_RULE } from '../shared/schemas';
+import { KEY_RULE, parseKey } from './installations/cipher';
 import { LOG_LEVELS } from './log';
 
 /**
@@ -10,9 +11,23 @@ import { LOG_LEVELS } from './log';
  * Error messages name the variable and the rule; they never echo a secret's value.
  */
 
+/** `botToken` is unset when the app is distributed: each workspace's token comes from its installation. */
 export type SlackConnection =
-  | { mode: 'http'; botToken: string; signingSecret: string; port: number; host: string }
+  | { mode: 'http'; botToken?: string; signingSecret: string; port: number; host: string }
   | { mode: 'socket'; botToken: string; appToken: string; signingSecret?: string; port: number; host: string };
+
+/** Installable in many workspaces (OAuth): set when SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET are. */
+export interface Distribution {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+  /** PostgreSQL when set; else the SQLite file. */
+  databaseUrl?: string;
+  sqliteFile: string;
+  /** AES-256-GCM key the tokens and API keys are sealed with; previous keys only open older values. */
+  installationKey: Buffer;
+  previousKeys: Buffer[];
+}
 
 export interface AppConfig {
   slack: SlackConnection & {
@@ -21,8 +36,10 @@ export interface AppConfig {
     /** `auto` tries chat.startStream first and falls back to throttled chat.update edits. */
     nativeStreaming: boolean;
   };
+  distribution?: Distribution;
   service: {
     baseUrl: string;
+    /** Empty when distributed: each workspace links its own organization and key. */
     apiKey: string;
     organization: string;
     project?: string;
@@ -139,6 +156,19 @@ const envSchema = z.object({
   SLACK_RESUME_WINDOW_HOURS: integer(1, 24 * 14, 24),
   SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 0),
   SLACK_SHUTDOWN_TIMEOUT_SECONDS: integer(0, 3600, 20),
+  SLACK_CLIENT_ID: optionalText.refine((value) => value === undefined || /^\d+\.\d+$/.test(value), { error: 'must be the Client ID from Basic Information (digits.digits)' }),
+  SLACK_CLIENT_SECRET: secret(undefined, 'the Client Secret from Basic Information'),
+  SLACK_STATE_SECRET: secret(undefined, 'a secret of at least 32 characters').refine((value) => value === undefined || value.length >= 32, {
+    error: 'must be at least 32 characters (for example `openssl rand -hex 32`)',
+  }),
+  SLACK_INSTALLATION_KEY: secret(undefined, 'a key').refine((value) => value === undefined || parseKey(value) !== undefined, { error: KEY_RULE }),
+  SLACK_INSTALLATION_PREVIOUS_KEYS: secret(undefined, 'keys').refine((value) => value === undefined || value.split(',').every((key) => parseKey(key) !== undefined), {
+    error: `must be a comma-separated list of keys; each ${KEY_RULE}`,
+  }),
+  SLACK_INSTALLATION_DB: optionalText.transform((value) => value ?? '.gpu-cloud-slack/installations.sqlite'),
+  DATABASE_URL: secret(undefined, 'a PostgreSQL URL').refine((value) => value === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(value), {
+    error: 'must be a PostgreSQL connection URL (postgres://user:password@host:5432/database)',
+  }),
   LOG_LEVEL: optionalText
     .refine((value) => value === undefined || (LOG_LEVELS as readonly string[]).includes(value), { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .transform((value) => LOG_LEVELS.find((level) => level === value) ?? LOG_LEVELS[1]),
@@ -162,28 +192,32 @@ export function loadConfig(env: Env): AppConfig {
     return value;
   };
 
-  const botToken = required('SLACK_BOT_TOKEN', e.SLACK_BOT_TOKEN, 'the bot token from OAuth & Permissions');
+  const distribution = readDistribution(e, problems);
+  const botToken = distribution ? e.SLACK_BOT_TOKEN : required('SLACK_BOT_TOKEN', e.SLACK_BOT_TOKEN, 'the bot token from OAuth & Permissions');
   const socket = e.SLACK_APP_TOKEN !== undefined;
+  if (distribution && socket) problems.push('SLACK_APP_TOKEN must be unset when SLACK_CLIENT_ID is set (installing in several workspaces needs HTTP mode for its OAuth redirect)');
   const signingSecret = socket
     ? e.SLACK_SIGNING_SECRET
     : required('SLACK_SIGNING_SECRET', e.SLACK_SIGNING_SECRET, 'HTTP mode verifies every request from Slack with it');
   const baseUrl = required('GPU_CLOUD_BASE_URL', e.GPU_CLOUD_BASE_URL, 'the management API root, ending in /api/public');
-  const apiKey = required('GPU_CLOUD_API_KEY', e.GPU_CLOUD_API_KEY, 'sent as the Service-Api-Key header');
-  const organization = required('GPU_CLOUD_ORGANIZATION', e.GPU_CLOUD_ORGANIZATION, 'the organization that owns the jobs');
+  // Distributed, each workspace links its own organization and key (/gpu setup).
+  const apiKey = distribution ? (e.GPU_CLOUD_API_KEY ?? '') : required('GPU_CLOUD_API_KEY', e.GPU_CLOUD_API_KEY, 'sent as the Service-Api-Key header');
+  const organization = distribution ? (e.GPU_CLOUD_ORGANIZATION ?? '') : required('GPU_CLOUD_ORGANIZATION', e.GPU_CLOUD_ORGANIZATION, 'the organization that owns the jobs');
   const appSecret = e.SLACK_APP_SECRET ?? signingSecret;
   if (socket && appSecret === undefined) {
     problems.push('SLACK_APP_SECRET is required in Socket Mode without SLACK_SIGNING_SECRET (the app seals the Slack thread it writes into job metadata with it)');
   }
-  if (problems.length > 0 || !botToken || !baseUrl || !apiKey || !organization || !appSecret) throw new ConfigError(problems);
+  if (problems.length > 0 || (!botToken && !distribution) || !baseUrl || apiKey === undefined || organization === undefined || !appSecret) throw new ConfigError(problems);
 
   const common = { botToken, port: e.PORT, host: e.HOST, apiUrl: e.SLACK_API_URL, nativeStreaming: e.SLACK_NATIVE_STREAMING };
   const slack =
-    socket && e.SLACK_APP_TOKEN
-      ? { ...common, mode: 'socket' as const, appToken: e.SLACK_APP_TOKEN, signingSecret }
+    socket && e.SLACK_APP_TOKEN && botToken
+      ? { ...common, botToken, mode: 'socket' as const, appToken: e.SLACK_APP_TOKEN, signingSecret }
       : { ...common, mode: 'http' as const, signingSecret: signingSecret ?? '' };
 
   return {
     slack,
+    ...(distribution ? { distribution } : {}),
     service: {
       baseUrl,
       apiKey,
@@ -212,6 +246,28 @@ export function loadConfig(env: Env): AppConfig {
   };
 }
 
+/** The OAuth settings, all or none, and the key the installation store needs with them. */
+function readDistribution(e: z.infer<typeof envSchema>, problems: string[]): Distribution | undefined {
+  const oauth = { SLACK_CLIENT_ID: e.SLACK_CLIENT_ID, SLACK_CLIENT_SECRET: e.SLACK_CLIENT_SECRET, SLACK_STATE_SECRET: e.SLACK_STATE_SECRET };
+  const set = Object.entries(oauth).filter(([, value]) => value !== undefined);
+  if (set.length === 0) return undefined;
+  for (const [name, value] of Object.entries(oauth)) {
+    if (value === undefined) problems.push(`${name} is required with ${set.map(([other]) => other).join(' and ')} (installing in several workspaces needs all three)`);
+  }
+  const installationKey = e.SLACK_INSTALLATION_KEY ? parseKey(e.SLACK_INSTALLATION_KEY) : undefined;
+  if (!e.SLACK_INSTALLATION_KEY) problems.push('SLACK_INSTALLATION_KEY is required with SLACK_CLIENT_ID (the bot tokens and API keys are stored encrypted with it)');
+  if (!e.SLACK_CLIENT_ID || !e.SLACK_CLIENT_SECRET || !e.SLACK_STATE_SECRET || !installationKey) return undefined;
+  return {
+    clientId: e.SLACK_CLIENT_ID,
+    clientSecret: e.SLACK_CLIENT_SECRET,
+    stateSecret: e.SLACK_STATE_SECRET,
+    databaseUrl: e.DATABASE_URL,
+    sqliteFile: e.SLACK_INSTALLATION_DB,
+    installationKey,
+    previousKeys: (e.SLACK_INSTALLATION_PREVIOUS_KEYS?.split(',') ?? []).map((key) => parseKey(key)).filter((key): key is Buffer => key !== undefined),
+  };
+}
+
 /**
  * The settings: the process environment over an optional env file (`KEY=value` lines, as
  * `.env.example`). A variable set in the environment wins, so a deployment can override one line. A
@@ -232,7 +288,9 @@ export async function readSettings(env: Env, file: { path: string; required: boo
 /** Every secret value in the configuration: the logger writes none of them, whoever passes one. */
 export function configSecrets(config: AppConfig): string[] {
   const { slack, service } = config;
-  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret].filter(
+  const d = config.distribution;
+  const distributed = d ? [d.clientSecret, d.stateSecret, d.databaseUrl, d.installationKey.toString('hex'), d.installationKey.toString('base64')] : [];
+  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret, ...distributed].filter(
     (secret): secret is string => secret !== undefined && secret !== '',
   );
 }
@@ -243,7 +301,10 @@ export function describeConfig(config: AppConfig): string {
   return [
     `Slack: ${config.slack.mode === 'socket' ? 'Socket Mode' : `HTTP on ${config.slack.host}:${config.slack.port}`}` +
       (config.slack.apiUrl ? ` (Web API at ${config.slack.apiUrl})` : ''),
-    `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
+    config.distribution
+      ? `GPU Cloud: ${s.baseUrl}, each workspace's own organization (linked with /gpu setup)\n` +
+        `Installs: /slack/install; installations in ${config.distribution.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : config.distribution.sqliteFile}`
+      : `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
     `Images: ${s.imageUrl ? `${s.imageUrl} (workflow ${s.imageWorkflow})` : 'off (GPU_CLOUD_IMAGE_URL unset)'}`,
     `Chat: ${s.chatUrl ?? 'off (GPU_CLOUD_CHAT_URL unset)'}`,
     `Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,

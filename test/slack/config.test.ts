@@ -1,4 +1,4 @@
-import { ConfigError, describeConfig, loadConfig } from '../../slack-app/config';
+import { ConfigError, configSecrets, describeConfig, loadConfig } from '../../slack-app/config';
 
 const BOT_TOKEN = 'xoxb-1111-secret-bot-token';
 const SIGNING_SECRET = 'signing-secret-value-1234';
@@ -79,5 +79,54 @@ describe('Slack app configuration', () => {
     const text = describeConfig(loadConfig({ ...base, SLACK_PUBLIC_URL: 'https://bot.example.com', GPU_CLOUD_WEBHOOK_SECRET: 'whsec_c2VjcmV0' }));
     for (const secret of [BOT_TOKEN, SIGNING_SECRET, API_KEY, 'c2VjcmV0']) expect(text).not.toContain(secret);
     expect(text).toContain('webhook at https://bot.example.com/gpu-cloud/webhook');
+  });
+});
+
+describe('installing in several workspaces (OAuth)', () => {
+  const KEY = 'ab'.repeat(32);
+  const CLIENT_SECRET = 'client-secret-value-0000';
+  const STATE_SECRET = 's'.repeat(40);
+  const base = { SLACK_SIGNING_SECRET: SIGNING_SECRET, GPU_CLOUD_BASE_URL: 'https://api.example.com/api/public' };
+  const oauth = { SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: CLIENT_SECRET, SLACK_STATE_SECRET: STATE_SECRET, SLACK_INSTALLATION_KEY: KEY };
+
+  test('with the three OAuth settings and a key, no bot token, API key or organization is needed', () => {
+    const config = loadConfig({ ...base, ...oauth });
+    expect(config.slack.botToken).toBeUndefined();
+    expect(config.distribution).toMatchObject({ clientId: '1111.2222', sqliteFile: '.gpu-cloud-slack/installations.sqlite', databaseUrl: undefined, previousKeys: [] });
+    expect(config.distribution?.installationKey.toString('hex')).toBe(KEY);
+    // The logger's list of values never written holds every distribution secret.
+    expect(configSecrets(config)).toEqual(expect.arrayContaining([CLIENT_SECRET, STATE_SECRET, KEY]));
+    expect(describeConfig(config)).toContain("each workspace's own organization");
+    expect(describeConfig(config)).not.toContain(CLIENT_SECRET);
+  });
+
+  test('DATABASE_URL selects PostgreSQL; previous keys are read for rotation', () => {
+    const previous = 'cd'.repeat(32);
+    const config = loadConfig({ ...base, ...oauth, DATABASE_URL: 'postgres://app:pw@db.internal:5432/slack', SLACK_INSTALLATION_PREVIOUS_KEYS: previous });
+    expect(config.distribution?.databaseUrl).toBe('postgres://app:pw@db.internal:5432/slack');
+    expect(config.distribution?.previousKeys.map((key) => key.toString('hex'))).toEqual([previous]);
+  });
+
+  test('a partial OAuth setup names what is missing; a bad key or URL names the rule, never the value', () => {
+    const partial = problems({ ...base, SLACK_CLIENT_ID: '1111.2222' });
+    expect(partial).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^SLACK_CLIENT_SECRET is required with SLACK_CLIENT_ID/),
+        expect.stringMatching(/^SLACK_STATE_SECRET is required with SLACK_CLIENT_ID/),
+        expect.stringMatching(/^SLACK_INSTALLATION_KEY is required/),
+      ]),
+    );
+    const bad = problems({ ...base, ...oauth, SLACK_INSTALLATION_KEY: 'too-short-secret-key', DATABASE_URL: 'mysql://secret-password@host/db' });
+    expect(bad.join('\n')).toMatch(/SLACK_INSTALLATION_KEY must be 32 random bytes/);
+    expect(bad.join('\n')).toMatch(/DATABASE_URL must be a PostgreSQL connection URL/);
+    expect(bad.join('\n')).not.toMatch(/too-short-secret-key|secret-password/);
+  });
+
+  test('Socket Mode cannot serve the OAuth redirect', () => {
+    expect(problems({ ...base, ...oauth, SLACK_APP_TOKEN: 'xapp-1-abc' })).toEqual([expect.stringMatching(/^SLACK_APP_TOKEN must be unset when SLACK_CLIENT_ID is set/)]);
+  });
+
+  test('without OAuth settings the single-workspace token mode is unchanged', () => {
+    expect(problems(base)).toEqual(expect.arrayContaining([expect.stringMatching(/^SLACK_BOT_TOKEN is required/), expect.stringMatching(/^GPU_CLOUD_API_KEY is required/)]));
   });
 });

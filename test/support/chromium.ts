@@ -1,0 +1,30 @@
+import { existsSync } from 'node:fs';
+
+/**
+ * Debian's Chromium for tests that drive a real browser: the path, or why it cannot run. Without it a
+ * developer's run skips those tests; CI (`CI=true`), which installs it, fails instead.
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+function playwrightInstalled(): boolean {
+  try {
+    require.resolve('playwright-core');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const chromiumMissing: string | undefined = !existsSync(CHROMIUM)
+  ? `${CHROMIUM} is absent (apt-get install chromium)`
+  : !playwrightInstalled()
+    ? 'playwright-core is not installed (npm install)'
+    : undefined;
+
+/** `test` when Chromium is there; otherwise a skip, or in CI a failing test saying what is missing. */
+export function testWithChromium(name: string, run: () => Promise<void>, timeoutMs?: number): void {
+  const inCi = process.env.CI === 'true' || process.env.CI === '1';
+  if (chromiumMissing === undefined) return test(name, run, timeoutMs);
+  if (inCi) return test(name, () => Promise.reject(new Error(`CI must run this browser test, but ${chromiumMissing}.`)));
+  test.skip(`${name} (${chromiumMissing})`, run);
+}
