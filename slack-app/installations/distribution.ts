@@ -19,7 +19,7 @@ import { Workspaces } from './workspaces';
  */
 
 /** The bot scopes of manifest.yaml, asked for at install. */
-export const BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write', 'channels:history', 'groups:history', 'users:read'];
+export const BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write', 'channels:history', 'groups:history', 'im:history', 'users:read', 'assistant:write'];
 export const INSTALL_PATH = '/slack/install';
 export const REDIRECT_PATH = '/slack/oauth_redirect';
 export const LINK_VIEW = 'gpu_cloud_link';

@@ -1,9 +1,10 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
+import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { CHANNEL, Stack } from './harness';
 
 /**
@@ -12,32 +13,11 @@ import { CHANNEL, Stack } from './harness';
  * the suite is skipped on a developer's machine and fails in CI (`CI=true`), which installs it.
  */
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /**
  * Screenshots of each surface. `UPDATE_SCREENSHOTS=1` writes them into docs/images (shown in
  * docs/slack-app.md); otherwise into a temporary folder, so a test run leaves the checkout clean.
  */
 const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? join(__dirname, '..', '..', 'docs', 'images') : mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
-
-function playwrightInstalled(): boolean {
-  try {
-    require.resolve('playwright-core');
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const missing = !existsSync(CHROMIUM) ? `${CHROMIUM} is absent (apt-get install chromium)` : !playwrightInstalled() ? 'playwright-core is not installed (npm install)' : undefined;
-const inCi = process.env.CI === 'true' || process.env.CI === '1';
-if (missing && inCi) {
-  test('CI has Chromium for the stand-in page click-through', () => {
-    throw new Error(`CI must run the browser test, but ${missing}.`);
-  });
-} else if (missing) {
-  console.warn(`Skipping the stand-in page click-through: ${missing}.`);
-}
-const describeWithChromium = missing === undefined ? describe : describe.skip;
 
 describeWithChromium('the stand-in page in a browser', () => {
   let stack: Stack;

@@ -4,6 +4,7 @@ import { parse } from 'yaml';
 import { z } from 'zod/v4';
 import { SHORTCUTS } from '../../slack-app/messages/actions';
 import { SUGGESTED_PROMPTS } from '../../slack-app/messages/assistant';
+import { BOT_SCOPES } from '../../slack-app/installations/distribution';
 import { SHORTCUTS as STANDIN_SHORTCUTS } from '../../slack-app/standin/workspace';
 
 /** The manifest declares what the app listens for; the stand-in offers what the manifest declares. */
@@ -34,4 +35,8 @@ it('enables the Home and Messages tabs and the assistant view, with the scopes a
 
 it('suggests in the manifest the prompts the app sets on each new assistant thread', () => {
   expect(manifest.features.assistant_view.suggested_prompts).toEqual(SUGGESTED_PROMPTS);
+});
+
+it('asks a workspace installing through OAuth for exactly the bot scopes of the manifest', () => {
+  expect([...BOT_SCOPES].sort()).toEqual([...manifest.oauth_config.scopes.bot].sort());
 });
