@@ -13,6 +13,7 @@ import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
 import { createContainer, type Container } from './services/container';
 import { errorSummary } from './services/errors';
+import { RedisSharedState, within } from './services/shared-state';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
 
@@ -75,6 +76,9 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     { name: 'slack', check: () => app.client.auth.test() },
     { name: 'service', check: (signal) => management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
   ];
+  // Several replicas agree through Redis; the start waits until it answers.
+  const shared = config.redisUrl ? await RedisSharedState.connect({ url: config.redisUrl, logger }) : undefined;
+  if (shared) probes.push({ name: 'store', check: () => shared.ping() });
   const health = new Health({ probes, logger });
   const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
   // Failures are logged through Bolt's logger, which exists by the time any task runs.
@@ -87,6 +91,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
           routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
           getRoutes: healthRoutes,
           afterAck: (what, task) => background.afterAck(what, task),
+          firstAccepted: shared ? (signature, ttlMs) => within(shared.claimOnce(`slack-signature:${signature}`, ttlMs), REPLAY_CHECK_MS, 'Redis') : undefined,
         })
       : undefined;
   // Socket Mode serves the webhook route from Bolt's own small HTTP server.
@@ -131,12 +136,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     logger,
     streamIntervalMs: options.streamIntervalMs,
     statusRefreshMs: options.statusRefreshMs,
+    shared,
   });
   if (config.publicUrl) {
     // Read at start so a wrong key fails now; read again when the organization rotates it.
     const secret = service.webhookSecret ?? (await management.webhookSecret.get());
     const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
-    webhookHandler = createWebhookHandler({ verifier, tracker: container.tracker, logger });
+    const firstDelivery = shared ? (id: string) => within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis') : undefined;
+    webhookHandler = createWebhookHandler({ verifier, tracker: container.tracker, logger, firstDelivery });
   }
   registerListeners(app, container.services);
   app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
@@ -154,6 +161,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   }
 
   await resumeUnfinishedWork(container, state, logger);
+  const sweeping = new AbortController();
+  if (shared) void takeOverOrphanedJobs(container, clock, config.pollIntervalMs, sweeping.signal, logger);
 
   return {
     app,
@@ -178,11 +187,40 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       await container.tracker.idle();
     },
     stop: async () => {
+      sweeping.abort();
       container.tracker.stop();
       await app.stop();
+      await shared?.close();
       await ownTransport?.close();
     },
   };
+}
+
+/** Longest wait for Redis before a Slack request or webhook is answered 503 (both are sent again). */
+const REPLAY_CHECK_MS = 2000;
+/** The service retries a webhook for minutes, not days. */
+const WEBHOOK_MEMORY_MS = 24 * 3600_000;
+
+/**
+ * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
+ * died and its leases expired) and deliver finished ones nobody delivered.
+ */
+async function takeOverOrphanedJobs(container: Container, clock: Clock, intervalMs: number, signal: AbortSignal, logger: Logger): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await clock.sleep(intervalMs, signal);
+    } catch {
+      return;
+    }
+    await withLogContext({ request: undefined, job: undefined }, async () => {
+      try {
+        const { watching, delivered } = await container.services.jobs.resume();
+        if (watching || delivered) logger.info(`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`);
+      } catch (error) {
+        logger.warn(`Could not look for jobs other replicas left: ${errorSummary(error)}`);
+      }
+    });
+  }
 }
 
 /** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */

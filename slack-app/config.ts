@@ -56,6 +56,8 @@ export interface AppConfig {
    */
   pollIntervalMs: number;
   logLevel: LogLevel;
+  /** Several replicas share state through this Redis; unset: one process keeps it in memory. */
+  redisUrl?: string;
   /** On SIGTERM, how long acknowledged work may take to reach a safe point before the process exits. */
   shutdownTimeoutMs: number;
 }
@@ -139,6 +141,9 @@ const envSchema = z.object({
   SLACK_RESUME_WINDOW_HOURS: integer(1, 24 * 14, 24),
   SLACK_POLL_INTERVAL_MS: integer(100, 600_000, 0),
   SLACK_SHUTDOWN_TIMEOUT_SECONDS: integer(0, 3600, 20),
+  REDIS_URL: optionalText.refine((value) => value === undefined || /^rediss?:\/\/[^\s]+$/.test(value), {
+    error: 'must be a redis:// or rediss:// URL (for example redis://127.0.0.1:6379/0)',
+  }),
   LOG_LEVEL: optionalText
     .refine((value) => value === undefined || (LOG_LEVELS as readonly string[]).includes(value), { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .transform((value) => LOG_LEVELS.find((level) => level === value) ?? LOG_LEVELS[1]),
@@ -209,6 +214,7 @@ export function loadConfig(env: Env): AppConfig {
     pollIntervalMs: e.SLACK_POLL_INTERVAL_MS || (e.SLACK_PUBLIC_URL ? 30_000 : 10_000),
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SLACK_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    redisUrl: e.REDIS_URL,
   };
 }
 
@@ -232,9 +238,18 @@ export async function readSettings(env: Env, file: { path: string; required: boo
 /** Every secret value in the configuration: the logger writes none of them, whoever passes one. */
 export function configSecrets(config: AppConfig): string[] {
   const { slack, service } = config;
-  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret].filter(
+  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret, redisPassword(config.redisUrl)].filter(
     (secret): secret is string => secret !== undefined && secret !== '',
   );
+}
+
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The settings worth printing at start: everything except secrets. */
@@ -249,5 +264,15 @@ export function describeConfig(config: AppConfig): string {
     `Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,
     `Access: ${config.access.allowedUsers.length || 'all'} users, ${config.access.allowedChannels.length || 'all'} channels, ` +
       `${config.access.maxJobsPerUser} concurrent jobs per user`,
+    `Replicas: ${config.redisUrl ? `state shared through Redis at ${redisHost(config.redisUrl)}` : 'one process (REDIS_URL unset)'}`,
   ].join('\n');
+}
+
+/** Where Redis is, without its credentials. */
+function redisHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured URL';
+  }
 }
