@@ -60,6 +60,10 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
     // More jobs than commands answered: a replayed request ran twice.
     const replayedIntoJobs = parents.length + refusals() - USERS * COMMANDS_PER_USER;
 
+    // Each replica reports Redis among what it needs (with REDIS_URL).
+    const readiness = await fetch(`http://127.0.0.1:${cluster.replicas[0].port}/readyz`);
+    expect(await readiness.json()).toEqual({ status: 'ready', checks: { slack: 'ok', service: 'ok', ...(redis ? { store: 'ok' } : {}) } });
+
     // Midway: the jobs run, none has finished yet.
     if (disruption === 'kill a replica') {
       await cluster.replicas[1].kill('SIGKILL');
