@@ -55,7 +55,7 @@ export interface JobTrackerOptions {
    * (run by every replica now and then) takes up only jobs whose lease is free, so the jobs of a
    * replica that died are followed again by another once its leases expire.
    */
-  shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs'>;
+  shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs' | 'isDelivered'>;
 }
 
 export type JobPhase =
@@ -389,6 +389,8 @@ export class JobTracker {
       const phase = entry.phase;
       if (phase.name !== 'following') return;
       try {
+        // Another replica may have delivered it (a webhook reached it first): its final edit stands.
+        if (await this.options.shared?.isDelivered(entry.jobId)) return;
         await threads.update(thread.channel, thread.threadTs, jobParentMessage(phase.job, entry.origin, clock.now()));
       } catch (error) {
         logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);

@@ -133,27 +133,30 @@ export class Replica {
     readonly child: ChildProcess,
   ) {}
 
-  /** Starts the production entry point (bin.ts) and resolves once it says it is ready. */
+  /** Starts the production entry point (bin.ts) and resolves once it serves. */
   static async start(port: number, env: Record<string, string>): Promise<Replica> {
     // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
     const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'bin.ts')], { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     const replica = new Replica(port, child);
     child.stdout?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Replica on ${port} did not start in time:\n${replica.output}`)), 60_000);
-      const check = () => {
-        if (replica.output.includes('Ready in')) {
-          clearTimeout(timer);
-          resolve();
-        }
-      };
-      child.stdout?.on('data', check);
-      child.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`Replica on ${port} exited with ${code}:\n${replica.output}`));
-      });
-    });
+    // Up once it answers /healthz (whatever LOG_LEVEL lets it log).
+    let exited: number | null | undefined;
+    child.once('exit', (code) => (exited = code));
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      if (exited !== undefined) throw new Error(`Replica on ${port} exited with ${exited}:\n${replica.output}`);
+      if (Date.now() > deadline) {
+        await replica.kill('SIGKILL');
+        throw new Error(`Replica on ${port} did not start in time:\n${replica.output}`);
+      }
+      const up = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (response) => response.ok,
+        () => false,
+      );
+      if (up) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     return replica;
   }
 

@@ -89,6 +89,7 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
       ...posts.flatMap((count, i) => (count === 1 ? [] : [`job ${jobIds[i]}: result posted ${count} times`])),
       ...(new Set(jobIds).size !== parents.length ? ['two parents show the same job'] : []),
       ...(stack.serviceCalls('POST', /\/jobs$/) !== parents.length ? [`${stack.serviceCalls('POST', /\/jobs$/)} jobs created for ${parents.length} parents`] : []),
+      ...parents.flatMap((parent, i) => (/Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ? [] : [`job ${jobIds[i]}: the parent does not show its end`])),
       ...(maxRunning > LIMIT ? [`a user had ${maxRunning} jobs running (limit ${LIMIT})`] : []),
     ];
     expect(problems).toEqual([]);
