@@ -66,7 +66,8 @@ export class AccessPolicy {
     const mine = this.running.get(user) ?? new Set<string>();
     mine.add(ref);
     this.running.set(user, mine);
-    void this.shared?.adoptSlot(user, ref);
+    // Fire and forget: it waits for Redis, and only a shutdown ends the wait.
+    this.shared?.adoptSlot(user, ref).catch(() => undefined);
   }
 
   async release(user: string, ref: string): Promise<void> {

@@ -118,7 +118,7 @@ export class JobTracker {
     if (this.stopping.signal.aborted || this.jobs.has(job.id)) return Promise.resolve();
     return new Promise<void>((end) => {
       const entry = this.track(job, origin, { name: 'following', job, end });
-      void this.options.shared?.lease(followLease(job.id));
+      this.options.shared?.lease(followLease(job.id)).catch(() => undefined);
       if (isTerminalStatus(job.status)) {
         void this.complete(job);
         return;
@@ -241,7 +241,8 @@ export class JobTracker {
     entry.phase = next;
     if (previous.name === 'following' && next.name !== 'following') {
       previous.end();
-      void this.options.shared?.releaseLease(followLease(entry.jobId));
+      // Ends with the shutdown at the latest; the lease then expires by itself.
+      this.options.shared?.releaseLease(followLease(entry.jobId)).catch(() => undefined);
       // The endpoint's loop may have nothing left to read, the refresh loop nothing to refresh.
       this.schedulePoll(entry.endpoint);
       if (this.followed().length === 0) this.refresher?.abort();
