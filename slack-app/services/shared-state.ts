@@ -90,6 +90,7 @@ export class RedisSharedState implements SharedState {
   private readonly slots = new Map<string, string>();
   private readonly renewer: NodeJS.Timeout;
   private closed = false;
+  private renewing = false;
   private unreachable = false;
 
   private constructor(
@@ -184,20 +185,28 @@ export class RedisSharedState implements SharedState {
 
   /** Extends every lease and slot this replica holds; a lease another replica took meanwhile is dropped. */
   private async renew(): Promise<void> {
-    if (this.closed || !this.client.isReady) return;
+    if (this.closed || this.renewing || !this.client.isReady) return;
+    this.renewing = true;
     try {
-      for (const name of [...this.leases]) {
-        const ours = await this.client.sendCommand(['EVAL', LEASE_SCRIPT, '1', this.key('lease', name), this.replica, String(this.leaseMs)]);
-        if (ours !== 1) this.leases.delete(name);
-      }
+      // Sent together, so the client pipelines them: thousands of leases cost one round trip, and a
+      // busy replica renews well within the lease time.
+      const leases = [...this.leases];
+      const held = await Promise.all(leases.map((name) => this.client.sendCommand(['EVAL', LEASE_SCRIPT, '1', this.key('lease', name), this.replica, String(this.leaseMs)])));
+      leases.forEach((name, i) => {
+        if (held[i] !== 1) this.leases.delete(name);
+      });
       const expiresAt = String(Date.now() + this.leaseMs);
-      for (const [ref, user] of this.slots) {
-        // Re-added if Redis lost it (restarted without it): the work still runs.
-        await this.client.sendCommand(['ZADD', this.key('slots', user), expiresAt, ref]);
-        await this.client.sendCommand(['PEXPIREAT', this.key('slots', user), expiresAt]);
-      }
+      await Promise.all(
+        [...this.slots].flatMap(([ref, user]) => [
+          // Re-added if Redis lost it (restarted without it): the work still runs.
+          this.client.sendCommand(['ZADD', this.key('slots', user), expiresAt, ref]),
+          this.client.sendCommand(['PEXPIREAT', this.key('slots', user), expiresAt]),
+        ]),
+      );
     } catch (error) {
       this.noteUnreachable(error);
+    } finally {
+      this.renewing = false;
     }
   }
 
