@@ -12,6 +12,7 @@ import { noticingCompletion } from './noticing-completion';
 import { sharedLimit } from './shared-limit';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { slackLoad } from './slack-load';
+import { slackReplicas } from './slack-replicas';
 import { webhookVerification } from './webhook-verify';
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -23,6 +24,7 @@ export const SCENARIOS: Record<string, Scenario> = {
   'images-memory': imagesMemory,
   'webhook-verify': webhookVerification,
   'emulator-ceiling': emulatorCeiling,
+  'slack-replicas': slackReplicas,
 };
 
 export async function runScenarios(names: string[], options: { smoke: boolean; runs: number }): Promise<ScenarioResult[]> {

@@ -21,9 +21,9 @@ import { median, percentile, type Scenario } from './lib';
 const ROOT = join(__dirname, '..');
 const JOB_POSTS = /\/inference-endpoints\/[^/]+\/jobs$/;
 
-const sendRequestSchema = z.object({ url: z.string(), signingSecret: z.string(), bodies: z.array(z.string()) });
-type SendRequest = z.infer<typeof sendRequestSchema>;
-const sendReplySchema = z.object({ statuses: z.array(z.number()), ms: z.array(z.number()) });
+export const sendRequestSchema = z.object({ url: z.string(), signingSecret: z.string(), bodies: z.array(z.string()) });
+export type SendRequest = z.infer<typeof sendRequestSchema>;
+export const sendReplySchema = z.object({ statuses: z.array(z.number()), ms: z.array(z.number()) });
 type SendReply = z.infer<typeof sendReplySchema>;
 
 interface Ack {

@@ -14,6 +14,7 @@ import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
+import { RedisSharedState, within } from './services/shared-state';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
 
@@ -82,6 +83,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   const logger = options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
   let draining = false;
   const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+  // Several replicas agree through Redis; the start waits until it answers.
+  const shared = config.redisUrl ? await RedisSharedState.connect({ url: config.redisUrl, logger }) : undefined;
   const clientOptions = { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 };
   const containerFor = (workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>, link?: { project?: string }) =>
     createContainer({
@@ -93,6 +96,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       logger,
       streamIntervalMs: options.streamIntervalMs,
       statusRefreshMs: options.statusRefreshMs,
+      shared,
     });
   const distributed = config.distribution
     ? await Distributed.open({
@@ -120,6 +124,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
         { name: 'service', check: (signal) => appClients.management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
       ]
     : [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
+  if (shared) probes.push({ name: 'store', check: () => shared.ping() });
   const health = new Health({ probes, logger });
   const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
   // Failures are logged through Bolt's logger, which exists by the time any task runs.
@@ -132,6 +137,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
           routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
           getRoutes: { ...healthRoutes, ...distributed?.routes },
           afterAck: (what, task) => background.afterAck(what, task),
+          firstAccepted: shared ? (signature, ttlMs) => within(shared.claimOnce(`slack-signature:${signature}`, ttlMs), REPLAY_CHECK_MS, 'Redis') : undefined,
         })
       : undefined;
   // Socket Mode serves the webhook route from Bolt's own small HTTP server.
@@ -173,7 +179,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
     // Read at start so a wrong key fails now; read again when the organization rotates it.
     const secret = service.webhookSecret ?? (await management.webhookSecret.get());
     const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
-    webhookHandler = createWebhookHandler({ verifier, tracker: single.tracker, logger });
+    const firstDelivery = shared ? (id: string) => within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis') : undefined;
+    webhookHandler = createWebhookHandler({ verifier, tracker: single.tracker, logger, firstDelivery });
   }
   distributed?.register(app);
   registerListeners(app, single ? single.services : (distributed?.workspaces.services ?? unreachable()));
@@ -194,6 +201,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
   if (single) await resumeUnfinishedWork(single, state, logger);
   // Distributed: each linked workspace's services start now, and follow its unfinished jobs.
   for (const team of (await distributed?.store.teams()) ?? []) await distributed?.workspaces.get(team);
+  const sweeping = new AbortController();
+  if (shared) void takeOverOrphanedJobs(containers, clock, config.pollIntervalMs, sweeping.signal, logger);
 
   return {
     app,
@@ -224,12 +233,43 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
       for (const container of await containers()) await container.tracker.idle();
     },
     stop: async () => {
+      sweeping.abort();
       for (const container of await containers()) container.tracker.stop();
       await app.stop();
       await distributed?.close();
+      await shared?.close();
       await ownTransport?.close();
     },
   };
+}
+
+/** Longest wait for Redis before a Slack request or webhook is answered 503 (both are sent again). */
+const REPLAY_CHECK_MS = 2000;
+/** The service retries a webhook for minutes, not days. */
+const WEBHOOK_MEMORY_MS = 24 * 3600_000;
+
+/**
+ * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
+ * died and its leases expired) and deliver finished ones nobody delivered.
+ */
+async function takeOverOrphanedJobs(containers: () => Promise<Container[]>, clock: Clock, intervalMs: number, signal: AbortSignal, logger: Logger): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      await clock.sleep(intervalMs, signal);
+    } catch {
+      return;
+    }
+    await withLogContext({ request: undefined, job: undefined }, async () => {
+      try {
+        for (const container of await containers()) {
+          const { watching, delivered } = await container.services.jobs.resume();
+          if (watching || delivered) logger.info(`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`);
+        }
+      } catch (error) {
+        logger.warn(`Could not look for jobs other replicas left: ${errorSummary(error)}`);
+      }
+    });
+  }
 }
 
 /** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */

@@ -73,6 +73,8 @@ export interface AppConfig {
    */
   pollIntervalMs: number;
   logLevel: LogLevel;
+  /** Several replicas share state through this Redis; unset: one process keeps it in memory. */
+  redisUrl?: string;
   /** On SIGTERM, how long acknowledged work may take to reach a safe point before the process exits. */
   shutdownTimeoutMs: number;
 }
@@ -169,6 +171,9 @@ const envSchema = z.object({
   DATABASE_URL: secret(undefined, 'a PostgreSQL URL').refine((value) => value === undefined || /^postgres(ql)?:\/\/[^\s]+$/.test(value), {
     error: 'must be a PostgreSQL connection URL (postgres://user:password@host:5432/database)',
   }),
+  REDIS_URL: optionalText.refine((value) => value === undefined || /^rediss?:\/\/[^\s]+$/.test(value), {
+    error: 'must be a redis:// or rediss:// URL (for example redis://127.0.0.1:6379/0)',
+  }),
   LOG_LEVEL: optionalText
     .refine((value) => value === undefined || (LOG_LEVELS as readonly string[]).includes(value), { error: `must be one of ${LOG_LEVELS.join(', ')}` })
     .transform((value) => LOG_LEVELS.find((level) => level === value) ?? LOG_LEVELS[1]),
@@ -243,6 +248,7 @@ export function loadConfig(env: Env): AppConfig {
     pollIntervalMs: e.SLACK_POLL_INTERVAL_MS || (e.SLACK_PUBLIC_URL ? 30_000 : 10_000),
     logLevel: e.LOG_LEVEL,
     shutdownTimeoutMs: e.SLACK_SHUTDOWN_TIMEOUT_SECONDS * 1000,
+    redisUrl: e.REDIS_URL,
   };
 }
 
@@ -290,9 +296,18 @@ export function configSecrets(config: AppConfig): string[] {
   const { slack, service } = config;
   const d = config.distribution;
   const distributed = d ? [d.clientSecret, d.stateSecret, d.databaseUrl, d.installationKey.toString('hex'), d.installationKey.toString('base64')] : [];
-  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret, ...distributed].filter(
+  return [slack.botToken, slack.signingSecret, slack.mode === 'socket' ? slack.appToken : undefined, config.appSecret, service.apiKey, service.webhookSecret, redisPassword(config.redisUrl), ...distributed].filter(
     (secret): secret is string => secret !== undefined && secret !== '',
   );
+}
+
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    return decodeURIComponent(new URL(url).password) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The settings worth printing at start: everything except secrets. */
@@ -310,5 +325,15 @@ export function describeConfig(config: AppConfig): string {
     `Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,
     `Access: ${config.access.allowedUsers.length || 'all'} users, ${config.access.allowedChannels.length || 'all'} channels, ` +
       `${config.access.maxJobsPerUser} concurrent jobs per user`,
+    `Replicas: ${config.redisUrl ? `state shared through Redis at ${redisHost(config.redisUrl)}` : 'one process (REDIS_URL unset)'}`,
   ].join('\n');
+}
+
+/** Where Redis is, without its credentials. */
+function redisHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'the configured URL';
+  }
 }

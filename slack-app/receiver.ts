@@ -20,6 +20,12 @@ export interface AckFirstReceiverOptions {
   routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
   /** GET routes on the same port (health and readiness); still served while draining. */
   getRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+  /**
+   * Several replicas: true the first time any of them accepts this signature within `ttlMs`;
+   * rejects when that cannot be known now (the request is answered 503, and Slack retries).
+   * Default: this process's memory.
+   */
+  firstAccepted?: (signature: string, ttlMs: number) => Promise<boolean>;
   /** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
   afterAck: (what: string, task: () => Promise<void>) => void;
 }
@@ -124,7 +130,14 @@ export class AckFirstReceiver implements Receiver {
       this.logger.warn(`Refused a request to ${this.path}: ${refusal}`);
       return http.buildNoBodyResponse(res, 401);
     }
-    if (this.replayed(req.headers['x-slack-signature'] as string)) {
+    let replayed: boolean;
+    try {
+      replayed = await this.replayed(req.headers['x-slack-signature'] as string);
+    } catch (error) {
+      this.logger.warn(`Refused a request to ${this.path} for now: ${errorSummary(error)}`);
+      return http.buildNoBodyResponse(res, 503);
+    }
+    if (replayed) {
       this.logger.warn(`Ignored a replayed request to ${this.path}: its signature was accepted before.`);
       return http.buildNoBodyResponse(res, 200);
     }
@@ -157,14 +170,16 @@ export class AckFirstReceiver implements Receiver {
    * True when this signature (so this body and timestamp) was accepted before: someone replays a
    * captured request within Slack's window. Slack's own retries carry a new timestamp and signature.
    */
-  private replayed(signature: string): boolean {
+  private async replayed(signature: string): Promise<boolean> {
+    const windowMs = 2 * MAX_REQUEST_SKEW_SECONDS * 1000;
+    if (this.options.firstAccepted) return !(await this.options.firstAccepted(signature, windowMs));
     const now = this.options.clock.now();
     for (const [seen, forgetAt] of this.accepted) {
       if (forgetAt > now && this.accepted.size < MAX_REMEMBERED_SIGNATURES) break;
       this.accepted.delete(seen);
     }
     if (this.accepted.has(signature)) return true;
-    this.accepted.set(signature, now + 2 * MAX_REQUEST_SKEW_SECONDS * 1000);
+    this.accepted.set(signature, now + windowMs);
     return false;
   }
 

@@ -1,3 +1,5 @@
+import type { SharedState } from './shared-state';
+
 /**
  * Who may spend GPU time from Slack: allow-lists of users and channels (empty means everyone) and a
  * limit on each user's concurrent jobs, since GPU time costs money.
@@ -15,13 +17,19 @@ export interface Denial {
   hint: string;
 }
 
+/** Slots shared with other replicas (Redis); without, this process counts alone. */
+export type SharedSlots = Pick<SharedState, 'acquireSlot' | 'adoptSlot' | 'releaseSlot'>;
+
 export class AccessPolicy {
   private readonly users: Set<string>;
   private readonly channels: Set<string>;
   /** Running work per user, by request reference. */
   private readonly running = new Map<string, Set<string>>();
 
-  constructor(readonly settings: AccessSettings) {
+  constructor(
+    readonly settings: AccessSettings,
+    private readonly shared?: SharedSlots,
+  ) {
     this.users = new Set(settings.allowedUsers);
     this.channels = new Set(settings.allowedChannels);
   }
@@ -38,12 +46,13 @@ export class AccessPolicy {
   }
 
   /** Reserves one of the user's slots for `ref`; a Denial when they are all in use. */
-  acquire(user: string, ref: string): Denial | undefined {
+  async acquire(user: string, ref: string): Promise<Denial | undefined> {
     const mine = this.running.get(user) ?? new Set<string>();
     if (mine.has(ref)) return undefined;
-    if (mine.size >= this.settings.maxJobsPerUser) {
+    const running = this.shared ? await this.shared.acquireSlot(user, ref, this.settings.maxJobsPerUser) : mine.size >= this.settings.maxJobsPerUser ? mine.size : undefined;
+    if (running !== undefined) {
       return {
-        reason: `You already have ${mine.size} GPU job${mine.size === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
+        reason: `You already have ${running} GPU job${running === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
         hint: 'To raise the limit, ask',
       };
     }
@@ -57,10 +66,13 @@ export class AccessPolicy {
     const mine = this.running.get(user) ?? new Set<string>();
     mine.add(ref);
     this.running.set(user, mine);
+    // Fire and forget: it waits for Redis, and only a shutdown ends the wait.
+    this.shared?.adoptSlot(user, ref).catch(() => undefined);
   }
 
-  release(user: string, ref: string): void {
+  async release(user: string, ref: string): Promise<void> {
     this.running.get(user)?.delete(ref);
+    await this.shared?.releaseSlot(user, ref);
   }
 
   runningCount(user: string): number {

@@ -17,6 +17,7 @@ import { JobService } from './jobs';
 import { RequestLifecycle } from './lifecycle';
 import { PostedRecord } from './posted-record';
 import { QueueService } from './queues';
+import type { SharedState } from './shared-state';
 import { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
 import type { AppServices } from '.';
@@ -34,6 +35,8 @@ export interface ContainerOptions {
   /** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
   streamIntervalMs?: number;
   statusRefreshMs?: number;
+  /** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
+  shared?: SharedState;
 }
 
 export interface Container {
@@ -46,15 +49,15 @@ export interface Container {
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
 export function createContainer(options: ContainerOptions): Container {
-  const { config, client, identity, management, state, clock, logger } = options;
+  const { config, client, identity, management, state, clock, logger, shared } = options;
   const botUserId = () => identity.botUserId;
-  const access = new AccessPolicy(config.access);
+  const access = new AccessPolicy(config.access, shared);
   const home = new HomeTab({ client, access, settings: { organization: config.service.organization, project: config.service.project }, logger });
   const threads = new SlackThreads(client, botUserId, home);
   const catalogue = new Catalogue(management, clock);
   const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
   const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
-  const posted = new PostedRecord(threads, state, clock);
+  const posted = new PostedRecord(threads, state, clock, shared);
   const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
   const tracker = new JobTracker({
     management,
@@ -68,6 +71,7 @@ export function createContainer(options: ContainerOptions): Container {
     pollIntervalMs: config.pollIntervalMs,
     statusRefreshMs: options.statusRefreshMs,
     resumeWindowHours: config.resumeWindowHours,
+    shared,
   });
   const jobs = new JobService({ management, catalogue, tracker, lifecycle, access, state, clock, logger, seal, webhookUrl });
   const jobForm = new JobForm(catalogue, logger);

@@ -10,6 +10,7 @@ import { errorParts, jobResultParts } from '../messages/results';
 import { describeError, errorSummary } from './errors';
 import type { JobOrigin, JobOriginSeal } from './job-metadata';
 import type { PostedRecord } from './posted-record';
+import type { SharedState } from './shared-state';
 import type { SlackThreads } from './slack-thread';
 import type { StateStore } from './state-store';
 
@@ -49,6 +50,12 @@ export interface JobTrackerOptions {
   /** How often a running job's parent refreshes its elapsed time. */
   statusRefreshMs?: number;
   resumeWindowHours: number;
+  /**
+   * Several replicas: a replica follows a job while it holds the job's `follow:<id>` lease; `resume`
+   * (run by every replica now and then) takes up only jobs whose lease is free, so the jobs of a
+   * replica that died are followed again by another once its leases expire.
+   */
+  shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs' | 'isDelivered'>;
 }
 
 export type JobPhase =
@@ -111,6 +118,7 @@ export class JobTracker {
     if (this.stopping.signal.aborted || this.jobs.has(job.id)) return Promise.resolve();
     return new Promise<void>((end) => {
       const entry = this.track(job, origin, { name: 'following', job, end });
+      this.options.shared?.lease(followLease(job.id)).catch(() => undefined);
       if (isTerminalStatus(job.status)) {
         void this.complete(job);
         return;
@@ -191,8 +199,13 @@ export class JobTracker {
           const origin = seal.origin(job);
           if (!origin) continue;
           found.add(job.id);
-          if (!isTerminalStatus(job.status)) running.push({ job, origin });
-          else if (!posted.isDelivered(job.id)) deliveries.push(this.complete(job));
+          if (!isTerminalStatus(job.status)) {
+            // Another replica follows it, unless its lease ran out (that replica died). A job younger
+            // than a lease may be between its creation and its creator's lease: left to the next look.
+            const { shared } = this.options;
+            if (shared && (clock.now() - Date.parse(job.create_time) < shared.leaseMs || !(await shared.lease(followLease(job.id))))) continue;
+            running.push({ job, origin });
+          } else if (!posted.isDelivered(job.id)) deliveries.push(this.complete(job));
         }
         if (page * result.page_size >= result.total_size || result.items.length === 0) break;
       }
@@ -228,6 +241,8 @@ export class JobTracker {
     entry.phase = next;
     if (previous.name === 'following' && next.name !== 'following') {
       previous.end();
+      // Ends with the shutdown at the latest; the lease then expires by itself.
+      this.options.shared?.releaseLease(followLease(entry.jobId)).catch(() => undefined);
       // The endpoint's loop may have nothing left to read, the refresh loop nothing to refresh.
       this.schedulePoll(entry.endpoint);
       if (this.followed().length === 0) this.refresher?.abort();
@@ -375,6 +390,8 @@ export class JobTracker {
       const phase = entry.phase;
       if (phase.name !== 'following') return;
       try {
+        // Another replica may have delivered it (a webhook reached it first): its final edit stands.
+        if (await this.options.shared?.isDelivered(entry.jobId)) return;
         await threads.update(thread.channel, thread.threadTs, jobParentMessage(phase.job, entry.origin, clock.now()));
       } catch (error) {
         logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
@@ -400,6 +417,10 @@ export class JobTracker {
       this.enter(entry, { name: 'abandoned', reason: 'Slack refused the result' });
     }
   }
+}
+
+function followLease(jobId: string): string {
+  return `follow:${jobId}`;
 }
 
 /** An error a later read may not meet (the client already retried it). */

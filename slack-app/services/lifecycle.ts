@@ -118,7 +118,7 @@ export class RequestLifecycle {
     if (!this.accepting) return noticeMessage(DRAINING_NOTICE);
     const ref = randomUUID();
     if (plan.usesSlot) {
-      const full = access.acquire(context.user, ref);
+      const full = await access.acquire(context.user, ref);
       if (full) return deniedMessage(full.reason, full.hint, access.settings.contact);
     }
     const started: Started = { ref, user: context.user, kind: plan.kind, usesSlot: plan.usesSlot, startedAt: clock.now(), failure: plan.failure, work: plan.work };
@@ -210,7 +210,7 @@ export class RequestLifecycle {
         answer(undefined);
         await this.carryOut(request, begun.thread, parent, handedOver);
       } finally {
-        if (request.usesSlot) access.release(request.user, request.ref);
+        if (request.usesSlot) await access.release(request.user, request.ref);
         if (remembered) await state.endInflight(request.ref);
         handedOver();
       }

@@ -1,6 +1,7 @@
 import type { Clock } from '../../shared/clock';
 import type { ResultPart, ThreadRef } from '../model';
 import type { SlackThreads } from './slack-thread';
+import type { SharedState } from './shared-state';
 import type { StateStore } from './state-store';
 
 /** A delivery Slack refused is tried this often, a little later each time, before it is left to a restart. */
@@ -25,10 +26,16 @@ export class PostedRecord {
   private readonly underway = new Map<string, Promise<void>>();
   private closed = false;
 
+  /**
+   * With `shared` (several replicas), a delivery also needs the `deliver:<ref>` lease: one replica
+   * posts at a time, the others wait until it is marked delivered or its holder died (the lease
+   * expired), so no result is posted twice and none is dropped.
+   */
   constructor(
     private readonly threads: SlackThreads,
     private readonly state: StateStore,
     private readonly clock: Clock,
+    private readonly shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'isDelivered' | 'markDelivered' | 'leaseMs'>,
   ) {}
 
   isDelivered(ref: string): boolean {
@@ -56,6 +63,27 @@ export class PostedRecord {
   }
 
   private async attempt(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
+    const shared = this.shared;
+    if (!shared) return this.post(ref, thread, delivery);
+    const lease = `deliver:${ref}`;
+    for (;;) {
+      if (await shared.isDelivered(ref)) return;
+      if (await shared.lease(lease)) break;
+      if (this.closed) return;
+      // Another replica is posting it: look again once it is done or its lease ran out.
+      await this.clock.sleep(Math.ceil(shared.leaseMs / 2));
+    }
+    try {
+      // Checked again under the lease: the holder before may have finished just now.
+      if (await shared.isDelivered(ref)) return;
+      await this.post(ref, thread, delivery);
+      if (delivery.parts.length > 0) await shared.markDelivered(ref);
+    } finally {
+      await shared.releaseLease(lease);
+    }
+  }
+
+  private async post(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
         await this.threads.postParts(thread, delivery.parts);

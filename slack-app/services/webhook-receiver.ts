@@ -19,6 +19,8 @@ export interface WebhookReceiverOptions {
   verifier: WebhookVerifier;
   tracker: JobTracker;
   logger: Logger;
+  /** Several replicas: true the first time any of them sees the delivery id. Default: this process's memory. */
+  firstDelivery?: (id: string) => Promise<boolean>;
 }
 
 /**
@@ -29,6 +31,7 @@ export interface WebhookReceiverOptions {
 export function createWebhookHandler(options: WebhookReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
   const deduplicator = new WebhookDeduplicator();
   const { verifier, tracker, logger } = options;
+  const firstDelivery = options.firstDelivery ?? ((id: string) => Promise.resolve(deduplicator.firstDelivery(id)));
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);
@@ -54,7 +57,15 @@ export function createWebhookHandler(options: WebhookReceiverOptions): (req: Inc
       }
       throw error;
     }
-    if (!deduplicator.firstDelivery(id)) return answer(res, 200, 'duplicate');
+    let first: boolean;
+    try {
+      first = await firstDelivery(id);
+    } catch (error) {
+      // Whether another replica took it cannot be known now: the service sends it again later.
+      logger.warn(`Refused a webhook for now: ${errorSummary(error)}`);
+      return answer(res, 503, 'try again later');
+    }
+    if (!first) return answer(res, 200, 'duplicate');
     answer(res, 202, 'accepted');
     // Posting happens after the answer; if the app dies first, resume-on-start delivers the job.
     void tracker.complete(payload.data).catch((error: unknown) => logger.error(`Delivering job ${payload.data.id} failed: ${errorSummary(error)}`));

@@ -158,7 +158,7 @@ describe('the user slot', () => {
 
   it('is counted past the limit for work resumed after a restart, and released at its end', async () => {
     const r = await rig();
-    r.access.acquire(USER, 'already-running');
+    await r.access.acquire(USER, 'already-running');
     const thread = { channel: r.channel, threadTs: standin.workspace.post({ channel: r.channel, user: BOT.userId, botId: BOT.botId, text: 'parent' }).ts };
     r.lifecycle.resume({ ref: 'resumed-1', user: USER, kind: 'image', thread, startedAt: r.clock.now(), remembered: false, work: async ({ ref }) => resultOf(ref, 'again') });
     expect(r.access.runningCount(USER)).toBe(2);

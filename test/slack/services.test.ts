@@ -22,14 +22,14 @@ describe('access policy', () => {
     expect(policy.check('U1', 'C1')).toBeUndefined();
   });
 
-  it('limits concurrent work per user and frees slots on release', () => {
+  it('limits concurrent work per user and frees slots on release', async () => {
     const policy = new AccessPolicy(settings);
-    expect(policy.acquire('U1', 'a')).toBeUndefined();
-    expect(policy.acquire('U1', 'b')).toBeUndefined();
-    expect(policy.acquire('U1', 'c')?.reason).toMatch(/already have 2 GPU jobs running \(the limit is 2\)/);
-    expect(policy.acquire('U2', 'c')).toBeUndefined();
-    policy.release('U1', 'a');
-    expect(policy.acquire('U1', 'c')).toBeUndefined();
+    expect(await policy.acquire('U1', 'a')).toBeUndefined();
+    expect(await policy.acquire('U1', 'b')).toBeUndefined();
+    expect((await policy.acquire('U1', 'c'))?.reason).toMatch(/already have 2 GPU jobs running \(the limit is 2\)/);
+    expect(await policy.acquire('U2', 'c')).toBeUndefined();
+    await policy.release('U1', 'a');
+    expect(await policy.acquire('U1', 'c')).toBeUndefined();
   });
 });
 
