@@ -14,6 +14,9 @@ Options:
   --organization <name>        Organization the key belongs to (default acme)
   --project <name>             Project that exists (default default)
   --webhook-secret <base64>    Organization webhook secret (default: a fixed development secret)
+  --extra-organization <name>=<key>
+                               A further organization with its own API key, jobs, queues and webhook
+                               secret (base64 of "emulator-webhook-secret-<name>"); repeatable
   --job-duration-ms <n>        Time from create to completion of a job (default 3000)
   --rate-limit <n>             Requests per minute per key on the management API (default 240; 0 = off)
   --workload-auth              Require Service-Api-Key on the workloads (gateway authentication on)
@@ -58,6 +61,19 @@ const flagsSchema = z.object({
   organization: nameFlag('organization').optional(),
   project: nameFlag('project').optional(),
   'webhook-secret': z.string().regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, { error: '--webhook-secret must be base64 (optionally prefixed "whsec_")' }).optional(),
+  'extra-organization': z
+    .array(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9-]{0,61}[a-z0-9]=\S+$/, {
+          error: '--extra-organization must be <name>=<api key>, the name 2-63 lower-case letters, digits or hyphens',
+        })
+        .transform((value) => {
+          const at = value.indexOf('=');
+          return { name: value.slice(0, at), apiKey: value.slice(at + 1) };
+        }),
+    )
+    .optional(),
   'job-duration-ms': integer('job-duration-ms', 0, 86_400_000).optional(),
   'rate-limit': integer('rate-limit', 0, 1_000_000_000).optional(),
   'workload-auth': z.boolean().optional(),
@@ -81,7 +97,7 @@ const flagsSchema = z.object({
 });
 export type Flags = z.output<typeof flagsSchema>;
 
-const STRING_FLAGS = Object.keys(flagsSchema.shape).filter((name) => !['workload-auth', 'quiet', 'help'].includes(name));
+const STRING_FLAGS = Object.keys(flagsSchema.shape).filter((name) => !['workload-auth', 'quiet', 'help', 'extra-organization'].includes(name));
 
 export class UsageError extends Error {}
 
@@ -90,6 +106,7 @@ export function readFlags(argv: string[]): Flags {
   try {
     const options = Object.fromEntries([
       ...STRING_FLAGS.map((name) => [name, { type: 'string' as const }]),
+      ['extra-organization', { type: 'string' as const, multiple: true }],
       ['workload-auth', { type: 'boolean' as const }],
       ['quiet', { type: 'boolean' as const }],
       ['help', { type: 'boolean' as const }],
@@ -127,6 +144,7 @@ export function optionsOf(flags: Flags): EmulatorOptions {
     organization: flags.organization,
     project: flags.project,
     webhookSecret: flags['webhook-secret'],
+    organizations: flags['extra-organization'],
     jobDurationMs: flags['job-duration-ms'],
     rateLimitPerMinute: flags['rate-limit'],
     workloadAuth: flags['workload-auth'],
@@ -149,6 +167,7 @@ export function banner(emulator: RunningEmulator): string {
     `API key: ${emulator.apiKey === DEV_API_KEY ? DEV_API_KEY : '(the one given with --api-key)'}`,
     `Organization: ${emulator.organization}   Project: ${emulator.project}`,
     `Webhook secret: ${emulator.webhookSecret === DEV_WEBHOOK_SECRET ? DEV_WEBHOOK_SECRET : '(the one given with --webhook-secret)'}`,
+    ...emulator.organizations.slice(1).map((org) => `Further organization: ${org.name}   API key: (the one given)   Webhook secret: ${org.webhookSecret}`),
     `Faults: ${faults.length > 0 ? `${faults.join(' ')} on ${emulator.faults.surfaces.join(', ')} (seed ${emulator.faults.seed})` : 'none'}`,
     'Press Ctrl+C to stop.',
   ].join('\n');

@@ -9,14 +9,14 @@ import { FileStore } from './files';
 import { json } from './http';
 import { createImageRoutes, IMAGE_PREFIX } from './image/routes';
 import { JobStore } from './jobs';
-import { createManagementRoutes, MANAGEMENT_PREFIX } from './management';
-import { resolveOptions, type EmulatorOptions, type FaultOptions, type FaultSettings } from './options';
+import { createManagementRoutes, MANAGEMENT_PREFIX, type OrganizationState } from './management';
+import { resolveOptions, type OrganizationConfig, type EmulatorOptions, type FaultOptions, type FaultSettings } from './options';
 import { RateLimiter } from './rate-limit';
 import { createRequestHandler, type RequestRecord } from './server';
 import { WebhookSender, type DeliveryAttempt } from './webhooks';
 
-export { DEV_API_KEY, DEV_WEBHOOK_SECRET, FAULT_SURFACES } from './options';
-export type { EmulatorOptions, FaultOptions, FaultSettings, FaultSurface, JobDuration } from './options';
+export { DEV_API_KEY, DEV_WEBHOOK_SECRET, FAULT_SURFACES, devWebhookSecretFor } from './options';
+export type { EmulatorOptions, FaultOptions, FaultSettings, FaultSurface, JobDuration, OrganizationConfig, OrganizationOptions } from './options';
 export type { RequestRecord, Surface } from './server';
 export type { DeliveryAttempt } from './webhooks';
 export type { FaultKind } from './faults';
@@ -37,6 +37,10 @@ export interface RunningEmulator {
   organization: string;
   project: string;
   webhookSecret: string;
+  /** Every organization with its API key, webhook secret and project; the first is the one above. */
+  readonly organizations: readonly OrganizationConfig[];
+  /** The jobs created in one organization (oldest first): what its API key can see. */
+  jobsOf(organization: string): Job[];
   /** Every request answered so far (newest last), to prove what was or was not sent. */
   readonly requests: readonly RequestRecord[];
   /** Every webhook delivery attempt so far (newest last). */
@@ -73,7 +77,6 @@ export async function startEmulator(emulatorOptions: EmulatorOptions = {}): Prom
   setMaxListeners(0, stop.signal);
   const faults = new Faults(options.faults);
   const files = new FileStore();
-  const catalogue = new Catalogue(options.organization);
   const webhooks = new WebhookSender({
     clock: options.clock,
     faults,
@@ -82,22 +85,29 @@ export async function startEmulator(emulatorOptions: EmulatorOptions = {}): Prom
     log: options.log,
     signal: stop.signal,
   });
-  const jobs = new JobStore({
-    clock: options.clock,
-    faults,
-    files,
-    webhooks,
-    organization: options.organization,
-    duration: options.jobDurationMs,
-    log: options.log,
-    signal: stop.signal,
-  });
+  const organizations: OrganizationState[] = options.organizations.map((config) => ({
+    config,
+    catalogue: new Catalogue(config.name),
+    jobs: new JobStore({
+      clock: options.clock,
+      faults,
+      files,
+      webhooks,
+      organization: config.name,
+      webhookSecret: config.webhookSecret,
+      duration: options.jobDurationMs,
+      log: options.log,
+      signal: stop.signal,
+    }),
+  }));
+  const [first] = organizations;
+  if (!first) throw new Error('The emulator has no organization.');
   const urls = { baseUrl: '', imageUrl: '', chatUrl: '' };
   const handler = createRequestHandler({
     clock: options.clock,
     faults,
     files,
-    management: createManagementRoutes({ options, catalogue, jobs, rateLimiter: new RateLimiter(options.rateLimitPerMinute) }),
+    management: createManagementRoutes({ options, organizations, rateLimiter: new RateLimiter(options.rateLimitPerMinute) }),
     image: createImageRoutes({ options, webhooks }),
     chat: createChatRoutes({ options, faults }),
     index: () => json(200, { management: urls.baseUrl, image_workload: urls.imageUrl, chat_workload: urls.chatUrl }),
@@ -122,12 +132,20 @@ export async function startEmulator(emulatorOptions: EmulatorOptions = {}): Prom
     organization: options.organization,
     project: options.project,
     webhookSecret: options.webhookSecret,
+    organizations: options.organizations,
+    jobsOf: (organization) => organizations.find((org) => org.config.name === organization)?.jobs.all() ?? [],
     requests: handler.requests,
     deliveries: webhooks.attempts,
-    endpoints: catalogue.items,
+    endpoints: first.catalogue.items,
     genericEndpoint: 'echo',
     slowEndpoint: 'batch-echo',
-    getJob: (id) => jobs.find(id),
+    getJob: (id) => {
+      for (const org of organizations) {
+        const job = org.jobs.find(id);
+        if (job) return job;
+      }
+      return undefined;
+    },
     deliveriesSettled: () => webhooks.idle(),
     resetLogs() {
       handler.requests.length = 0;

@@ -41,6 +41,8 @@ interface JobStoreOptions {
   files: FileStore;
   webhooks: WebhookSender;
   organization: string;
+  /** The organization's webhook secret: its jobs' deliveries are signed with it. */
+  webhookSecret: string;
   duration: (endpoint: string, input: unknown) => number;
   log: (line: string) => void;
   signal: AbortSignal;
@@ -93,6 +95,11 @@ export class JobStore {
     return this.byId.get(id)?.job;
   }
 
+  /** Every job of this store (one organization), oldest first. */
+  all(): Job[] {
+    return [...this.byId.values()].map((record) => record.job);
+  }
+
   /** Newest first, as the real listing. */
   page(endpointName: string, page: number, pageSize: number): { items: Job[]; total: number } {
     const list = this.byEndpoint.get(endpointName) ?? [];
@@ -133,6 +140,8 @@ export class JobStore {
         signed: true,
         jobId: record.job.id,
         maxAttempts: this.options.webhooks.maxAttempts,
+        organization: this.options.organization,
+        secret: this.options.webhookSecret,
       });
     }
   }

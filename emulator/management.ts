@@ -9,17 +9,28 @@ import {
 import type { Catalogue } from './endpoints/catalogue';
 import { describeIssues, headerValue, json, pageQuery, problem, rawJson, type Reply, type RequestContext } from './http';
 import type { JobStore } from './jobs';
-import type { ResolvedOptions } from './options';
+import type { OrganizationConfig, ResolvedOptions } from './options';
 import type { RateLimiter } from './rate-limit';
 
 export const MANAGEMENT_PREFIX = '/api/public';
 const DEFAULT_PAGE_SIZE = 25;
 
-interface ManagementDeps {
-  options: ResolvedOptions;
+/** One organization's own state: what its key may see and change, and nothing else. */
+export interface OrganizationState {
+  config: OrganizationConfig;
   catalogue: Catalogue;
   jobs: JobStore;
+}
+
+interface ManagementDeps {
+  options: ResolvedOptions;
+  /** Every organization, the first one first. */
+  organizations: readonly OrganizationState[];
   rateLimiter: RateLimiter;
+}
+
+interface Scope extends OrganizationState {
+  queues: Map<string, Queue>;
 }
 
 function methodNotAllowed(allowed: string, instance: string): Reply {
@@ -28,8 +39,8 @@ function methodNotAllowed(allowed: string, instance: string): Reply {
 
 /** The management API under /api/public: auth, per-key rate limit, then the routes of the interface document. */
 export function createManagementRoutes(deps: ManagementDeps) {
-  const { options, catalogue, jobs, rateLimiter } = deps;
-  const queues = new Map<string, Queue>();
+  const { options, rateLimiter } = deps;
+  const byKey = new Map<string, Scope>(deps.organizations.map((org) => [org.config.apiKey, { ...org, queues: new Map<string, Queue>() }]));
 
   async function readBody(ctx: RequestContext, instance: string) {
     const body = await ctx.readJson();
@@ -44,7 +55,7 @@ export function createManagementRoutes(deps: ManagementDeps) {
     return { page: parsed.data.page ?? 1, pageSize: parsed.data.page_size ?? DEFAULT_PAGE_SIZE };
   }
 
-  async function jobsRoute(ctx: RequestContext, endpointName: string, instance: string): Promise<Reply> {
+  async function jobsRoute(ctx: RequestContext, { catalogue, jobs }: Scope, endpointName: string, instance: string): Promise<Reply> {
     const endpoint = catalogue.endpoint(endpointName);
     if (!endpoint) return problem(404, `Inference endpoint "${endpointName}" was not found.`, instance);
     if (ctx.method === 'POST') {
@@ -63,7 +74,7 @@ export function createManagementRoutes(deps: ManagementDeps) {
     return methodNotAllowed('GET, POST', instance);
   }
 
-  function jobRoute(ctx: RequestContext, endpointName: string, jobId: string, instance: string): Reply {
+  function jobRoute(ctx: RequestContext, { catalogue, jobs }: Scope, endpointName: string, jobId: string, instance: string): Reply {
     if (ctx.method !== 'GET' && ctx.method !== 'DELETE') return methodNotAllowed('GET, DELETE', instance);
     if (!catalogue.endpoint(endpointName)) return problem(404, `Inference endpoint "${endpointName}" was not found.`, instance);
     const id = uuidSchema.safeParse(jobId);
@@ -80,10 +91,10 @@ export function createManagementRoutes(deps: ManagementDeps) {
     return { status: 202 };
   }
 
-  async function queueRoute(ctx: RequestContext, project: string, instance: string): Promise<Reply> {
+  async function queueRoute(ctx: RequestContext, { config, queues }: Scope, project: string, instance: string): Promise<Reply> {
     if (ctx.method !== 'POST') return methodNotAllowed('POST', instance);
-    if (project !== options.project) {
-      return problem(404, `Project "${project}" was not found in organization "${options.organization}".`, instance);
+    if (project !== config.project) {
+      return problem(404, `Project "${project}" was not found in organization "${config.name}".`, instance);
     }
     const body = await readBody(ctx, instance);
     if (!body.ok) return body.reply;
@@ -108,18 +119,21 @@ export function createManagementRoutes(deps: ManagementDeps) {
     return json(201, queue);
   }
 
-  async function route(ctx: RequestContext, segments: readonly string[], instance: string): Promise<Reply> {
+  async function route(ctx: RequestContext, scope: Scope, segments: readonly string[], instance: string): Promise<Reply> {
+    const { config, catalogue } = scope;
     // segments: organizations / {org} / ...
     const [root, organization, kind, name, sub, id, ...extra] = segments;
     if (root !== 'organizations' || !organization || !kind || extra.length > 0) {
       return problem(404, 'No such path in the management API.', instance);
     }
-    if (organization !== options.organization) {
+    // The caller must be a member of the organization in the path (interface document §5): a key of
+    // another organization is refused as a non-member, whether or not that organization exists.
+    if (organization !== config.name) {
       return problem(403, `The API key is not a member of organization "${organization}".`, instance);
     }
     if (kind === 'webhook-secret-key' && name === undefined) {
       if (ctx.method !== 'GET') return methodNotAllowed('GET', instance);
-      return json(200, { secret_key: options.webhookSecret });
+      return json(200, { secret_key: config.webhookSecret });
     }
     if (kind === 'inference-endpoints') {
       if (name === undefined) {
@@ -132,9 +146,9 @@ export function createManagementRoutes(deps: ManagementDeps) {
         const item = catalogue.itemJson(name);
         return item ? rawJson(200, item) : problem(404, `Inference endpoint "${name}" was not found.`, instance);
       }
-      if (sub === 'jobs') return id === undefined ? jobsRoute(ctx, name, instance) : jobRoute(ctx, name, id, instance);
+      if (sub === 'jobs') return id === undefined ? jobsRoute(ctx, scope, name, instance) : jobRoute(ctx, scope, name, id, instance);
     }
-    if (kind === 'projects' && name !== undefined && sub === 'queues' && id === undefined) return queueRoute(ctx, name, instance);
+    if (kind === 'projects' && name !== undefined && sub === 'queues' && id === undefined) return queueRoute(ctx, scope, name, instance);
     return problem(404, 'No such path in the management API.', instance);
   }
 
@@ -142,7 +156,8 @@ export function createManagementRoutes(deps: ManagementDeps) {
     const instance = ctx.path;
     const key = headerValue(ctx.req, 'service-api-key');
     if (!key) return problem(401, 'The Service-Api-Key header is missing.', instance);
-    if (key !== options.apiKey) return problem(401, 'The Service-Api-Key header does not hold a valid API key.', instance);
+    const scope = byKey.get(key);
+    if (!scope) return problem(401, 'The Service-Api-Key header does not hold a valid API key.', instance);
     const wait = rateLimiter.admit(key, options.clock.now());
     if (wait > 0) {
       return problem(429, `More than ${options.rateLimitPerMinute} requests in 60 seconds for this API key; retry in ${wait} s.`, instance, {
@@ -155,6 +170,6 @@ export function createManagementRoutes(deps: ManagementDeps) {
     } catch {
       return problem(400, 'The path is not validly percent-encoded.', instance);
     }
-    return route(ctx, segments, instance);
+    return route(ctx, scope, segments, instance);
   };
 }

@@ -44,6 +44,28 @@ export type FaultOptions = z.input<typeof faultSettingsSchema>;
 
 export type JobDuration = number | ((endpoint: string, input: unknown) => number);
 
+/** A further organization of the emulated service: its own API key, webhook secret, jobs and queues. */
+export interface OrganizationOptions {
+  name: string;
+  apiKey: string;
+  /** base64, optionally prefixed `whsec_`. Default: a fixed development secret derived from the name. */
+  webhookSecret?: string;
+  /** Default `default`. */
+  project?: string;
+}
+
+/** A fixed development webhook secret for a further organization: base64 of "emulator-webhook-secret-<name>". */
+export function devWebhookSecretFor(organization: string): string {
+  return Buffer.from(`emulator-webhook-secret-${organization}`).toString('base64');
+}
+
+export interface OrganizationConfig {
+  name: string;
+  apiKey: string;
+  webhookSecret: string;
+  project: string;
+}
+
 export interface EmulatorOptions {
   /** 0 (default) picks a free port. */
   port?: number;
@@ -53,6 +75,11 @@ export interface EmulatorOptions {
   project?: string;
   /** base64, optionally prefixed `whsec_`. */
   webhookSecret?: string;
+  /**
+   * Further organizations besides the first (`organization`, `apiKey`, `webhookSecret`, `project`).
+   * Each key is answered only for its own organization; jobs, queues and webhook signatures are its own.
+   */
+  organizations?: readonly OrganizationOptions[];
   /** Total time from create to completion (a quarter pending, the rest running). Default 3000. */
   jobDurationMs?: JobDuration;
   /** Requests per minute per API key on the management API (sliding 60 s window); 0 or false turns it off. */
@@ -74,25 +101,32 @@ const durationSchema = z.union([
   }),
 ]);
 
+const webhookSecretSchema = z.string().refine(
+  (secret) => {
+    try {
+      return decodeWebhookSecret(secret).length > 0;
+    } catch {
+      return false;
+    }
+  },
+  { error: 'must be base64 (optionally prefixed "whsec_")' },
+);
+
+const organizationSchema = z.strictObject({
+  name: resourceNameSchema,
+  apiKey: z.string().min(1, { error: 'must not be empty' }),
+  webhookSecret: webhookSecretSchema.optional(),
+  project: resourceNameSchema.default('default'),
+});
+
 const optionsSchema = z.strictObject({
   port: z.number().int().min(0).max(65535, { error: 'must be 0-65535' }).default(0),
   host: z.string().min(1).default('127.0.0.1'),
   apiKey: z.string().min(1, { error: 'must not be empty' }).default(DEV_API_KEY),
   organization: resourceNameSchema.default('acme'),
   project: resourceNameSchema.default('default'),
-  webhookSecret: z
-    .string()
-    .refine(
-      (secret) => {
-        try {
-          return decodeWebhookSecret(secret).length > 0;
-        } catch {
-          return false;
-        }
-      },
-      { error: 'must be base64 (optionally prefixed "whsec_")' },
-    )
-    .default(DEV_WEBHOOK_SECRET),
+  webhookSecret: webhookSecretSchema.default(DEV_WEBHOOK_SECRET),
+  organizations: z.array(organizationSchema).max(100, { error: 'must have at most 100 entries' }).default([]),
   jobDurationMs: durationSchema.default(3000),
   rateLimitPerMinute: z
     .union([z.literal(false), z.number().int().min(0, { error: 'must be 0 or more' })])
@@ -111,6 +145,8 @@ export interface ResolvedOptions {
   organization: string;
   project: string;
   webhookSecret: string;
+  /** Every organization, the first one (the fields above) first. */
+  organizations: readonly OrganizationConfig[];
   jobDurationMs: (endpoint: string, input: unknown) => number;
   /** 0 means off. */
   rateLimitPerMinute: number;
@@ -130,8 +166,21 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
   }
   const parsed = result.data;
   const duration = parsed.jobDurationMs;
+  const organizations: OrganizationConfig[] = [
+    { name: parsed.organization, apiKey: parsed.apiKey, webhookSecret: parsed.webhookSecret, project: parsed.project },
+    ...parsed.organizations.map((org) => ({ ...org, webhookSecret: org.webhookSecret ?? devWebhookSecretFor(org.name) })),
+  ];
+  const names = new Set<string>();
+  const keys = new Set<string>();
+  for (const org of organizations) {
+    if (names.has(org.name)) throw new TypeError(`Invalid emulator options: organizations has "${org.name}" more than once`);
+    if (keys.has(org.apiKey)) throw new TypeError(`Invalid emulator options: organizations: the API key of "${org.name}" belongs to another organization too`);
+    names.add(org.name);
+    keys.add(org.apiKey);
+  }
   return {
     ...parsed,
+    organizations,
     jobDurationMs: typeof duration === 'number' ? () => duration : duration,
     rateLimitPerMinute: parsed.rateLimitPerMinute === false ? 0 : parsed.rateLimitPerMinute,
     log: parsed.log ?? (() => undefined),

@@ -12,6 +12,8 @@ export interface DeliveryAttempt {
   webhookId?: string;
   /** The job (or image prompt) the delivery reports on. */
   jobId?: string;
+  /** The organization whose secret signed it (jobs of the management API). */
+  organization?: string;
   /** 1 for the first try. */
   attempt: number;
   signed: boolean;
@@ -33,6 +35,9 @@ export interface Delivery {
   webhookId?: string;
   jobId?: string;
   maxAttempts: number;
+  /** The organization the job belongs to, and its webhook secret (default: the first organization's). */
+  organization?: string;
+  secret?: string;
 }
 
 const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -107,8 +112,10 @@ export class WebhookSender {
   }
 
   private async attempt(delivery: Delivery, body: string, webhookId: string | undefined, attempt: number): Promise<DeliveryAttempt> {
-    const { clock, faults, secret, signal } = this.options;
-    const base = { url: delivery.url, type: delivery.type, webhookId, jobId: delivery.jobId, attempt, signed: delivery.signed };
+    const { clock, faults, signal } = this.options;
+    const secret = delivery.secret ?? this.options.secret;
+    const base: Omit<DeliveryAttempt, 'ok' | 'time'> = { url: delivery.url, type: delivery.type, webhookId, jobId: delivery.jobId, attempt, signed: delivery.signed };
+    if (delivery.organization !== undefined) base.organization = delivery.organization;
     if (faults.roll('webhook-failure')) {
       return { ...base, ok: false, error: 'injected webhook failure', time: clock.now() };
     }

@@ -104,8 +104,9 @@ export function createChatRoutes(deps: ChatDeps) {
     });
   }
 
+  const apiKeys = options.organizations.map((org) => org.apiKey);
   return async function handle(ctx: RequestContext): Promise<RouteResult> {
-    const refusal = gatewayRefusal(ctx, options.apiKey, options.workloadAuth);
+    const refusal = gatewayRefusal(ctx, apiKeys, options.workloadAuth);
     if (refusal) return refusal;
     const path = ctx.path.slice(CHAT_PREFIX.length);
     if (path === '/v1/chat/completions') {

@@ -192,8 +192,9 @@ export function createImageRoutes(deps: ImageDeps) {
     });
   }
 
+  const apiKeys = options.organizations.map((org) => org.apiKey);
   return async function handle(ctx: RequestContext): Promise<Reply> {
-    const refusal = gatewayRefusal(ctx, options.apiKey, options.workloadAuth);
+    const refusal = gatewayRefusal(ctx, apiKeys, options.workloadAuth);
     if (refusal) return refusal;
     const path = ctx.path.slice(IMAGE_PREFIX.length);
     if (path === '/health' && ctx.method === 'GET') return json(200, { version: VERSION, status: 'healthy' });

@@ -2,7 +2,7 @@ import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { DEV_API_KEY, startEmulator } from '../../emulator';
+import { DEV_API_KEY, devWebhookSecretFor, startEmulator } from '../../emulator';
 import { banner, optionsOf, readFlags, UsageError, USAGE } from '../../emulator/cli-flags';
 import { call } from './helpers';
 
@@ -65,6 +65,8 @@ describe('command flags', () => {
     [['--organization', 'Acme'], '--organization must be 2-63 lower-case letters'],
     [['--webhook-secret', 'not base64!'], '--webhook-secret must be base64'],
     [['--fault-surfaces', 'management,billing'], '--fault-surfaces must list'],
+    [['--extra-organization', 'Bravo=key'], '--extra-organization must be <name>=<api key>'],
+    [['--extra-organization', 'bravo'], '--extra-organization must be <name>=<api key>'],
     [['--no-such-flag'], "Unknown option '--no-such-flag'"],
     [['--port'], "Option '--port <value>' argument missing"],
   ])('refuses %j naming the flag and the rule', (args, message) => {
@@ -88,8 +90,25 @@ describe('command flags', () => {
     expect(readFlags([]).port).toBe(4010);
   });
 
+  it('maps repeated --extra-organization flags onto further organizations, printing their secrets but never their keys', async () => {
+    const options = optionsOf(readFlags(['--port', '0', '--extra-organization', 'bravo=bravo-private-key', '--extra-organization', 'charlie=c=key']));
+    expect(options.organizations).toEqual([
+      { name: 'bravo', apiKey: 'bravo-private-key' },
+      { name: 'charlie', apiKey: 'c=key' },
+    ]);
+    const emulator = await startEmulator({ ...options, log: undefined });
+    try {
+      const text = banner(emulator);
+      expect(text).not.toContain('bravo-private-key');
+      expect(text).toContain(`Further organization: bravo   API key: (the one given)   Webhook secret: ${devWebhookSecretFor('bravo')}`);
+      expect(text).toMatch(/^Organization: acme {3}Project: default$/m);
+    } finally {
+      await emulator.close();
+    }
+  });
+
   it('lists every option in the usage text', () => {
-    for (const flag of ['--port', '--host', '--api-key', '--organization', '--project', '--webhook-secret', '--job-duration-ms', '--rate-limit', '--workload-auth', '--error-rate', '--rate-limit-fault-rate', '--latency-ms', '--reset-rate', '--malformed-rate', '--html-error-rate', '--webhook-failure-rate', '--interruption-rate', '--seed']) {
+    for (const flag of ['--port', '--host', '--api-key', '--organization', '--project', '--webhook-secret', '--extra-organization', '--job-duration-ms', '--rate-limit', '--workload-auth', '--error-rate', '--rate-limit-fault-rate', '--latency-ms', '--reset-rate', '--malformed-rate', '--html-error-rate', '--webhook-failure-rate', '--interruption-rate', '--seed']) {
       expect(USAGE).toContain(flag);
     }
   });

@@ -28,6 +28,8 @@ const CLIENT_ID = '1111.2222';
 const CLIENT_SECRET = randomBytes(16).toString('hex');
 const signingSecret = randomBytes(16).toString('hex');
 const STANDIN_TEAM = 'T0STANDIN';
+/** Bravo's own GPU Cloud organization, beside the emulator's first one (linked by Alpha). */
+const BRAVO_ORG = { name: 'bravo-org', apiKey: `bravo-key-${randomBytes(8).toString('hex')}` };
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let oauth: OAuthStandin;
@@ -39,7 +41,7 @@ const logLines: string[] = [];
 const workspaces: (OAuthWorkspace & { admin: string; member: string })[] = [];
 
 beforeAll(async () => {
-  emulator = await startEmulator({ port: 0, jobDurationMs: 300 });
+  emulator = await startEmulator({ port: 0, jobDurationMs: 300, organizations: [BRAVO_ORG] });
   for (const [id, name] of [
     ['T0ALPHA', 'Alpha'],
     ['T0BRAVO', 'Bravo'],
@@ -214,9 +216,12 @@ test('two workspaces install, link their organization and each gets its /gpu res
     linkedBy: alpha.admin,
   });
 
+  // Bravo links its own organization, with its own key: Alpha's key is not a member of it.
   await command(bravo, 'setup', bravo.admin);
   await bravo.standin.waitFor(() => [...bravo.standin.workspace.views.values()].find((view) => view.view.callback_id === LINK_VIEW), 10_000, 'the link modal');
-  expect(await submitLink(bravo, bravo.admin, emulator.organization, emulator.apiKey)).toMatchObject({ response_action: 'update' });
+  expect((await submitLink(bravo, bravo.admin, BRAVO_ORG.name, emulator.apiKey)).errors?.api_key).toMatch(/refused/);
+  expect(await submitLink(bravo, bravo.admin, BRAVO_ORG.name, BRAVO_ORG.apiKey)).toMatchObject({ response_action: 'update' });
+  expect(await distributed.store.findLink('T0BRAVO')).toMatchObject({ organization: BRAVO_ORG.name, linkedBy: bravo.admin });
 
   // Each workspace's command lands in its own workspace only.
   await command(alpha, 'image a red fox');
@@ -230,9 +235,26 @@ test('two workspaces install, link their organization and each gets its /gpu res
   expect(parentsText(bravo)).toMatch(/blue whale/);
   expect(parentsText(bravo)).not.toMatch(/red fox/);
 
+  // A job from each workspace is created in that workspace's organization, with its key, at the service.
+  await command(alpha, 'job echo {"from": "alpha"}');
+  await command(bravo, 'job echo {"from": "bravo"}');
+  const inputsOf = (organization: string) => emulator.jobsOf(organization).map((job) => JSON.stringify(job.input));
+  await alpha.standin.waitFor(() => inputsOf(emulator.organization).find((input) => input.includes('alpha')), 15_000, "Alpha's job");
+  await bravo.standin.waitFor(() => inputsOf(BRAVO_ORG.name).find((input) => input.includes('bravo')), 15_000, "Bravo's job");
+  expect(inputsOf(emulator.organization).join()).not.toMatch(/bravo/);
+  expect(inputsOf(BRAVO_ORG.name).join()).not.toMatch(/alpha/);
+  const bravoJob = emulator.jobsOf(BRAVO_ORG.name).find((job) => JSON.stringify(job.input).includes('bravo'));
+  if (!bravoJob) throw new Error("Bravo's job is missing.");
+  // Alpha's key cannot see Bravo's job: not a member of Bravo's organization, and not in its own.
+  const asAlpha = (organization: string) =>
+    fetch(`${emulator.baseUrl}/organizations/${organization}/inference-endpoints/echo/jobs/${bravoJob.id}`, { headers: { 'service-api-key': emulator.apiKey } });
+  expect((await asAlpha(BRAVO_ORG.name)).status).toBe(403);
+  expect((await asAlpha(emulator.organization)).status).toBe(404);
+  await app.idle();
+
   // At rest: neither bot token nor the API key is in the database file; nor in any log line.
   const raw = (await readFile(dbFile)).toString('latin1');
-  for (const secret of [...workspaces.map((workspace) => workspace.botToken), emulator.apiKey, CLIENT_SECRET]) {
+  for (const secret of [...workspaces.map((workspace) => workspace.botToken), emulator.apiKey, BRAVO_ORG.apiKey, CLIENT_SECRET]) {
     expect(raw).not.toContain(secret);
     expect(logLines.join('\n')).not.toContain(secret);
   }
