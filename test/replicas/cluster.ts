@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
@@ -85,15 +85,15 @@ export class RoundRobinProxy {
   ) {}
 
   static async start(port: number, upstreams: number[]): Promise<RoundRobinProxy> {
-    let proxy: RoundRobinProxy | undefined;
-    const server = createServer((req, res) => {
-      void proxy?.forward(req).then(
+    const server = createServer();
+    const proxy = new RoundRobinProxy(server, `http://127.0.0.1:${port}`, upstreams);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      void proxy.forward(req).then(
         ({ status, headers, body }) => res.writeHead(status, headers).end(body),
         () => res.writeHead(502).end(),
       );
     });
     await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    proxy = new RoundRobinProxy(server, `http://127.0.0.1:${port}`, upstreams);
     return proxy;
   }
 
