@@ -12,16 +12,26 @@ const typeInformation = {
 const n8nSources = ['nodes/**/*.ts', 'credentials/**/*.ts'];
 
 export default tseslint.config(
-	{ ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.n8n-home/**', 'demo-output/**'] },
+	{
+		ignores: ['**/dist/**', '**/node_modules/**', 'coverage/**', '.n8n-home/**', 'demo-output/**'],
+	},
 	// n8n's config is written for a package of nodes only: its TypeScript rules are narrowed to them.
 	...[n8nCommunityNodes]
 		.flat()
 		.map((entry) =>
-			entry.files?.length === 1 && entry.files[0] === '**/*.ts' ? { ...entry, files: n8nSources } : entry,
+			entry.files?.length === 1 && entry.files[0] === '**/*.ts'
+				? { ...entry, files: n8nSources }
+				: entry,
 		),
 	{ files: n8nSources, languageOptions: typeInformation },
 	{
-		files: ['shared/**/*.ts', 'emulator/**/*.ts', 'slack-app/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts'],
+		files: [
+			'shared/**/*.ts',
+			'emulator/**/*.ts',
+			'slack-app/**/*.ts',
+			'test/**/*.ts',
+			'bench/**/*.ts',
+		],
 		extends: [js.configs.recommended, ...tseslint.configs.recommended],
 		languageOptions: typeInformation,
 		rules: {
@@ -46,5 +56,9 @@ export default tseslint.config(
 		extends: [js.configs.recommended],
 		languageOptions: { sourceType: 'commonjs', globals: globals.node },
 	},
-	{ files: ['*.mjs'], extends: [js.configs.recommended], languageOptions: { globals: globals.node } },
+	{
+		files: ['*.mjs'],
+		extends: [js.configs.recommended],
+		languageOptions: { globals: globals.node },
+	},
 );

@@ -3,11 +3,18 @@
 const { src, dest, parallel } = require('gulp');
 
 function copyNodeAssets() {
-  return src(['nodes/**/*.svg', 'nodes/**/*.png', 'nodes/**/*.node.json'], { base: '.', encoding: false }).pipe(dest('dist'));
+	return src(['nodes/**/*.svg', 'nodes/**/*.png', 'nodes/**/*.node.json'], {
+		base: '.',
+		encoding: false,
+	}).pipe(dest('dist'));
 }
 
 function copyCredentialIcons() {
-  return src(['credentials/**/*.svg', 'credentials/**/*.png'], { base: '.', encoding: false, allowEmpty: true }).pipe(dest('dist'));
+	return src(['credentials/**/*.svg', 'credentials/**/*.png'], {
+		base: '.',
+		encoding: false,
+		allowEmpty: true,
+	}).pipe(dest('dist'));
 }
 
 exports['build:icons'] = parallel(copyNodeAssets, copyCredentialIcons);

@@ -3,16 +3,16 @@
 const { transformSync } = require('esbuild');
 
 module.exports = {
-  process(source, path) {
-    const { code, map } = transformSync(source, {
-      loader: path.endsWith('.ts') ? 'ts' : 'js',
-      format: 'cjs',
-      target: 'es2022',
-      sourcemap: 'external',
-      sourcefile: path,
-      // Jest runs CommonJS: turn import() into require() as ts-jest and swc do.
-      supported: { 'dynamic-import': false },
-    });
-    return { code, map };
-  },
+	process(source, path) {
+		const { code, map } = transformSync(source, {
+			loader: path.endsWith('.ts') ? 'ts' : 'js',
+			format: 'cjs',
+			target: 'es2022',
+			sourcemap: 'external',
+			sourcefile: path,
+			// Jest runs CommonJS: turn import() into require() as ts-jest and swc do.
+			supported: { 'dynamic-import': false },
+		});
+		return { code, map };
+	},
 };

@@ -31,60 +31,74 @@ server.listen(0, '127.0.0.1', () => process.send(server.address().port));
 `;
 
 async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = fork('-e', [SERVER_SOURCE], { execArgv: ['-e', SERVER_SOURCE], stdio: ['ignore', 'ignore', 'inherit', 'ipc'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.once('message', (message) => resolve(Number(message)));
-    child.once('error', reject);
-  });
-  return { url: `http://127.0.0.1:${port}`, child };
+	const child = fork('-e', [SERVER_SOURCE], {
+		execArgv: ['-e', SERVER_SOURCE],
+		stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+	});
+	const port = await new Promise<number>((resolve, reject) => {
+		child.once('message', (message) => resolve(Number(message)));
+		child.once('error', reject);
+	});
+	return { url: `http://127.0.0.1:${port}`, child };
 }
 
 export const clientOverhead: Scenario = async ({ smoke, runs }) => {
-  const total = smoke ? 300 : 10_000;
-  const concurrency = 32;
-  const { url, child } = await startServer();
-  const path = `/api/public/organizations/acme/inference-endpoints/transcribe/jobs/${JOB_ID}`;
-  const transport = new UndiciTransport({ connections: concurrency });
-  const client = new ManagementClient({ baseUrl: `${url}/api/public`, organization: 'acme', apiKey: 'bench-key', transport, clock: systemClock, rateLimit: false });
-  const pool = new Pool(url, { connections: concurrency });
-  const samples = { ours: [] as number[], undici: [] as number[], fetch: [] as number[] };
-  try {
-    for (let run = 0; run < runs; run++) {
-      samples.undici.push(
-        await throughput(total, concurrency, async () => {
-          const response = await pool.request({ method: 'GET', path, headers: { 'service-api-key': 'bench-key' } });
-          jobSchema.parse(await response.body.json());
-        }),
-      );
-      samples.ours.push(
-        await throughput(total, concurrency, async () => {
-          await client.jobs.get('transcribe', JOB_ID);
-        }),
-      );
-      samples.fetch.push(
-        await throughput(total, concurrency, async () => {
-          const response = await fetch(url + path, { headers: { 'service-api-key': 'bench-key' } });
-          jobSchema.parse(await response.json());
-        }),
-      );
-    }
-  } finally {
-    await pool.close();
-    await transport.close();
-    child.kill();
-  }
-  return {
-    title: '1. Client overhead',
-    description: `${total.toLocaleString('en-US')} \`GET job\` calls at concurrency ${concurrency} against a fixed-body server in its own process; rate limiting off, response validation on in all three (the baselines parse with the same zod schema, so only the client machinery differs).`,
-    figures: [
-      { name: 'shared client', unit: 'requests/s', samples: samples.ours, better: 'higher' },
-      { name: 'raw undici Pool', unit: 'requests/s', samples: samples.undici, better: 'higher' },
-      { name: 'global fetch', unit: 'requests/s', samples: samples.fetch, better: 'higher' },
-    ],
-    comparisons: [
-      { subject: 'shared client', baseline: 'raw undici Pool', target: { op: '>=', value: 0.8 } },
-      { subject: 'shared client', baseline: 'global fetch', target: { op: '>=', value: 3 } },
-    ],
-    checks: [],
-  };
+	const total = smoke ? 300 : 10_000;
+	const concurrency = 32;
+	const { url, child } = await startServer();
+	const path = `/api/public/organizations/acme/inference-endpoints/transcribe/jobs/${JOB_ID}`;
+	const transport = new UndiciTransport({ connections: concurrency });
+	const client = new ManagementClient({
+		baseUrl: `${url}/api/public`,
+		organization: 'acme',
+		apiKey: 'bench-key',
+		transport,
+		clock: systemClock,
+		rateLimit: false,
+	});
+	const pool = new Pool(url, { connections: concurrency });
+	const samples = { ours: [] as number[], undici: [] as number[], fetch: [] as number[] };
+	try {
+		for (let run = 0; run < runs; run++) {
+			samples.undici.push(
+				await throughput(total, concurrency, async () => {
+					const response = await pool.request({
+						method: 'GET',
+						path,
+						headers: { 'service-api-key': 'bench-key' },
+					});
+					jobSchema.parse(await response.body.json());
+				}),
+			);
+			samples.ours.push(
+				await throughput(total, concurrency, async () => {
+					await client.jobs.get('transcribe', JOB_ID);
+				}),
+			);
+			samples.fetch.push(
+				await throughput(total, concurrency, async () => {
+					const response = await fetch(url + path, { headers: { 'service-api-key': 'bench-key' } });
+					jobSchema.parse(await response.json());
+				}),
+			);
+		}
+	} finally {
+		await pool.close();
+		await transport.close();
+		child.kill();
+	}
+	return {
+		title: '1. Client overhead',
+		description: `${total.toLocaleString('en-US')} \`GET job\` calls at concurrency ${concurrency} against a fixed-body server in its own process; rate limiting off, response validation on in all three (the baselines parse with the same zod schema, so only the client machinery differs).`,
+		figures: [
+			{ name: 'shared client', unit: 'requests/s', samples: samples.ours, better: 'higher' },
+			{ name: 'raw undici Pool', unit: 'requests/s', samples: samples.undici, better: 'higher' },
+			{ name: 'global fetch', unit: 'requests/s', samples: samples.fetch, better: 'higher' },
+		],
+		comparisons: [
+			{ subject: 'shared client', baseline: 'raw undici Pool', target: { op: '>=', value: 0.8 } },
+			{ subject: 'shared client', baseline: 'global fetch', target: { op: '>=', value: 3 } },
+		],
+		checks: [],
+	};
 };

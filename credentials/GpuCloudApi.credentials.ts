@@ -1,82 +1,83 @@
 import type {
-  IAuthenticateGeneric,
-  ICredentialTestRequest,
-  ICredentialType,
-  Icon,
-  INodeProperties,
+	IAuthenticateGeneric,
+	ICredentialTestRequest,
+	ICredentialType,
+	Icon,
+	INodeProperties,
 } from 'n8n-workflow';
 
 /** The management API: jobs, the endpoint catalogue, queues and the webhook secret. */
 export class GpuCloudApi implements ICredentialType {
-  name = 'gpuCloudApi';
+	name = 'gpuCloudApi';
 
-  displayName = 'GPU Cloud API';
+	displayName = 'GPU Cloud API';
 
-  icon: Icon = { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' };
+	icon: Icon = { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' };
 
-  documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-gpu-cloud#credentials';
+	documentationUrl = 'https://www.npmjs.com/package/n8n-nodes-gpu-cloud#credentials';
 
-  properties: INodeProperties[] = [
-    {
-      displayName: 'API Key',
-      name: 'apiKey',
-      type: 'string',
-      typeOptions: { password: true },
-      default: '',
-      required: true,
-      description: 'The key from the API Access area of your GPU Cloud account profile',
-    },
-    {
-      displayName: 'API Base URL',
-      name: 'baseUrl',
-      type: 'string',
-      default: '',
-      required: true,
-      placeholder: 'https://api.example.com/api/public',
-      description: 'The public API root of your GPU Cloud account, ending in /api/public',
-    },
-    {
-      displayName: 'Organization Name',
-      name: 'organizationName',
-      type: 'string',
-      default: '',
-      required: true,
-      placeholder: 'e.g. acme-research',
-      hint: '2-63 lower-case letters, digits or hyphens, as shown in the portal URL',
-    },
-    {
-      displayName: 'Default Project',
-      name: 'defaultProject',
-      type: 'string',
-      default: '',
-      placeholder: 'e.g. default',
-      description: 'Used by operations that need a project (such as creating a queue) when the node does not name one',
-    },
-    {
-      displayName: 'Requests per Minute',
-      name: 'requestsPerMinute',
-      type: 'number',
-      typeOptions: { minValue: 1, numberPrecision: 0 },
-      default: 240,
-      description:
-        'How many management requests this n8n process may send per minute with this key. The service allows 240 per key; raise it only if your plan allows more. Every workflow in one process shares this budget. In queue mode each worker and webhook processor has its own: when the service answers 429 a process waits out Retry-After and slows down, so together they settle at the limit. To avoid 429s entirely, divide the limit between them (240 with 3 workers: 80 each), at the price of budget left idle when some workers are.',
-    },
-  ];
+	properties: INodeProperties[] = [
+		{
+			displayName: 'API Key',
+			name: 'apiKey',
+			type: 'string',
+			typeOptions: { password: true },
+			default: '',
+			required: true,
+			description: 'The key from the API Access area of your GPU Cloud account profile',
+		},
+		{
+			displayName: 'API Base URL',
+			name: 'baseUrl',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'https://api.example.com/api/public',
+			description: 'The public API root of your GPU Cloud account, ending in /api/public',
+		},
+		{
+			displayName: 'Organization Name',
+			name: 'organizationName',
+			type: 'string',
+			default: '',
+			required: true,
+			placeholder: 'e.g. acme-research',
+			hint: '2-63 lower-case letters, digits or hyphens, as shown in the portal URL',
+		},
+		{
+			displayName: 'Default Project',
+			name: 'defaultProject',
+			type: 'string',
+			default: '',
+			placeholder: 'e.g. default',
+			description:
+				'Used by operations that need a project (such as creating a queue) when the node does not name one',
+		},
+		{
+			displayName: 'Requests per Minute',
+			name: 'requestsPerMinute',
+			type: 'number',
+			typeOptions: { minValue: 1, numberPrecision: 0 },
+			default: 240,
+			description:
+				'How many management requests this n8n process may send per minute with this key. The service allows 240 per key; raise it only if your plan allows more. Every workflow in one process shares this budget. In queue mode each worker and webhook processor has its own: when the service answers 429 a process waits out Retry-After and slows down, so together they settle at the limit. To avoid 429s entirely, divide the limit between them (240 with 3 workers: 80 each), at the price of budget left idle when some workers are.',
+		},
+	];
 
-  authenticate: IAuthenticateGeneric = {
-    type: 'generic',
-    properties: {
-      headers: {
-        'Service-Api-Key': '={{$credentials.apiKey}}',
-      },
-    },
-  };
+	authenticate: IAuthenticateGeneric = {
+		type: 'generic',
+		properties: {
+			headers: {
+				'Service-Api-Key': '={{$credentials.apiKey}}',
+			},
+		},
+	};
 
-  test: ICredentialTestRequest = {
-    request: {
-      baseURL: '={{$credentials.baseUrl}}',
-      url: '=/organizations/{{$credentials.organizationName}}/inference-endpoints',
-      qs: { page: 1, page_size: 1 },
-    },
-  };
+	test: ICredentialTestRequest = {
+		request: {
+			baseURL: '={{$credentials.baseUrl}}',
+			url: '=/organizations/{{$credentials.organizationName}}/inference-endpoints',
+			qs: { page: 1, page_size: 1 },
+		},
+	};
 }

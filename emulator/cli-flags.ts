@@ -1,6 +1,13 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod/v4';
-import { DEV_API_KEY, DEV_WEBHOOK_SECRET, FAULT_SURFACES, type EmulatorOptions, type FaultOptions, type RunningEmulator } from './index';
+import {
+	DEV_API_KEY,
+	DEV_WEBHOOK_SECRET,
+	FAULT_SURFACES,
+	type EmulatorOptions,
+	type FaultOptions,
+	type RunningEmulator,
+} from './index';
 
 /** Flags of the `gpu-cloud-emulator` command, checked with the same care as API input. */
 export const USAGE = `Usage: gpu-cloud-emulator [options]
@@ -36,139 +43,175 @@ Faults (all off by default; rates are probabilities from 0 to 1):
   --help                       Show this text`;
 
 const integer = (name: string, min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, { error: `--${name} must be a whole number from ${min} to ${max}`, abort: true })
-    .transform(Number)
-    .pipe(z.number().min(min, { error: `--${name} must be a whole number from ${min} to ${max}` }).max(max, { error: `--${name} must be a whole number from ${min} to ${max}` }));
+	z
+		.string()
+		.regex(/^\d+$/, {
+			error: `--${name} must be a whole number from ${min} to ${max}`,
+			abort: true,
+		})
+		.transform(Number)
+		.pipe(
+			z
+				.number()
+				.min(min, { error: `--${name} must be a whole number from ${min} to ${max}` })
+				.max(max, { error: `--${name} must be a whole number from ${min} to ${max}` }),
+		);
 
 const probability = (name: string) =>
-  z
-    .string()
-    .regex(/^\d*\.?\d+$/, { error: `--${name} must be a number from 0 to 1`, abort: true })
-    .transform(Number)
-    .pipe(z.number().min(0).max(1, { error: `--${name} must be a number from 0 to 1` }));
+	z
+		.string()
+		.regex(/^\d*\.?\d+$/, { error: `--${name} must be a number from 0 to 1`, abort: true })
+		.transform(Number)
+		.pipe(
+			z
+				.number()
+				.min(0)
+				.max(1, { error: `--${name} must be a number from 0 to 1` }),
+		);
 
 const nameFlag = (name: string) =>
-  z.string().regex(/^[a-z][a-z0-9-]{0,61}[a-z0-9]$/, {
-    error: `--${name} must be 2-63 lower-case letters, digits or hyphens, starting with a letter and ending with a letter or digit`,
-  });
+	z.string().regex(/^[a-z][a-z0-9-]{0,61}[a-z0-9]$/, {
+		error: `--${name} must be 2-63 lower-case letters, digits or hyphens, starting with a letter and ending with a letter or digit`,
+	});
 
 const flagsSchema = z.object({
-  port: integer('port', 0, 65535).default(4010),
-  host: z.string().min(1, { error: '--host must not be empty' }).default('127.0.0.1'),
-  'api-key': z.string().min(1, { error: '--api-key must not be empty' }).optional(),
-  organization: nameFlag('organization').optional(),
-  project: nameFlag('project').optional(),
-  'webhook-secret': z.string().regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, { error: '--webhook-secret must be base64 (optionally prefixed "whsec_")' }).optional(),
-  'extra-organization': z
-    .array(
-      z
-        .string()
-        .regex(/^[a-z][a-z0-9-]{0,61}[a-z0-9]=\S+$/, {
-          error: '--extra-organization must be <name>=<api key>, the name 2-63 lower-case letters, digits or hyphens',
-        })
-        .transform((value) => {
-          const at = value.indexOf('=');
-          return { name: value.slice(0, at), apiKey: value.slice(at + 1) };
-        }),
-    )
-    .optional(),
-  'job-duration-ms': integer('job-duration-ms', 0, 86_400_000).optional(),
-  'rate-limit': integer('rate-limit', 0, 1_000_000_000).optional(),
-  'workload-auth': z.boolean().optional(),
-  quiet: z.boolean().optional(),
-  'error-rate': probability('error-rate').optional(),
-  'rate-limit-fault-rate': probability('rate-limit-fault-rate').optional(),
-  'latency-ms': integer('latency-ms', 0, 600_000).optional(),
-  'reset-rate': probability('reset-rate').optional(),
-  'malformed-rate': probability('malformed-rate').optional(),
-  'html-error-rate': probability('html-error-rate').optional(),
-  'webhook-failure-rate': probability('webhook-failure-rate').optional(),
-  'interruption-rate': probability('interruption-rate').optional(),
-  'stream-error-rate': probability('stream-error-rate').optional(),
-  'fault-surfaces': z
-    .string()
-    .transform((value) => value.split(',').map((part) => part.trim()))
-    .pipe(z.array(z.enum(FAULT_SURFACES, { error: `--fault-surfaces must list ${FAULT_SURFACES.join(', ')} (comma-separated)` })))
-    .optional(),
-  seed: integer('seed', 0, 2 ** 32 - 1).optional(),
-  help: z.boolean().optional(),
+	port: integer('port', 0, 65535).default(4010),
+	host: z.string().min(1, { error: '--host must not be empty' }).default('127.0.0.1'),
+	'api-key': z.string().min(1, { error: '--api-key must not be empty' }).optional(),
+	organization: nameFlag('organization').optional(),
+	project: nameFlag('project').optional(),
+	'webhook-secret': z
+		.string()
+		.regex(/^(whsec_)?[A-Za-z0-9+/]+={0,2}$/, {
+			error: '--webhook-secret must be base64 (optionally prefixed "whsec_")',
+		})
+		.optional(),
+	'extra-organization': z
+		.array(
+			z
+				.string()
+				.regex(/^[a-z][a-z0-9-]{0,61}[a-z0-9]=\S+$/, {
+					error:
+						'--extra-organization must be <name>=<api key>, the name 2-63 lower-case letters, digits or hyphens',
+				})
+				.transform((value) => {
+					const at = value.indexOf('=');
+					return { name: value.slice(0, at), apiKey: value.slice(at + 1) };
+				}),
+		)
+		.optional(),
+	'job-duration-ms': integer('job-duration-ms', 0, 86_400_000).optional(),
+	'rate-limit': integer('rate-limit', 0, 1_000_000_000).optional(),
+	'workload-auth': z.boolean().optional(),
+	quiet: z.boolean().optional(),
+	'error-rate': probability('error-rate').optional(),
+	'rate-limit-fault-rate': probability('rate-limit-fault-rate').optional(),
+	'latency-ms': integer('latency-ms', 0, 600_000).optional(),
+	'reset-rate': probability('reset-rate').optional(),
+	'malformed-rate': probability('malformed-rate').optional(),
+	'html-error-rate': probability('html-error-rate').optional(),
+	'webhook-failure-rate': probability('webhook-failure-rate').optional(),
+	'interruption-rate': probability('interruption-rate').optional(),
+	'stream-error-rate': probability('stream-error-rate').optional(),
+	'fault-surfaces': z
+		.string()
+		.transform((value) => value.split(',').map((part) => part.trim()))
+		.pipe(
+			z.array(
+				z.enum(FAULT_SURFACES, {
+					error: `--fault-surfaces must list ${FAULT_SURFACES.join(', ')} (comma-separated)`,
+				}),
+			),
+		)
+		.optional(),
+	seed: integer('seed', 0, 2 ** 32 - 1).optional(),
+	help: z.boolean().optional(),
 });
 export type Flags = z.output<typeof flagsSchema>;
 
-const STRING_FLAGS = Object.keys(flagsSchema.shape).filter((name) => !['workload-auth', 'quiet', 'help', 'extra-organization'].includes(name));
+const STRING_FLAGS = Object.keys(flagsSchema.shape).filter(
+	(name) => !['workload-auth', 'quiet', 'help', 'extra-organization'].includes(name),
+);
 
 export class UsageError extends Error {}
 
 export function readFlags(argv: string[]): Flags {
-  let values: Record<string, unknown>;
-  try {
-    const options = Object.fromEntries([
-      ...STRING_FLAGS.map((name) => [name, { type: 'string' as const }]),
-      ['extra-organization', { type: 'string' as const, multiple: true }],
-      ['workload-auth', { type: 'boolean' as const }],
-      ['quiet', { type: 'boolean' as const }],
-      ['help', { type: 'boolean' as const }],
-    ]);
-    values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    // Node's own errors may come from another realm (test runners), so read the message structurally.
-    const message = typeof error === 'object' && error !== null && 'message' in error ? String(error.message) : String(error);
-    throw new UsageError(message);
-  }
-  const parsed = flagsSchema.safeParse(values);
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((issue) => issue.message).join('; '));
-  return parsed.data;
+	let values: Record<string, unknown>;
+	try {
+		const options = Object.fromEntries([
+			...STRING_FLAGS.map((name) => [name, { type: 'string' as const }]),
+			['extra-organization', { type: 'string' as const, multiple: true }],
+			['workload-auth', { type: 'boolean' as const }],
+			['quiet', { type: 'boolean' as const }],
+			['help', { type: 'boolean' as const }],
+		]);
+		values = parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
+	} catch (error) {
+		// Node's own errors may come from another realm (test runners), so read the message structurally.
+		const message =
+			typeof error === 'object' && error !== null && 'message' in error
+				? String(error.message)
+				: String(error);
+		throw new UsageError(message);
+	}
+	const parsed = flagsSchema.safeParse(values);
+	if (!parsed.success)
+		throw new UsageError(parsed.error.issues.map((issue) => issue.message).join('; '));
+	return parsed.data;
 }
 
 export function optionsOf(flags: Flags): EmulatorOptions {
-  const faults: FaultOptions = {
-    seed: flags.seed,
-    errorRate: flags['error-rate'],
-    rateLimitRate: flags['rate-limit-fault-rate'],
-    latencyMs: flags['latency-ms'],
-    resetRate: flags['reset-rate'],
-    malformedRate: flags['malformed-rate'],
-    htmlErrorRate: flags['html-error-rate'],
-    webhookFailureRate: flags['webhook-failure-rate'],
-    interruptionRate: flags['interruption-rate'],
-    streamErrorRate: flags['stream-error-rate'],
-    surfaces: flags['fault-surfaces'],
-  };
-  // Unset flags stay undefined: startEmulator fills its defaults for them.
-  return {
-    port: flags.port,
-    host: flags.host,
-    apiKey: flags['api-key'],
-    organization: flags.organization,
-    project: flags.project,
-    webhookSecret: flags['webhook-secret'],
-    organizations: flags['extra-organization'],
-    jobDurationMs: flags['job-duration-ms'],
-    rateLimitPerMinute: flags['rate-limit'],
-    workloadAuth: flags['workload-auth'],
-    faults,
-    log: flags.quiet ? undefined : (line) => console.log(`${new Date().toISOString()} ${line}`),
-  };
+	const faults: FaultOptions = {
+		seed: flags.seed,
+		errorRate: flags['error-rate'],
+		rateLimitRate: flags['rate-limit-fault-rate'],
+		latencyMs: flags['latency-ms'],
+		resetRate: flags['reset-rate'],
+		malformedRate: flags['malformed-rate'],
+		htmlErrorRate: flags['html-error-rate'],
+		webhookFailureRate: flags['webhook-failure-rate'],
+		interruptionRate: flags['interruption-rate'],
+		streamErrorRate: flags['stream-error-rate'],
+		surfaces: flags['fault-surfaces'],
+	};
+	// Unset flags stay undefined: startEmulator fills its defaults for them.
+	return {
+		port: flags.port,
+		host: flags.host,
+		apiKey: flags['api-key'],
+		organization: flags.organization,
+		project: flags.project,
+		webhookSecret: flags['webhook-secret'],
+		organizations: flags['extra-organization'],
+		jobDurationMs: flags['job-duration-ms'],
+		rateLimitPerMinute: flags['rate-limit'],
+		workloadAuth: flags['workload-auth'],
+		faults,
+		log: flags.quiet ? undefined : (line) => console.log(`${new Date().toISOString()} ${line}`),
+	};
 }
 
 /** What the command prints on start: one line per URL, the development credentials, the faults. */
 export function banner(emulator: RunningEmulator): string {
-  const faults = Object.entries(emulator.faults)
-    .filter(([name, value]) => typeof value === 'number' && value > 0 && name !== 'seed')
-    .map(([name, value]) => `${name}=${String(value)}`);
-  return [
-    'GPU Cloud emulator is running.',
-    `Management API:  ${emulator.baseUrl}`,
-    `Image workload:  ${emulator.imageUrl}`,
-    `Chat workload:   ${emulator.chatUrl}`,
-    // Only the documented development values are printed; keys given on the command line stay private.
-    `API key: ${emulator.apiKey === DEV_API_KEY ? DEV_API_KEY : '(the one given with --api-key)'}`,
-    `Organization: ${emulator.organization}   Project: ${emulator.project}`,
-    `Webhook secret: ${emulator.webhookSecret === DEV_WEBHOOK_SECRET ? DEV_WEBHOOK_SECRET : '(the one given with --webhook-secret)'}`,
-    ...emulator.organizations.slice(1).map((org) => `Further organization: ${org.name}   API key: (the one given)   Webhook secret: ${org.webhookSecret}`),
-    `Faults: ${faults.length > 0 ? `${faults.join(' ')} on ${emulator.faults.surfaces.join(', ')} (seed ${emulator.faults.seed})` : 'none'}`,
-    'Press Ctrl+C to stop.',
-  ].join('\n');
+	const faults = Object.entries(emulator.faults)
+		.filter(([name, value]) => typeof value === 'number' && value > 0 && name !== 'seed')
+		.map(([name, value]) => `${name}=${String(value)}`);
+	return [
+		'GPU Cloud emulator is running.',
+		`Management API:  ${emulator.baseUrl}`,
+		`Image workload:  ${emulator.imageUrl}`,
+		`Chat workload:   ${emulator.chatUrl}`,
+		// Only the documented development values are printed; keys given on the command line stay private.
+		`API key: ${emulator.apiKey === DEV_API_KEY ? DEV_API_KEY : '(the one given with --api-key)'}`,
+		`Organization: ${emulator.organization}   Project: ${emulator.project}`,
+		`Webhook secret: ${emulator.webhookSecret === DEV_WEBHOOK_SECRET ? DEV_WEBHOOK_SECRET : '(the one given with --webhook-secret)'}`,
+		...emulator.organizations
+			.slice(1)
+			.map(
+				(org) =>
+					`Further organization: ${org.name}   API key: (the one given)   Webhook secret: ${org.webhookSecret}`,
+			),
+		`Faults: ${faults.length > 0 ? `${faults.join(' ')} on ${emulator.faults.surfaces.join(', ')} (seed ${emulator.faults.seed})` : 'none'}`,
+		'Press Ctrl+C to stop.',
+	].join('\n');
 }

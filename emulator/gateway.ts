@@ -6,10 +6,20 @@ import { headerValue, problem, type Reply, type RequestContext } from './http';
  * interface document does not say the key must belong to the deploying organization, so a key of
  * any of the emulator's organizations passes.
  */
-export function gatewayRefusal(ctx: RequestContext, apiKeys: readonly string[], required: boolean): Reply | undefined {
-  if (!required) return undefined;
-  const key = headerValue(ctx.req, 'service-api-key');
-  if (!key) return problem(401, 'This workload requires the Service-Api-Key header (gateway authentication is on).', ctx.path);
-  if (!apiKeys.includes(key)) return problem(401, 'The Service-Api-Key header does not hold a valid API key.', ctx.path);
-  return undefined;
+export function gatewayRefusal(
+	ctx: RequestContext,
+	apiKeys: readonly string[],
+	required: boolean,
+): Reply | undefined {
+	if (!required) return undefined;
+	const key = headerValue(ctx.req, 'service-api-key');
+	if (!key)
+		return problem(
+			401,
+			'This workload requires the Service-Api-Key header (gateway authentication is on).',
+			ctx.path,
+		);
+	if (!apiKeys.includes(key))
+		return problem(401, 'The Service-Api-Key header does not hold a valid API key.', ctx.path);
+	return undefined;
 }

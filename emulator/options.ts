@@ -12,32 +12,43 @@ export const DEV_WEBHOOK_SECRET = 'ZW11bGF0b3Itd2ViaG9vay1zZWNyZXQtMDAwMDAwMDA='
 export const FAULT_SURFACES = ['management', 'image', 'chat'] as const;
 export type FaultSurface = (typeof FAULT_SURFACES)[number];
 
-const rate = z.number({ error: 'must be a number' }).min(0, { error: 'must be 0-1' }).max(1, { error: 'must be 0-1' });
+const rate = z
+	.number({ error: 'must be a number' })
+	.min(0, { error: 'must be 0-1' })
+	.max(1, { error: 'must be 0-1' });
 
 /** Every fault is off by default; probabilities are per request (or per attempt / per run for webhooks and jobs). */
 export const faultSettingsSchema = z.strictObject({
-  /** Seed of the PRNG that decides which requests a fault hits. */
-  seed: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must be 0 or more' }).default(1),
-  /** A 5xx problem instead of the real answer. */
-  errorRate: rate.default(0),
-  /** A 429 problem with `Retry-After: 1`, independent of the real rate limit. */
-  rateLimitRate: rate.default(0),
-  /** Added to every request on the faulted surfaces. */
-  latencyMs: z.number().int({ error: 'must be a whole number' }).min(0, { error: 'must be 0 or more' }).default(0),
-  /** The request is processed, then the socket is destroyed after the headers or part of the body. */
-  resetRate: rate.default(0),
-  /** The request is processed, then a truncated JSON body is sent with the success status. */
-  malformedRate: rate.default(0),
-  /** A 502 with an HTML page, as an edge proxy sends. */
-  htmlErrorRate: rate.default(0),
-  /** A webhook delivery attempt fails (recorded, not sent) and is retried. */
-  webhookFailureRate: rate.default(0),
-  /** A running job drops back to pending once, then restarts. */
-  interruptionRate: rate.default(0),
-  /** A chat stream ends with `data: {"error": ...}` part-way. */
-  streamErrorRate: rate.default(0),
-  /** Which HTTP surfaces the request faults hit. */
-  surfaces: z.array(z.enum(FAULT_SURFACES)).default(['management']),
+	/** Seed of the PRNG that decides which requests a fault hits. */
+	seed: z
+		.number()
+		.int({ error: 'must be a whole number' })
+		.min(0, { error: 'must be 0 or more' })
+		.default(1),
+	/** A 5xx problem instead of the real answer. */
+	errorRate: rate.default(0),
+	/** A 429 problem with `Retry-After: 1`, independent of the real rate limit. */
+	rateLimitRate: rate.default(0),
+	/** Added to every request on the faulted surfaces. */
+	latencyMs: z
+		.number()
+		.int({ error: 'must be a whole number' })
+		.min(0, { error: 'must be 0 or more' })
+		.default(0),
+	/** The request is processed, then the socket is destroyed after the headers or part of the body. */
+	resetRate: rate.default(0),
+	/** The request is processed, then a truncated JSON body is sent with the success status. */
+	malformedRate: rate.default(0),
+	/** A 502 with an HTML page, as an edge proxy sends. */
+	htmlErrorRate: rate.default(0),
+	/** A webhook delivery attempt fails (recorded, not sent) and is retried. */
+	webhookFailureRate: rate.default(0),
+	/** A running job drops back to pending once, then restarts. */
+	interruptionRate: rate.default(0),
+	/** A chat stream ends with `data: {"error": ...}` part-way. */
+	streamErrorRate: rate.default(0),
+	/** Which HTTP surfaces the request faults hit. */
+	surfaces: z.array(z.enum(FAULT_SURFACES)).default(['management']),
 });
 export type FaultSettings = z.output<typeof faultSettingsSchema>;
 export type FaultOptions = z.input<typeof faultSettingsSchema>;
@@ -46,143 +57,172 @@ export type JobDuration = number | ((endpoint: string, input: unknown) => number
 
 /** A further organization of the emulated service: its own API key, webhook secret, jobs and queues. */
 export interface OrganizationOptions {
-  name: string;
-  apiKey: string;
-  /** base64, optionally prefixed `whsec_`. Default: a fixed development secret derived from the name. */
-  webhookSecret?: string;
-  /** Default `default`. */
-  project?: string;
+	name: string;
+	apiKey: string;
+	/** base64, optionally prefixed `whsec_`. Default: a fixed development secret derived from the name. */
+	webhookSecret?: string;
+	/** Default `default`. */
+	project?: string;
 }
 
 /** A fixed development webhook secret for a further organization: base64 of "emulator-webhook-secret-<name>". */
 export function devWebhookSecretFor(organization: string): string {
-  return Buffer.from(`emulator-webhook-secret-${organization}`).toString('base64');
+	return Buffer.from(`emulator-webhook-secret-${organization}`).toString('base64');
 }
 
 export interface OrganizationConfig {
-  name: string;
-  apiKey: string;
-  webhookSecret: string;
-  project: string;
+	name: string;
+	apiKey: string;
+	webhookSecret: string;
+	project: string;
 }
 
 export interface EmulatorOptions {
-  /** 0 (default) picks a free port. */
-  port?: number;
-  host?: string;
-  apiKey?: string;
-  organization?: string;
-  project?: string;
-  /** base64, optionally prefixed `whsec_`. */
-  webhookSecret?: string;
-  /**
-   * Further organizations besides the first (`organization`, `apiKey`, `webhookSecret`, `project`).
-   * Each key is answered only for its own organization; jobs, queues and webhook signatures are its own.
-   */
-  organizations?: readonly OrganizationOptions[];
-  /** Total time from create to completion (a quarter pending, the rest running). Default 3000. */
-  jobDurationMs?: JobDuration;
-  /** Requests per minute per API key on the management API (sliding 60 s window); 0 or false turns it off. */
-  rateLimitPerMinute?: number | false;
-  /** Require `Service-Api-Key` on the workloads, as when the gateway's `networking.auth` is on. */
-  workloadAuth?: boolean;
-  /** Pauses between webhook delivery attempts; attempts = pauses + 1. Default [500, 1000, 2000]. */
-  webhookRetryDelaysMs?: readonly number[];
-  clock?: Clock;
-  faults?: FaultOptions;
-  /** Receives one line per notable event (job transitions, deliveries); never per plain request. */
-  log?: (line: string) => void;
+	/** 0 (default) picks a free port. */
+	port?: number;
+	host?: string;
+	apiKey?: string;
+	organization?: string;
+	project?: string;
+	/** base64, optionally prefixed `whsec_`. */
+	webhookSecret?: string;
+	/**
+	 * Further organizations besides the first (`organization`, `apiKey`, `webhookSecret`, `project`).
+	 * Each key is answered only for its own organization; jobs, queues and webhook signatures are its own.
+	 */
+	organizations?: readonly OrganizationOptions[];
+	/** Total time from create to completion (a quarter pending, the rest running). Default 3000. */
+	jobDurationMs?: JobDuration;
+	/** Requests per minute per API key on the management API (sliding 60 s window); 0 or false turns it off. */
+	rateLimitPerMinute?: number | false;
+	/** Require `Service-Api-Key` on the workloads, as when the gateway's `networking.auth` is on. */
+	workloadAuth?: boolean;
+	/** Pauses between webhook delivery attempts; attempts = pauses + 1. Default [500, 1000, 2000]. */
+	webhookRetryDelaysMs?: readonly number[];
+	clock?: Clock;
+	faults?: FaultOptions;
+	/** Receives one line per notable event (job transitions, deliveries); never per plain request. */
+	log?: (line: string) => void;
 }
 
 const durationSchema = z.union([
-  z.number({ error: 'must be a number of milliseconds' }).int().min(0, { error: 'must be 0 or more' }),
-  z.custom<(endpoint: string, input: unknown) => number>((value) => typeof value === 'function', {
-    error: 'must be a number or a function',
-  }),
+	z
+		.number({ error: 'must be a number of milliseconds' })
+		.int()
+		.min(0, { error: 'must be 0 or more' }),
+	z.custom<(endpoint: string, input: unknown) => number>((value) => typeof value === 'function', {
+		error: 'must be a number or a function',
+	}),
 ]);
 
 const webhookSecretSchema = z.string().refine(
-  (secret) => {
-    try {
-      return decodeWebhookSecret(secret).length > 0;
-    } catch {
-      return false;
-    }
-  },
-  { error: 'must be base64 (optionally prefixed "whsec_")' },
+	(secret) => {
+		try {
+			return decodeWebhookSecret(secret).length > 0;
+		} catch {
+			return false;
+		}
+	},
+	{ error: 'must be base64 (optionally prefixed "whsec_")' },
 );
 
 const organizationSchema = z.strictObject({
-  name: resourceNameSchema,
-  apiKey: z.string().min(1, { error: 'must not be empty' }),
-  webhookSecret: webhookSecretSchema.optional(),
-  project: resourceNameSchema.default('default'),
+	name: resourceNameSchema,
+	apiKey: z.string().min(1, { error: 'must not be empty' }),
+	webhookSecret: webhookSecretSchema.optional(),
+	project: resourceNameSchema.default('default'),
 });
 
 const optionsSchema = z.strictObject({
-  port: z.number().int().min(0).max(65535, { error: 'must be 0-65535' }).default(0),
-  host: z.string().min(1).default('127.0.0.1'),
-  apiKey: z.string().min(1, { error: 'must not be empty' }).default(DEV_API_KEY),
-  organization: resourceNameSchema.default('acme'),
-  project: resourceNameSchema.default('default'),
-  webhookSecret: webhookSecretSchema.default(DEV_WEBHOOK_SECRET),
-  organizations: z.array(organizationSchema).max(100, { error: 'must have at most 100 entries' }).default([]),
-  jobDurationMs: durationSchema.default(3000),
-  rateLimitPerMinute: z
-    .union([z.literal(false), z.number().int().min(0, { error: 'must be 0 or more' })])
-    .default(LIMITS.rateLimitPerMinute),
-  workloadAuth: z.boolean().default(false),
-  webhookRetryDelaysMs: z.array(z.number().int().min(0)).max(10, { error: 'must have at most 10 pauses' }).default([500, 1000, 2000]),
-  clock: z.custom<Clock>((value) => typeof value === 'object' && value !== null && 'now' in value && 'sleep' in value).default(systemClock),
-  faults: faultSettingsSchema.default(faultSettingsSchema.parse({})),
-  log: z.custom<(line: string) => void>((value) => typeof value === 'function').optional(),
+	port: z.number().int().min(0).max(65535, { error: 'must be 0-65535' }).default(0),
+	host: z.string().min(1).default('127.0.0.1'),
+	apiKey: z.string().min(1, { error: 'must not be empty' }).default(DEV_API_KEY),
+	organization: resourceNameSchema.default('acme'),
+	project: resourceNameSchema.default('default'),
+	webhookSecret: webhookSecretSchema.default(DEV_WEBHOOK_SECRET),
+	organizations: z
+		.array(organizationSchema)
+		.max(100, { error: 'must have at most 100 entries' })
+		.default([]),
+	jobDurationMs: durationSchema.default(3000),
+	rateLimitPerMinute: z
+		.union([z.literal(false), z.number().int().min(0, { error: 'must be 0 or more' })])
+		.default(LIMITS.rateLimitPerMinute),
+	workloadAuth: z.boolean().default(false),
+	webhookRetryDelaysMs: z
+		.array(z.number().int().min(0))
+		.max(10, { error: 'must have at most 10 pauses' })
+		.default([500, 1000, 2000]),
+	clock: z
+		.custom<Clock>(
+			(value) => typeof value === 'object' && value !== null && 'now' in value && 'sleep' in value,
+		)
+		.default(systemClock),
+	faults: faultSettingsSchema.default(faultSettingsSchema.parse({})),
+	log: z.custom<(line: string) => void>((value) => typeof value === 'function').optional(),
 });
 
 export interface ResolvedOptions {
-  port: number;
-  host: string;
-  apiKey: string;
-  organization: string;
-  project: string;
-  webhookSecret: string;
-  /** Every organization, the first one (the fields above) first. */
-  organizations: readonly OrganizationConfig[];
-  jobDurationMs: (endpoint: string, input: unknown) => number;
-  /** 0 means off. */
-  rateLimitPerMinute: number;
-  workloadAuth: boolean;
-  webhookRetryDelaysMs: readonly number[];
-  clock: Clock;
-  faults: FaultSettings;
-  log: (line: string) => void;
+	port: number;
+	host: string;
+	apiKey: string;
+	organization: string;
+	project: string;
+	webhookSecret: string;
+	/** Every organization, the first one (the fields above) first. */
+	organizations: readonly OrganizationConfig[];
+	jobDurationMs: (endpoint: string, input: unknown) => number;
+	/** 0 means off. */
+	rateLimitPerMinute: number;
+	workloadAuth: boolean;
+	webhookRetryDelaysMs: readonly number[];
+	clock: Clock;
+	faults: FaultSettings;
+	log: (line: string) => void;
 }
 
 /** Fills defaults and rejects nonsense with a message naming the option and its rule. */
 export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
-  const result = optionsSchema.safeParse(options);
-  if (!result.success) {
-    const issues = result.error.issues.map((issue) => `${issue.path.join('.') || 'options'} ${issue.message}`);
-    throw new TypeError(`Invalid emulator options: ${issues.join('; ')}`);
-  }
-  const parsed = result.data;
-  const duration = parsed.jobDurationMs;
-  const organizations: OrganizationConfig[] = [
-    { name: parsed.organization, apiKey: parsed.apiKey, webhookSecret: parsed.webhookSecret, project: parsed.project },
-    ...parsed.organizations.map((org) => ({ ...org, webhookSecret: org.webhookSecret ?? devWebhookSecretFor(org.name) })),
-  ];
-  const names = new Set<string>();
-  const keys = new Set<string>();
-  for (const org of organizations) {
-    if (names.has(org.name)) throw new TypeError(`Invalid emulator options: organizations has "${org.name}" more than once`);
-    if (keys.has(org.apiKey)) throw new TypeError(`Invalid emulator options: organizations: the API key of "${org.name}" belongs to another organization too`);
-    names.add(org.name);
-    keys.add(org.apiKey);
-  }
-  return {
-    ...parsed,
-    organizations,
-    jobDurationMs: typeof duration === 'number' ? () => duration : duration,
-    rateLimitPerMinute: parsed.rateLimitPerMinute === false ? 0 : parsed.rateLimitPerMinute,
-    log: parsed.log ?? (() => undefined),
-  };
+	const result = optionsSchema.safeParse(options);
+	if (!result.success) {
+		const issues = result.error.issues.map(
+			(issue) => `${issue.path.join('.') || 'options'} ${issue.message}`,
+		);
+		throw new TypeError(`Invalid emulator options: ${issues.join('; ')}`);
+	}
+	const parsed = result.data;
+	const duration = parsed.jobDurationMs;
+	const organizations: OrganizationConfig[] = [
+		{
+			name: parsed.organization,
+			apiKey: parsed.apiKey,
+			webhookSecret: parsed.webhookSecret,
+			project: parsed.project,
+		},
+		...parsed.organizations.map((org) => ({
+			...org,
+			webhookSecret: org.webhookSecret ?? devWebhookSecretFor(org.name),
+		})),
+	];
+	const names = new Set<string>();
+	const keys = new Set<string>();
+	for (const org of organizations) {
+		if (names.has(org.name))
+			throw new TypeError(
+				`Invalid emulator options: organizations has "${org.name}" more than once`,
+			);
+		if (keys.has(org.apiKey))
+			throw new TypeError(
+				`Invalid emulator options: organizations: the API key of "${org.name}" belongs to another organization too`,
+			);
+		names.add(org.name);
+		keys.add(org.apiKey);
+	}
+	return {
+		...parsed,
+		organizations,
+		jobDurationMs: typeof duration === 'number' ? () => duration : duration,
+		rateLimitPerMinute: parsed.rateLimitPerMinute === false ? 0 : parsed.rateLimitPerMinute,
+		log: parsed.log ?? (() => undefined),
+	};
 }

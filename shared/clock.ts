@@ -3,8 +3,8 @@
  * `runtime/`. The shared core never touches timers itself.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
-  now(): number;
-  /** Resolves after `ms`; rejects with the signal's reason when aborted first. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+	/** Milliseconds since the epoch. */
+	now(): number;
+	/** Resolves after `ms`; rejects with the signal's reason when aborted first. */
+	sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }

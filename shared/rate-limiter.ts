@@ -42,95 +42,102 @@ const MIN_REQUESTS_PER_MINUTE = 1;
  * Waiters are served first come, first served.
  */
 export class AdaptiveRateLimiter {
-  private readonly stamps: number[] = [];
-  private head = 0;
-  private tail: Promise<void> = Promise.resolve();
-  private rateAfterDecrease: number;
-  private pausedUntil = 0;
-  private lastDecreaseAt = Number.NEGATIVE_INFINITY;
-  private lastStart = Number.NEGATIVE_INFINITY;
-  private readonly burstSize: number;
-  private burstTokens: number;
-  private burstRefilledAt = Number.NEGATIVE_INFINITY;
+	private readonly stamps: number[] = [];
+	private head = 0;
+	private tail: Promise<void> = Promise.resolve();
+	private rateAfterDecrease: number;
+	private pausedUntil = 0;
+	private lastDecreaseAt = Number.NEGATIVE_INFINITY;
+	private lastStart = Number.NEGATIVE_INFINITY;
+	private readonly burstSize: number;
+	private burstTokens: number;
+	private burstRefilledAt = Number.NEGATIVE_INFINITY;
 
-  constructor(
-    readonly ceiling: number,
-    private readonly clock: Clock,
-  ) {
-    if (!Number.isInteger(ceiling) || ceiling < 1) throw new RangeError('rate limit must be a whole number of at least 1');
-    this.rateAfterDecrease = ceiling;
-    this.burstSize = Math.max(1, Math.ceil(ceiling * BURST_SHARE));
-    this.burstTokens = this.burstSize;
-  }
+	constructor(
+		readonly ceiling: number,
+		private readonly clock: Clock,
+	) {
+		if (!Number.isInteger(ceiling) || ceiling < 1)
+			throw new RangeError('rate limit must be a whole number of at least 1');
+		this.rateAfterDecrease = ceiling;
+		this.burstSize = Math.max(1, Math.ceil(ceiling * BURST_SHARE));
+		this.burstTokens = this.burstSize;
+	}
 
-  /** The current rate in requests per minute: the ceiling until a 429, lower after, climbing back with time. */
-  get requestsPerMinute(): number {
-    return this.rateAt(this.clock.now());
-  }
+	/** The current rate in requests per minute: the ceiling until a 429, lower after, climbing back with time. */
+	get requestsPerMinute(): number {
+		return this.rateAt(this.clock.now());
+	}
 
-  private rateAt(now: number): number {
-    if (this.lastDecreaseAt === Number.NEGATIVE_INFINITY) return this.ceiling;
-    const minutes = Math.max(0, now - this.lastDecreaseAt) / WINDOW_MS;
-    return Math.min(this.ceiling, this.rateAfterDecrease + INCREASE_SHARE_PER_MINUTE * this.ceiling * minutes * (1 + minutes));
-  }
+	private rateAt(now: number): number {
+		if (this.lastDecreaseAt === Number.NEGATIVE_INFINITY) return this.ceiling;
+		const minutes = Math.max(0, now - this.lastDecreaseAt) / WINDOW_MS;
+		return Math.min(
+			this.ceiling,
+			this.rateAfterDecrease + INCREASE_SHARE_PER_MINUTE * this.ceiling * minutes * (1 + minutes),
+		);
+	}
 
-  /** Waits for this process's turn; resolves with the time the request may be sent. */
-  acquire(signal?: AbortSignal): Promise<number> {
-    const turn = this.tail.then(() => this.take(signal));
-    this.tail = turn.then(
-      () => undefined,
-      () => undefined,
-    );
-    return turn;
-  }
+	/** Waits for this process's turn; resolves with the time the request may be sent. */
+	acquire(signal?: AbortSignal): Promise<number> {
+		const turn = this.tail.then(() => this.take(signal));
+		this.tail = turn.then(
+			() => undefined,
+			() => undefined,
+		);
+		return turn;
+	}
 
-  /**
-   * The service refused a request sent at `sentAt`: hold every call of the key until `retryAfterMs`
-   * has passed and lower the rate, unless the request left before the last decrease (its 429
-   * belongs to an episode already answered).
-   */
-  throttled(sentAt: number, retryAfterMs: number): void {
-    const now = this.clock.now();
-    this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
-    if (sentAt <= this.lastDecreaseAt) return;
-    this.rateAfterDecrease = Math.max(MIN_REQUESTS_PER_MINUTE, this.rateAt(now) * DECREASE_FACTOR);
-    this.lastDecreaseAt = now;
-  }
+	/**
+	 * The service refused a request sent at `sentAt`: hold every call of the key until `retryAfterMs`
+	 * has passed and lower the rate, unless the request left before the last decrease (its 429
+	 * belongs to an episode already answered).
+	 */
+	throttled(sentAt: number, retryAfterMs: number): void {
+		const now = this.clock.now();
+		this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
+		if (sentAt <= this.lastDecreaseAt) return;
+		this.rateAfterDecrease = Math.max(MIN_REQUESTS_PER_MINUTE, this.rateAt(now) * DECREASE_FACTOR);
+		this.lastDecreaseAt = now;
+	}
 
-  private async take(signal?: AbortSignal): Promise<number> {
-    for (;;) {
-      signal?.throwIfAborted();
-      const now = this.clock.now();
-      const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.paceAllows(now));
-      if (ready <= now) {
-        this.stamps.push(now);
-        this.lastStart = now;
-        if (this.rateAt(now) >= this.ceiling) this.burstTokens -= 1;
-        return now;
-      }
-      await this.clock.sleep(ready - now, signal);
-    }
-  }
+	private async take(signal?: AbortSignal): Promise<number> {
+		for (;;) {
+			signal?.throwIfAborted();
+			const now = this.clock.now();
+			const ready = Math.max(this.pausedUntil, this.windowOpensAt(now), this.paceAllows(now));
+			if (ready <= now) {
+				this.stamps.push(now);
+				this.lastStart = now;
+				if (this.rateAt(now) >= this.ceiling) this.burstTokens -= 1;
+				return now;
+			}
+			await this.clock.sleep(ready - now, signal);
+		}
+	}
 
-  /** When the pace allows the next request: evenly at the rate after a 429, as a bucket of burst tokens before. */
-  private paceAllows(now: number): number {
-    const rate = this.rateAt(now);
-    if (rate < this.ceiling) return this.lastStart + WINDOW_MS / rate;
-    const perMs = (this.ceiling * BURST_SPEEDUP) / WINDOW_MS;
-    this.burstTokens = Math.min(this.burstSize, this.burstTokens + Math.max(0, now - this.burstRefilledAt) * perMs);
-    this.burstRefilledAt = now;
-    return this.burstTokens >= 1 ? now : now + (1 - this.burstTokens) / perMs;
-  }
+	/** When the pace allows the next request: evenly at the rate after a 429, as a bucket of burst tokens before. */
+	private paceAllows(now: number): number {
+		const rate = this.rateAt(now);
+		if (rate < this.ceiling) return this.lastStart + WINDOW_MS / rate;
+		const perMs = (this.ceiling * BURST_SPEEDUP) / WINDOW_MS;
+		this.burstTokens = Math.min(
+			this.burstSize,
+			this.burstTokens + Math.max(0, now - this.burstRefilledAt) * perMs,
+		);
+		this.burstRefilledAt = now;
+		return this.burstTokens >= 1 ? now : now + (1 - this.burstTokens) / perMs;
+	}
 
-  /** When the sliding window has room for one more request. */
-  private windowOpensAt(now: number): number {
-    while (this.head < this.stamps.length && this.stamps[this.head] <= now - WINDOW_MS) this.head++;
-    if (this.head > 1024 && this.head * 2 > this.stamps.length) {
-      this.stamps.splice(0, this.head);
-      this.head = 0;
-    }
-    return this.stamps.length - this.head < this.ceiling ? now : this.stamps[this.head] + WINDOW_MS;
-  }
+	/** When the sliding window has room for one more request. */
+	private windowOpensAt(now: number): number {
+		while (this.head < this.stamps.length && this.stamps[this.head] <= now - WINDOW_MS) this.head++;
+		if (this.head > 1024 && this.head * 2 > this.stamps.length) {
+			this.stamps.splice(0, this.head);
+			this.head = 0;
+		}
+		return this.stamps.length - this.head < this.ceiling ? now : this.stamps[this.head] + WINDOW_MS;
+	}
 }
 
 const sharedLimiters = new Map<string, AdaptiveRateLimiter>();
@@ -140,17 +147,21 @@ const sharedLimiters = new Map<string, AdaptiveRateLimiter>();
  * execution using that key shares the budget and learns from each other's 429s. The key passed
  * here must already be a hash.
  */
-export function sharedRateLimiter(key: string, requestsPerMinute: number, clock: Clock): AdaptiveRateLimiter {
-  const id = `${key}:${requestsPerMinute}`;
-  let limiter = sharedLimiters.get(id);
-  if (!limiter) {
-    limiter = new AdaptiveRateLimiter(requestsPerMinute, clock);
-    sharedLimiters.set(id, limiter);
-  }
-  return limiter;
+export function sharedRateLimiter(
+	key: string,
+	requestsPerMinute: number,
+	clock: Clock,
+): AdaptiveRateLimiter {
+	const id = `${key}:${requestsPerMinute}`;
+	let limiter = sharedLimiters.get(id);
+	if (!limiter) {
+		limiter = new AdaptiveRateLimiter(requestsPerMinute, clock);
+		sharedLimiters.set(id, limiter);
+	}
+	return limiter;
 }
 
 /** Identifies an API key for rate limiting without keeping the key itself around. */
 export function rateLimitKeyFor(apiKey: string, baseUrl: string): string {
-  return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
+	return createHash('sha256').update(`${baseUrl}\n${apiKey}`).digest('hex').slice(0, 32);
 }

@@ -2,7 +2,12 @@ import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { App, LogLevel, webApi, type CustomRoute, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
-import { createManagementClient, createWorkloadClient, systemClock, UndiciTransport } from '../shared/runtime';
+import {
+	createManagementClient,
+	createWorkloadClient,
+	systemClock,
+	UndiciTransport,
+} from '../shared/runtime';
 import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
 import { configSecrets, type AppConfig } from './config';
@@ -19,42 +24,42 @@ import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
 
 export interface SlackAppOptions {
-  config: AppConfig;
-  logger?: Logger;
-  logLevel?: LogLevel;
-  clock?: Clock;
-  /** How the app reaches GPU Cloud; a private keep-alive pool by default. */
-  transport?: Transport;
-  streamIntervalMs?: number;
-  statusRefreshMs?: number;
-  /** Where the OAuth consent page is: Slack's own, or a stand-in's in tests. */
-  slackAuthorizationUrl?: string;
+	config: AppConfig;
+	logger?: Logger;
+	logLevel?: LogLevel;
+	clock?: Clock;
+	/** How the app reaches GPU Cloud; a private keep-alive pool by default. */
+	transport?: Transport;
+	streamIntervalMs?: number;
+	statusRefreshMs?: number;
+	/** Where the OAuth consent page is: Slack's own, or a stand-in's in tests. */
+	slackAuthorizationUrl?: string;
 }
 
 export interface RunningSlackApp {
-  app: App;
-  /** HTTP mode: where Slack's requests go (`/slack/events`). */
-  eventsUrl?: string;
-  /** Where this process listens for job webhooks (behind `publicUrl` in production). */
-  localWebhookUrl?: string;
-  /** The one workspace's services (single-workspace token mode; throws when distributed). */
-  container: Container;
-  /** Installed in several workspaces (SLACK_CLIENT_ID...): the installations and each workspace's services. */
-  distributed?: Distributed;
-  /** /healthz and /readyz, served on the app's HTTP port. */
-  health: Health;
-  /** Shutdown, first step: /readyz answers 503 and new Slack requests and webhooks are refused. */
-  refuseNewRequests(): void;
-  /** Resolves when background work and result deliveries have finished. */
-  idle(): Promise<void>;
-  /**
-   * For a graceful shutdown (SIGTERM), before `stop`: from now on takes no new /gpu request (each
-   * gets a private "restarting" notice), then resolves once every acknowledged request is finished
-   * or handed over (a job that exists in the service is found again after the restart) and no result
-   * is being posted. Running jobs keep running; the next start follows them.
-   */
-  drain(): Promise<void>;
-  stop(): Promise<void>;
+	app: App;
+	/** HTTP mode: where Slack's requests go (`/slack/events`). */
+	eventsUrl?: string;
+	/** Where this process listens for job webhooks (behind `publicUrl` in production). */
+	localWebhookUrl?: string;
+	/** The one workspace's services (single-workspace token mode; throws when distributed). */
+	container: Container;
+	/** Installed in several workspaces (SLACK_CLIENT_ID...): the installations and each workspace's services. */
+	distributed?: Distributed;
+	/** /healthz and /readyz, served on the app's HTTP port. */
+	health: Health;
+	/** Shutdown, first step: /readyz answers 503 and new Slack requests and webhooks are refused. */
+	refuseNewRequests(): void;
+	/** Resolves when background work and result deliveries have finished. */
+	idle(): Promise<void>;
+	/**
+	 * For a graceful shutdown (SIGTERM), before `stop`: from now on takes no new /gpu request (each
+	 * gets a private "restarting" notice), then resolves once every acknowledged request is finished
+	 * or handed over (a job that exists in the service is found again after the restart) and no result
+	 * is being posted. Running jobs keep running; the next start follows them.
+	 */
+	drain(): Promise<void>;
+	stop(): Promise<void>;
 }
 
 /** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
@@ -62,185 +67,268 @@ const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 }
 
 /** Builds the Bolt app, connects it to Slack and GPU Cloud, resumes unfinished work and starts listening. */
 export async function startSlackApp(options: SlackAppOptions): Promise<RunningSlackApp> {
-  const { config } = options;
-  const clock = options.clock ?? systemClock;
-  const ownTransport = options.transport ? undefined : new UndiciTransport();
-  const transport = options.transport ?? ownTransport;
-  const service = config.service;
-  // One organization and key for the app, or (distributed) one per workspace, linked with /gpu setup.
-  const clientsFor = (link: { organization: string; apiKey: string }) => ({
-    management: createManagementClient({ baseUrl: service.baseUrl, organization: link.organization, apiKey: link.apiKey, transport, clock }),
-    workload: (serviceUrl?: string) => (serviceUrl ? createWorkloadClient({ serviceUrl, apiKey: link.apiKey, transport, clock }) : undefined),
-  });
-  // Distributed, there is no app-wide organization: only the workspaces' own.
-  const appClients = config.distribution ? undefined : clientsFor(service);
+	const { config } = options;
+	const clock = options.clock ?? systemClock;
+	const ownTransport = options.transport ? undefined : new UndiciTransport();
+	const transport = options.transport ?? ownTransport;
+	const service = config.service;
+	// One organization and key for the app, or (distributed) one per workspace, linked with /gpu setup.
+	const clientsFor = (link: { organization: string; apiKey: string }) => ({
+		management: createManagementClient({
+			baseUrl: service.baseUrl,
+			organization: link.organization,
+			apiKey: link.apiKey,
+			transport,
+			clock,
+		}),
+		workload: (serviceUrl?: string) =>
+			serviceUrl
+				? createWorkloadClient({ serviceUrl, apiKey: link.apiKey, transport, clock })
+				: undefined,
+	});
+	// Distributed, there is no app-wide organization: only the workspaces' own.
+	const appClients = config.distribution ? undefined : clientsFor(service);
 
-  // The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
-  let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
-  const serveWebhook = (req: IncomingMessage, res: ServerResponse) => (webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end());
-  const slack = config.slack;
-  const logLevel = options.logLevel ?? config.logLevel;
-  const logger = options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
-  let draining = false;
-  const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
-  // Several replicas agree through Redis; the start waits until it answers.
-  const shared = config.redisUrl ? await RedisSharedState.connect({ url: config.redisUrl, logger }) : undefined;
-  const clientOptions = { ...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}), retryConfig: SLACK_RETRY, timeout: 30_000 };
-  const containerFor = (workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>, link?: { project?: string }) =>
-    createContainer({
-      ...workspace,
-      // Job webhooks carry one organization's signature: distributed, completion is watched by polling.
-      config: link ? { ...config, publicUrl: undefined, service: { ...service, project: link.project } } : config,
-      state,
-      clock,
-      logger,
-      streamIntervalMs: options.streamIntervalMs,
-      statusRefreshMs: options.statusRefreshMs,
-      shared,
-    });
-  const distributed = config.distribution
-    ? await Distributed.open({
-        settings: config.distribution,
-        publicUrl: config.publicUrl,
-        slackApiUrl: slack.apiUrl,
-        authorizationUrl: options.slackAuthorizationUrl,
-        logger,
-        checkLink: async (link) => void (await clientsFor(link).management.endpoints.list({ page: 1, page_size: 1 })),
-        build: (team, installation, link) => {
-          const clients = clientsFor(link);
-          const client = new webApi.WebClient(installation.bot?.token, { ...clientOptions, logger });
-          const identity = { team, botUserId: installation.bot?.userId ?? '' };
-          const container = containerFor({ client, identity, management: clients.management, images: clients.workload(service.imageUrl), chat: clients.workload(service.chatUrl) }, link);
-          void resumeUnfinishedWork(container, undefined, logger);
-          return container;
-        },
-      })
-    : undefined;
-  // Readiness probes: each dependency the app cannot work without. Distributed, each workspace has
-  // its own token and key: the store of installations is what must answer.
-  const probes: ReadinessProbe[] = appClients
-    ? [
-        { name: 'slack', check: () => app.client.auth.test() },
-        { name: 'service', check: (signal) => appClients.management.endpoints.list({ page: 1, page_size: 1 }, { signal }) },
-      ]
-    : [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
-  if (shared) probes.push({ name: 'store', check: () => shared.ping() });
-  const health = new Health({ probes, logger });
-  const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
-  // Failures are logged through Bolt's logger, which exists by the time any task runs.
-  const background = new BackgroundTasks((message) => app.logger.error(message));
-  const receiver =
-    slack.mode === 'http'
-      ? new AckFirstReceiver({
-          signingSecret: slack.signingSecret,
-          clock,
-          routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
-          getRoutes: { ...healthRoutes, ...distributed?.routes },
-          afterAck: (what, task) => background.afterAck(what, task),
-          firstAccepted: shared ? (signature, ttlMs) => within(shared.claimOnce(`slack-signature:${signature}`, ttlMs), REPLAY_CHECK_MS, 'Redis') : undefined,
-        })
-      : undefined;
-  // Socket Mode serves the webhook route from Bolt's own small HTTP server.
-  const customRoutes: CustomRoute[] = [
-    ...(config.publicUrl ? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }] : []),
-    ...Object.entries(healthRoutes).map(([path, handler]) => ({ path, method: ['GET'], handler })),
-  ];
-  const app = new App({
-    ...(distributed ? { authorize: distributed.authorize } : { token: slack.botToken }),
-    ...(slack.mode === 'socket'
-      ? { socketMode: true, appToken: slack.appToken, installerOptions: { port: slack.port }, customRoutes, processBeforeResponse: false }
-      : { receiver }),
-    // Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
-    deferInitialization: true,
-    // No listener reads context.conversation; the store would look every request up for nothing.
-    convoStore: false,
-    logger,
-    logLevel,
-    clientOptions,
-  });
-  if (slack.mode === 'socket') {
-    // Socket Mode has no receiver of ours: ids and the drain refusal come from a first middleware.
-    // An event left unacknowledged while draining is redelivered by Slack to another connection.
-    app.use(async ({ next }) => {
-      if (!draining) await withLogContext({ request: newRequestId() }, next);
-    });
-  }
-  await app.init();
-  const single = appClients ? await singleWorkspace(appClients) : undefined;
-  async function singleWorkspace({ management, workload }: ReturnType<typeof clientsFor>): Promise<Container> {
-    const auth = await app.client.auth.test();
-    if (!auth.team_id || !auth.user_id) throw new Error('Slack did not say which workspace and bot user the token belongs to.');
-    const identity = { team: auth.team_id, botUserId: auth.user_id };
-    return containerFor({ client: app.client, identity, management, images: workload(service.imageUrl), chat: workload(service.chatUrl) });
-  }
-  const containers = async () => (single ? [single] : ((await distributed?.workspaces.containers()) ?? []));
-  if (config.publicUrl && single && appClients) {
-    const { management } = appClients;
-    // Read at start so a wrong key fails now; read again when the organization rotates it.
-    const secret = service.webhookSecret ?? (await management.webhookSecret.get());
-    const verifier = new WebhookVerifier({ secret, readSecret: () => management.webhookSecret.get(), clock });
-    const firstDelivery = shared ? (id: string) => within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis') : undefined;
-    webhookHandler = createWebhookHandler({ verifier, tracker: single.tracker, logger, firstDelivery });
-  }
-  distributed?.register(app);
-  registerListeners(app, single ? single.services : (distributed?.workspaces.services ?? unreachable()));
-  app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
+	// The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
+	let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+	const serveWebhook = (req: IncomingMessage, res: ServerResponse) =>
+		webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end();
+	const slack = config.slack;
+	const logLevel = options.logLevel ?? config.logLevel;
+	const logger =
+		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
+	let draining = false;
+	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+	// Several replicas agree through Redis; the start waits until it answers.
+	const shared = config.redisUrl
+		? await RedisSharedState.connect({ url: config.redisUrl, logger })
+		: undefined;
+	const clientOptions = {
+		...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
+		retryConfig: SLACK_RETRY,
+		timeout: 30_000,
+	};
+	const containerFor = (
+		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
+		link?: { project?: string },
+	) =>
+		createContainer({
+			...workspace,
+			// Job webhooks carry one organization's signature: distributed, completion is watched by polling.
+			config: link
+				? { ...config, publicUrl: undefined, service: { ...service, project: link.project } }
+				: config,
+			state,
+			clock,
+			logger,
+			streamIntervalMs: options.streamIntervalMs,
+			statusRefreshMs: options.statusRefreshMs,
+			shared,
+		});
+	const distributed = config.distribution
+		? await Distributed.open({
+				settings: config.distribution,
+				publicUrl: config.publicUrl,
+				slackApiUrl: slack.apiUrl,
+				authorizationUrl: options.slackAuthorizationUrl,
+				logger,
+				checkLink: async (link) =>
+					void (await clientsFor(link).management.endpoints.list({ page: 1, page_size: 1 })),
+				build: (team, installation, link) => {
+					const clients = clientsFor(link);
+					const client = new webApi.WebClient(installation.bot?.token, {
+						...clientOptions,
+						logger,
+					});
+					const identity = { team, botUserId: installation.bot?.userId ?? '' };
+					const container = containerFor(
+						{
+							client,
+							identity,
+							management: clients.management,
+							images: clients.workload(service.imageUrl),
+							chat: clients.workload(service.chatUrl),
+						},
+						link,
+					);
+					void resumeUnfinishedWork(container, undefined, logger);
+					return container;
+				},
+			})
+		: undefined;
+	// Readiness probes: each dependency the app cannot work without. Distributed, each workspace has
+	// its own token and key: the store of installations is what must answer.
+	const probes: ReadinessProbe[] = appClients
+		? [
+				{ name: 'slack', check: () => app.client.auth.test() },
+				{
+					name: 'service',
+					check: (signal) =>
+						appClients.management.endpoints.list({ page: 1, page_size: 1 }, { signal }),
+				},
+			]
+		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
+	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
+	const health = new Health({ probes, logger });
+	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
+	// Failures are logged through Bolt's logger, which exists by the time any task runs.
+	const background = new BackgroundTasks((message) => app.logger.error(message));
+	const receiver =
+		slack.mode === 'http'
+			? new AckFirstReceiver({
+					signingSecret: slack.signingSecret,
+					clock,
+					routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
+					getRoutes: { ...healthRoutes, ...distributed?.routes },
+					afterAck: (what, task) => background.afterAck(what, task),
+					firstAccepted: shared
+						? (signature, ttlMs) =>
+								within(
+									shared.claimOnce(`slack-signature:${signature}`, ttlMs),
+									REPLAY_CHECK_MS,
+									'Redis',
+								)
+						: undefined,
+				})
+			: undefined;
+	// Socket Mode serves the webhook route from Bolt's own small HTTP server.
+	const customRoutes: CustomRoute[] = [
+		...(config.publicUrl
+			? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }]
+			: []),
+		...Object.entries(healthRoutes).map(([path, handler]) => ({ path, method: ['GET'], handler })),
+	];
+	const app = new App({
+		...(distributed ? { authorize: distributed.authorize } : { token: slack.botToken }),
+		...(slack.mode === 'socket'
+			? {
+					socketMode: true,
+					appToken: slack.appToken,
+					installerOptions: { port: slack.port },
+					customRoutes,
+					processBeforeResponse: false,
+				}
+			: { receiver }),
+		// Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
+		deferInitialization: true,
+		// No listener reads context.conversation; the store would look every request up for nothing.
+		convoStore: false,
+		logger,
+		logLevel,
+		clientOptions,
+	});
+	if (slack.mode === 'socket') {
+		// Socket Mode has no receiver of ours: ids and the drain refusal come from a first middleware.
+		// An event left unacknowledged while draining is redelivered by Slack to another connection.
+		app.use(async ({ next }) => {
+			if (!draining) await withLogContext({ request: newRequestId() }, next);
+		});
+	}
+	await app.init();
+	const single = appClients ? await singleWorkspace(appClients) : undefined;
+	async function singleWorkspace({
+		management,
+		workload,
+	}: ReturnType<typeof clientsFor>): Promise<Container> {
+		const auth = await app.client.auth.test();
+		if (!auth.team_id || !auth.user_id)
+			throw new Error('Slack did not say which workspace and bot user the token belongs to.');
+		const identity = { team: auth.team_id, botUserId: auth.user_id };
+		return containerFor({
+			client: app.client,
+			identity,
+			management,
+			images: workload(service.imageUrl),
+			chat: workload(service.chatUrl),
+		});
+	}
+	const containers = async () =>
+		single ? [single] : ((await distributed?.workspaces.containers()) ?? []);
+	if (config.publicUrl && single && appClients) {
+		const { management } = appClients;
+		// Read at start so a wrong key fails now; read again when the organization rotates it.
+		const secret = service.webhookSecret ?? (await management.webhookSecret.get());
+		const verifier = new WebhookVerifier({
+			secret,
+			readSecret: () => management.webhookSecret.get(),
+			clock,
+		});
+		const firstDelivery = shared
+			? (id: string) =>
+					within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis')
+			: undefined;
+		webhookHandler = createWebhookHandler({
+			verifier,
+			tracker: single.tracker,
+			logger,
+			firstDelivery,
+		});
+	}
+	distributed?.register(app);
+	registerListeners(
+		app,
+		single ? single.services : (distributed?.workspaces.services ?? unreachable()),
+	);
+	app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
 
-  let eventsUrl: string | undefined;
-  let localWebhookUrl: string | undefined;
-  if (slack.mode === 'http') {
-    const server = await app.start({ port: slack.port, host: slack.host });
-    const address = server.address() as AddressInfo;
-    const host = slack.host === '0.0.0.0' ? '127.0.0.1' : slack.host;
-    eventsUrl = `http://${host}:${address.port}/slack/events`;
-    if (config.publicUrl) localWebhookUrl = `http://${host}:${address.port}${config.webhookPath}`;
-  } else {
-    await app.start();
-  }
+	let eventsUrl: string | undefined;
+	let localWebhookUrl: string | undefined;
+	if (slack.mode === 'http') {
+		const server = await app.start({ port: slack.port, host: slack.host });
+		const address = server.address() as AddressInfo;
+		const host = slack.host === '0.0.0.0' ? '127.0.0.1' : slack.host;
+		eventsUrl = `http://${host}:${address.port}/slack/events`;
+		if (config.publicUrl) localWebhookUrl = `http://${host}:${address.port}${config.webhookPath}`;
+	} else {
+		await app.start();
+	}
 
-  if (single) await resumeUnfinishedWork(single, state, logger);
-  // Distributed: each linked workspace's services start now, and follow its unfinished jobs.
-  for (const team of (await distributed?.store.teams()) ?? []) await distributed?.workspaces.get(team);
-  const sweeping = new AbortController();
-  if (shared) void takeOverOrphanedJobs(containers, clock, config.pollIntervalMs, sweeping.signal, logger);
+	if (single) await resumeUnfinishedWork(single, state, logger);
+	// Distributed: each linked workspace's services start now, and follow its unfinished jobs.
+	for (const team of (await distributed?.store.teams()) ?? [])
+		await distributed?.workspaces.get(team);
+	const sweeping = new AbortController();
+	if (shared)
+		void takeOverOrphanedJobs(containers, clock, config.pollIntervalMs, sweeping.signal, logger);
 
-  return {
-    app,
-    eventsUrl,
-    localWebhookUrl,
-    get container(): Container {
-      if (!single) throw new Error('Installed in several workspaces: use distributed.workspaces.get(team).');
-      return single;
-    },
-    distributed,
-    health,
-    refuseNewRequests: () => {
-      draining = true;
-      health.startDraining();
-      receiver?.refuseNewRequests();
-    },
-    idle: async () => {
-      await background.idle();
-      for (const container of await containers()) {
-        await container.lifecycle.idle();
-        await container.tracker.idle();
-      }
-    },
-    drain: async () => {
-      const draining = (await containers()).map((container) => container.lifecycle.drain());
-      await background.idle();
-      await Promise.all(draining);
-      for (const container of await containers()) await container.tracker.idle();
-    },
-    stop: async () => {
-      sweeping.abort();
-      for (const container of await containers()) container.tracker.stop();
-      await app.stop();
-      await distributed?.close();
-      await shared?.close();
-      await ownTransport?.close();
-    },
-  };
+	return {
+		app,
+		eventsUrl,
+		localWebhookUrl,
+		get container(): Container {
+			if (!single)
+				throw new Error('Installed in several workspaces: use distributed.workspaces.get(team).');
+			return single;
+		},
+		distributed,
+		health,
+		refuseNewRequests: () => {
+			draining = true;
+			health.startDraining();
+			receiver?.refuseNewRequests();
+		},
+		idle: async () => {
+			await background.idle();
+			for (const container of await containers()) {
+				await container.lifecycle.idle();
+				await container.tracker.idle();
+			}
+		},
+		drain: async () => {
+			const draining = (await containers()).map((container) => container.lifecycle.drain());
+			await background.idle();
+			await Promise.all(draining);
+			for (const container of await containers()) await container.tracker.idle();
+		},
+		stop: async () => {
+			sweeping.abort();
+			for (const container of await containers()) container.tracker.stop();
+			await app.stop();
+			await distributed?.close();
+			await shared?.close();
+			await ownTransport?.close();
+		},
+	};
 }
 
 /** Longest wait for Redis before a Slack request or webhook is answered 503 (both are sent again). */
@@ -252,41 +340,63 @@ const WEBHOOK_MEMORY_MS = 24 * 3600_000;
  * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
  * died and its leases expired) and deliver finished ones nobody delivered.
  */
-async function takeOverOrphanedJobs(containers: () => Promise<Container[]>, clock: Clock, intervalMs: number, signal: AbortSignal, logger: Logger): Promise<void> {
-  while (!signal.aborted) {
-    try {
-      await clock.sleep(intervalMs, signal);
-    } catch {
-      return;
-    }
-    await withLogContext({ request: undefined, job: undefined }, async () => {
-      try {
-        for (const container of await containers()) {
-          const { watching, delivered } = await container.services.jobs.resume();
-          if (watching || delivered) logger.info(`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`);
-        }
-      } catch (error) {
-        logger.warn(`Could not look for jobs other replicas left: ${errorSummary(error)}`);
-      }
-    });
-  }
+async function takeOverOrphanedJobs(
+	containers: () => Promise<Container[]>,
+	clock: Clock,
+	intervalMs: number,
+	signal: AbortSignal,
+	logger: Logger,
+): Promise<void> {
+	while (!signal.aborted) {
+		try {
+			await clock.sleep(intervalMs, signal);
+		} catch {
+			return;
+		}
+		await withLogContext({ request: undefined, job: undefined }, async () => {
+			try {
+				for (const container of await containers()) {
+					const { watching, delivered } = await container.services.jobs.resume();
+					if (watching || delivered)
+						logger.info(
+							`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`,
+						);
+				}
+			} catch (error) {
+				logger.warn(`Could not look for jobs other replicas left: ${errorSummary(error)}`);
+			}
+		});
+	}
 }
 
 /** After a restart: follow the app's unfinished jobs again, redo interrupted images, flag interrupted answers. */
-async function resumeUnfinishedWork(container: Container, state: StateStore | undefined, logger: Logger): Promise<void> {
-  try {
-    const { watching, delivered } = await container.services.jobs.resume();
-    if (watching || delivered) logger.info(`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`);
-  } catch (error) {
-    logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
-  }
-  // Images and answers cut short are resumed in single-workspace mode (the state file does not say whose they are).
-  for (const inflight of [...(state?.inflight ?? [])]) {
-    if (inflight.kind === 'image') withLogContext({ request: inflight.ref }, () => container.services.images.resume(inflight));
-    else await container.services.chat.interrupted(inflight).catch((error: unknown) => logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`));
-  }
+async function resumeUnfinishedWork(
+	container: Container,
+	state: StateStore | undefined,
+	logger: Logger,
+): Promise<void> {
+	try {
+		const { watching, delivered } = await container.services.jobs.resume();
+		if (watching || delivered)
+			logger.info(
+				`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`,
+			);
+	} catch (error) {
+		logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
+	}
+	// Images and answers cut short are resumed in single-workspace mode (the state file does not say whose they are).
+	for (const inflight of [...(state?.inflight ?? [])]) {
+		if (inflight.kind === 'image')
+			withLogContext({ request: inflight.ref }, () => container.services.images.resume(inflight));
+		else
+			await container.services.chat
+				.interrupted(inflight)
+				.catch((error: unknown) =>
+					logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`),
+				);
+	}
 }
 
 function unreachable(): never {
-  throw new Error('Neither one workspace nor several: the configuration was not checked.');
+	throw new Error('Neither one workspace nor several: the configuration was not checked.');
 }

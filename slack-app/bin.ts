@@ -18,25 +18,36 @@ Every setting, with its default: .env.example in this package.
 Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable) on PORT.`;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } } });
-  if (values.help) return void console.log(USAGE);
-  const envFile = values.settings;
-  const config = loadConfig(await readSettings(process.env, envFile ? { path: envFile, required: true } : { path: '.env', required: false }));
-  const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
-  try {
-    const app = await serve({ config, logger });
-    logger.info(
-      `Ready in ${Math.round(performance.now())} ms: ${app.eventsUrl ? `Slack requests on ${new URL(app.eventsUrl).pathname}` : 'Socket Mode'}, ` +
-        `GET /healthz and /readyz on port ${config.slack.port}.`,
-    );
-  } catch (error) {
-    logger.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
-    process.exit(1);
-  }
+	const { values } = parseArgs({
+		options: { settings: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+	});
+	if (values.help) return void console.log(USAGE);
+	const envFile = values.settings;
+	const config = loadConfig(
+		await readSettings(
+			process.env,
+			envFile ? { path: envFile, required: true } : { path: '.env', required: false },
+		),
+	);
+	const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+	try {
+		const app = await serve({ config, logger });
+		logger.info(
+			`Ready in ${Math.round(performance.now())} ms: ${app.eventsUrl ? `Slack requests on ${new URL(app.eventsUrl).pathname}` : 'Socket Mode'}, ` +
+				`GET /healthz and /readyz on port ${config.slack.port}.`,
+		);
+	} catch (error) {
+		logger.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+		process.exit(1);
+	}
 }
 
 main().catch((error: unknown) => {
-  // Before the logger exists: settings problems, by name and rule, never a value.
-  console.error(error instanceof ConfigError ? error.message : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
-  process.exit(1);
+	// Before the logger exists: settings problems, by name and rule, never a value.
+	console.error(
+		error instanceof ConfigError
+			? error.message
+			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
+	);
+	process.exit(1);
 });

@@ -7,14 +7,14 @@ import type { IncomingMessage } from 'node:http';
  * is about to reset (ECONNRESET on the client's next request).
  */
 export function readBodyWithin(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks, size) : undefined));
-    req.once('error', reject);
-  });
+	return new Promise((resolve, reject) => {
+		const chunks: Buffer[] = [];
+		let size = 0;
+		req.on('data', (chunk: Buffer) => {
+			size += chunk.length;
+			if (size <= limit) chunks.push(chunk);
+		});
+		req.once('end', () => resolve(size <= limit ? Buffer.concat(chunks, size) : undefined));
+		req.once('error', reject);
+	});
 }

@@ -9,26 +9,32 @@ export type ModalView = types.ModalView;
 export type RequestKind = 'job' | 'transcribe' | 'image' | 'chat' | 'queue';
 
 /** Job statuses plus `interrupted`: work the app lost track of (a restart during a synchronous call). */
-export type RequestState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'interrupted';
+export type RequestState =
+	| 'pending'
+	| 'running'
+	| 'succeeded'
+	| 'failed'
+	| 'cancelled'
+	| 'interrupted';
 
 export interface ThreadRef {
-  channel: string;
-  /** The parent message; every result goes into its thread. */
-  threadTs: string;
+	channel: string;
+	/** The parent message; every result goes into its thread. */
+	threadTs: string;
 }
 
 /** A Slack message as the renderers produce it: fallback text for notifications plus blocks. */
 export interface SlackMessage {
-  text: string;
-  blocks: KnownBlock[];
+	text: string;
+	blocks: KnownBlock[];
 }
 
 /** A text file to upload into a thread (long job output, full transcripts). */
 export interface FileSpec {
-  filename: string;
-  title: string;
-  content: Buffer;
-  altText?: string;
+	filename: string;
+	title: string;
+	content: Buffer;
+	altText?: string;
 }
 
 /**
@@ -36,5 +42,5 @@ export interface FileSpec {
  * metadata or a file's name), so re-posting after a crash skips the parts Slack already has.
  */
 export type ResultPart =
-  | { kind: 'message'; key: string; message: SlackMessage }
-  | { kind: 'file'; key: string; file: FileSpec };
+	| { kind: 'message'; key: string; message: SlackMessage }
+	| { kind: 'file'; key: string; file: FileSpec };

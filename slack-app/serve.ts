@@ -14,38 +14,48 @@ import { errorSummary } from './services/errors';
  */
 
 export interface ServeOptions {
-  config: AppConfig;
-  logger: Logger;
-  /** Runs after the app has stopped, before the process exits (stand-ins of `npm start`). */
-  afterStop?: () => Promise<void>;
+	config: AppConfig;
+	logger: Logger;
+	/** Runs after the app has stopped, before the process exits (stand-ins of `npm start`). */
+	afterStop?: () => Promise<void>;
 }
 
 export async function serve({ config, logger, afterStop }: ServeOptions): Promise<RunningSlackApp> {
-  process.on('uncaughtException', (error) => {
-    logger.error(`Stopping after an unexpected error: ${errorSummary(error)}`);
-    process.exit(1);
-  });
-  const app = await startSlackApp({ config, logger });
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return logger.info(`${signal} received again; already stopping.`);
-    stopping = true;
-    void shutdown(app, config.shutdownTimeoutMs, logger, signal)
-      .catch((error: unknown) => logger.error(`Stopping failed: ${errorSummary(error)}`))
-      .then(() => afterStop?.())
-      .finally(() => process.exit(0));
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
-  return app;
+	process.on('uncaughtException', (error) => {
+		logger.error(`Stopping after an unexpected error: ${errorSummary(error)}`);
+		process.exit(1);
+	});
+	const app = await startSlackApp({ config, logger });
+	let stopping = false;
+	const stop = (signal: string) => {
+		if (stopping) return logger.info(`${signal} received again; already stopping.`);
+		stopping = true;
+		void shutdown(app, config.shutdownTimeoutMs, logger, signal)
+			.catch((error: unknown) => logger.error(`Stopping failed: ${errorSummary(error)}`))
+			.then(() => afterStop?.())
+			.finally(() => process.exit(0));
+	};
+	process.on('SIGTERM', () => stop('SIGTERM'));
+	process.on('SIGINT', () => stop('SIGINT'));
+	return app;
 }
 
-
-async function shutdown(app: RunningSlackApp, timeoutMs: number, logger: Logger, signal: string): Promise<void> {
-  logger.info(`${signal} received: refusing new requests, letting acknowledged work finish (at most ${timeoutMs / 1000} s).`);
-  app.refuseNewRequests();
-  const finished = await Promise.race([app.drain().then(() => true), sleep(timeoutMs, false, { ref: false })]);
-  if (!finished) logger.warn(`Work still running after ${timeoutMs / 1000} s; the next start resumes it.`);
-  await app.stop();
-  logger.info('Stopped.');
+async function shutdown(
+	app: RunningSlackApp,
+	timeoutMs: number,
+	logger: Logger,
+	signal: string,
+): Promise<void> {
+	logger.info(
+		`${signal} received: refusing new requests, letting acknowledged work finish (at most ${timeoutMs / 1000} s).`,
+	);
+	app.refuseNewRequests();
+	const finished = await Promise.race([
+		app.drain().then(() => true),
+		sleep(timeoutMs, false, { ref: false }),
+	]);
+	if (!finished)
+		logger.warn(`Work still running after ${timeoutMs / 1000} s; the next start resumes it.`);
+	await app.stop();
+	logger.info('Stopped.');
 }

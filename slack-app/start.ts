@@ -1,7 +1,14 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningSlackApp } from './app';
-import { ConfigError, configSecrets, describeConfig, loadConfig, readSettings, type AppConfig } from './config';
+import {
+	ConfigError,
+	configSecrets,
+	describeConfig,
+	loadConfig,
+	readSettings,
+	type AppConfig,
+} from './config';
 import { startEmulatorProcess } from './emulator-process';
 import { freePort, localConfig, localSlackCredentials } from './local';
 import { JsonLogger } from './log';
@@ -21,52 +28,65 @@ import { startStandin, type Standin } from './standin';
 const closers: (() => Promise<void>)[] = [];
 
 async function closeAll(): Promise<void> {
-  for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
+	for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 }
 
 async function main(): Promise<void> {
-  const env = await readSettings(process.env, { path: '.env', required: false });
-  const realSlack = Boolean(env.SLACK_BOT_TOKEN);
-  const realService = Boolean(env.GPU_CLOUD_BASE_URL);
-  let config: AppConfig;
-  let standin: Standin | undefined;
+	const env = await readSettings(process.env, { path: '.env', required: false });
+	const realSlack = Boolean(env.SLACK_BOT_TOKEN);
+	const realService = Boolean(env.GPU_CLOUD_BASE_URL);
+	let config: AppConfig;
+	let standin: Standin | undefined;
 
-  if (realSlack && realService) {
-    config = loadConfig(env);
-  } else {
-    const emulator = realService ? undefined : await startEmulatorProcess();
-    if (emulator) closers.push(() => emulator.close());
-    const slack = realSlack ? undefined : localSlackCredentials();
-    if (slack) {
-      standin = await startStandin({ port: Number(env.STANDIN_PORT ?? 0), botToken: slack.botToken, signingSecret: slack.signingSecret });
-      closers.push(() => standin?.close() ?? Promise.resolve());
-    }
-    const port = env.PORT ? Number(env.PORT) : await freePort();
-    config = localConfig({
-      service: emulator?.service,
-      slack: slack && standin ? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret } : undefined,
-      port,
-      webhooks: true,
-      stateFile: env.SLACK_STATE_FILE ?? join(tmpdir(), `gpu-cloud-slack-local-${port}.json`),
-      env,
-    });
-  }
-  console.log(describeConfig(config));
-  const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
-  const app: RunningSlackApp = await serve({ config, logger, afterStop: closeAll });
-  if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
+	if (realSlack && realService) {
+		config = loadConfig(env);
+	} else {
+		const emulator = realService ? undefined : await startEmulatorProcess();
+		if (emulator) closers.push(() => emulator.close());
+		const slack = realSlack ? undefined : localSlackCredentials();
+		if (slack) {
+			standin = await startStandin({
+				port: Number(env.STANDIN_PORT ?? 0),
+				botToken: slack.botToken,
+				signingSecret: slack.signingSecret,
+			});
+			closers.push(() => standin?.close() ?? Promise.resolve());
+		}
+		const port = env.PORT ? Number(env.PORT) : await freePort();
+		config = localConfig({
+			service: emulator?.service,
+			slack:
+				slack && standin
+					? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret }
+					: undefined,
+			port,
+			webhooks: true,
+			stateFile: env.SLACK_STATE_FILE ?? join(tmpdir(), `gpu-cloud-slack-local-${port}.json`),
+			env,
+		});
+	}
+	console.log(describeConfig(config));
+	const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+	const app: RunningSlackApp = await serve({ config, logger, afterStop: closeAll });
+	if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
 
-  console.log('');
-  if (standin) {
-    console.log(`GPU Cloud for Slack is running against a local Slack stand-in.`);
-    console.log(`Open ${standin.pageUrl} and type /gpu help (or /gpu image a red fox).`);
-  } else {
-    console.log(`GPU Cloud for Slack is connected to your workspace${app.eventsUrl ? `; Slack requests go to ${app.eventsUrl}` : ' over Socket Mode'}.`);
-  }
+	console.log('');
+	if (standin) {
+		console.log(`GPU Cloud for Slack is running against a local Slack stand-in.`);
+		console.log(`Open ${standin.pageUrl} and type /gpu help (or /gpu image a red fox).`);
+	} else {
+		console.log(
+			`GPU Cloud for Slack is connected to your workspace${app.eventsUrl ? `; Slack requests go to ${app.eventsUrl}` : ' over Socket Mode'}.`,
+		);
+	}
 }
 
 main().catch(async (error: unknown) => {
-  console.error(error instanceof ConfigError ? error.message : `Could not start: ${error instanceof Error ? error.message : String(error)}`);
-  await closeAll();
-  process.exit(1);
+	console.error(
+		error instanceof ConfigError
+			? error.message
+			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
+	);
+	await closeAll();
+	process.exit(1);
 });

@@ -8,9 +8,9 @@ import type { Endpoint } from './types';
 const ENDPOINTS: readonly Endpoint[] = [transcribeEndpoint, ...mediaEndpoints, ...textEndpoints];
 
 interface Entry {
-  endpoint: Endpoint;
-  item: InferenceEndpoint;
-  json: string;
+	endpoint: Endpoint;
+	item: InferenceEndpoint;
+	json: string;
 }
 
 /**
@@ -18,55 +18,58 @@ interface Entry {
  * are serialised once and reused: this is the management API's hot path.
  */
 export class Catalogue {
-  private readonly entries: Entry[];
-  private readonly byName = new Map<string, Entry>();
-  private readonly pages = new Map<string, string>();
+	private readonly entries: Entry[];
+	private readonly byName = new Map<string, Entry>();
+	private readonly pages = new Map<string, string>();
 
-  constructor(organization: string) {
-    this.entries = ENDPOINTS.map((endpoint) => {
-      const item: InferenceEndpoint = {
-        id: stableUuid(`endpoint:${endpoint.name}`),
-        name: endpoint.name,
-        organization_name: organization,
-        display_name: endpoint.display_name,
-        description: endpoint.description,
-        readme: endpoint.readme,
-        price_description: endpoint.price_description,
-        icon_url: `https://static.example.com/gpu-cloud/icons/${endpoint.name}.svg`,
-        input_schema: endpoint.inputSchemaJson,
-        output_schema: endpoint.outputSchemaJson,
-      };
-      return { endpoint, item, json: JSON.stringify(item) };
-    });
-    for (const entry of this.entries) this.byName.set(entry.endpoint.name, entry);
-  }
+	constructor(organization: string) {
+		this.entries = ENDPOINTS.map((endpoint) => {
+			const item: InferenceEndpoint = {
+				id: stableUuid(`endpoint:${endpoint.name}`),
+				name: endpoint.name,
+				organization_name: organization,
+				display_name: endpoint.display_name,
+				description: endpoint.description,
+				readme: endpoint.readme,
+				price_description: endpoint.price_description,
+				icon_url: `https://static.example.com/gpu-cloud/icons/${endpoint.name}.svg`,
+				input_schema: endpoint.inputSchemaJson,
+				output_schema: endpoint.outputSchemaJson,
+			};
+			return { endpoint, item, json: JSON.stringify(item) };
+		});
+		for (const entry of this.entries) this.byName.set(entry.endpoint.name, entry);
+	}
 
-  get size(): number {
-    return this.entries.length;
-  }
+	get size(): number {
+		return this.entries.length;
+	}
 
-  get items(): readonly InferenceEndpoint[] {
-    return this.entries.map((entry) => entry.item);
-  }
+	get items(): readonly InferenceEndpoint[] {
+		return this.entries.map((entry) => entry.item);
+	}
 
-  endpoint(name: string): Endpoint | undefined {
-    return this.byName.get(name)?.endpoint;
-  }
+	endpoint(name: string): Endpoint | undefined {
+		return this.byName.get(name)?.endpoint;
+	}
 
-  itemJson(name: string): string | undefined {
-    return this.byName.get(name)?.json;
-  }
+	itemJson(name: string): string | undefined {
+		return this.byName.get(name)?.json;
+	}
 
-  /** The page object of the interface document; pages past the end are empty but keep total_size. */
-  pageJson(page: number, pageSize: number): string {
-    const key = `${page}:${pageSize}`;
-    const cached = this.pages.get(key);
-    if (cached !== undefined) return cached;
-    const start = (page - 1) * pageSize;
-    const items = start < this.entries.length ? this.entries.slice(start, start + pageSize).map((entry) => entry.json) : [];
-    const json = `{"items":[${items.join(',')}],"page":${page},"page_size":${pageSize},"total_size":${this.entries.length}}`;
-    // Only pages that can hold items are worth keeping; far-off page numbers would grow the cache without bound.
-    if (start <= this.entries.length) this.pages.set(key, json);
-    return json;
-  }
+	/** The page object of the interface document; pages past the end are empty but keep total_size. */
+	pageJson(page: number, pageSize: number): string {
+		const key = `${page}:${pageSize}`;
+		const cached = this.pages.get(key);
+		if (cached !== undefined) return cached;
+		const start = (page - 1) * pageSize;
+		const items =
+			start < this.entries.length
+				? this.entries.slice(start, start + pageSize).map((entry) => entry.json)
+				: [];
+		const json = `{"items":[${items.join(',')}],"page":${page},"page_size":${pageSize},"total_size":${this.entries.length}}`;
+		// Only pages that can hold items are worth keeping; far-off page numbers would grow the cache without bound.
+		if (start <= this.entries.length) this.pages.set(key, json);
+		return json;
+	}
 }

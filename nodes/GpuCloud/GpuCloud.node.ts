@@ -1,11 +1,11 @@
 import {
-  NodeConnectionTypes,
-  type IExecuteFunctions,
-  type INodeExecutionData,
-  type INodeType,
-  type INodeTypeDescription,
-  type IWebhookFunctions,
-  type IWebhookResponseData,
+	NodeConnectionTypes,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	type IWebhookFunctions,
+	type IWebhookResponseData,
 } from 'n8n-workflow';
 import * as chat from './actions/chat/Chat.resource';
 import * as image from './actions/image/Image.resource';
@@ -27,61 +27,85 @@ const WORKLOAD_RESOURCES = ['image', 'chat'];
  * description sits in this file, where n8n's lint and package scanner look for it.
  */
 export class GpuCloud implements INodeType {
-  description: INodeTypeDescription = {
-    displayName: 'GPU Cloud',
-    name: 'gpuCloud',
-    icon: { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' },
-    group: ['transform'],
-    version: 1,
-    description: 'Run inference jobs, transcribe audio, generate images and chat with models on GPU Cloud',
-    subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
-    defaults: { name: 'GPU Cloud' },
-    usableAsTool: true,
-    inputs: [NodeConnectionTypes.Main],
-    outputs: [NodeConnectionTypes.Main],
-    credentials: [
-      { name: 'gpuCloudApi', required: true, displayOptions: { hide: { resource: WORKLOAD_RESOURCES } } },
-      { name: 'gpuCloudWorkloadApi', required: true, displayOptions: { show: { resource: WORKLOAD_RESOURCES } } },
-    ],
-    // Where GPU Cloud reports the end of a job in webhook wait mode: n8n's resume URL of the paused execution.
-    webhooks: [{ name: 'default', httpMethod: 'POST', responseMode: 'onReceived', path: '', restartWebhook: true }],
-    properties: [
-      {
-        displayName: 'Resource',
-        name: 'resource',
-        type: 'options',
-        noDataExpression: true,
-        options: [
-          { name: 'Chat', value: 'chat', description: 'Text generation with a deployed model' },
-          { name: 'Image', value: 'image', description: 'Image generation with a deployed model' },
-          { name: 'Inference Endpoint', value: 'inferenceEndpoint', description: 'The catalogue of hosted operations' },
-          { name: 'Job', value: 'job', description: 'Jobs on any inference endpoint' },
-          { name: 'Queue', value: 'queue', description: 'Queues of container groups in a project' },
-          { name: 'Transcription', value: 'transcription', description: 'Speech to text' },
-        ],
-        default: 'transcription',
-      },
-      ...chat.description,
-      ...image.description,
-      ...inferenceEndpoint.description,
-      ...job.description,
-      ...queue.description,
-      ...transcription.description,
-    ],
-  };
+	description: INodeTypeDescription = {
+		displayName: 'GPU Cloud',
+		name: 'gpuCloud',
+		icon: { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' },
+		group: ['transform'],
+		version: 1,
+		description:
+			'Run inference jobs, transcribe audio, generate images and chat with models on GPU Cloud',
+		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
+		defaults: { name: 'GPU Cloud' },
+		usableAsTool: true,
+		inputs: [NodeConnectionTypes.Main],
+		outputs: [NodeConnectionTypes.Main],
+		credentials: [
+			{
+				name: 'gpuCloudApi',
+				required: true,
+				displayOptions: { hide: { resource: WORKLOAD_RESOURCES } },
+			},
+			{
+				name: 'gpuCloudWorkloadApi',
+				required: true,
+				displayOptions: { show: { resource: WORKLOAD_RESOURCES } },
+			},
+		],
+		// Where GPU Cloud reports the end of a job in webhook wait mode: n8n's resume URL of the paused execution.
+		webhooks: [
+			{
+				name: 'default',
+				httpMethod: 'POST',
+				responseMode: 'onReceived',
+				path: '',
+				restartWebhook: true,
+			},
+		],
+		properties: [
+			{
+				displayName: 'Resource',
+				name: 'resource',
+				type: 'options',
+				noDataExpression: true,
+				options: [
+					{ name: 'Chat', value: 'chat', description: 'Text generation with a deployed model' },
+					{ name: 'Image', value: 'image', description: 'Image generation with a deployed model' },
+					{
+						name: 'Inference Endpoint',
+						value: 'inferenceEndpoint',
+						description: 'The catalogue of hosted operations',
+					},
+					{ name: 'Job', value: 'job', description: 'Jobs on any inference endpoint' },
+					{ name: 'Queue', value: 'queue', description: 'Queues of container groups in a project' },
+					{ name: 'Transcription', value: 'transcription', description: 'Speech to text' },
+				],
+				default: 'transcription',
+			},
+			...chat.description,
+			...image.description,
+			...inferenceEndpoint.description,
+			...job.description,
+			...queue.description,
+			...transcription.description,
+		],
+	};
 
-  methods = { listSearch };
+	methods = { listSearch };
 
-  // n8n serves the resume URL itself; each job is created with it as its `webhook_url`.
-  webhookMethods = { default: nothingToRegister };
+	// n8n serves the resume URL itself; each job is created with it as its `webhook_url`.
+	webhookMethods = { default: nothingToRegister };
 
-  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-    return await router.call(this);
-  }
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		return await router.call(this);
+	}
 
-  /** GPU Cloud reporting the end of a job to a paused execution (webhook wait mode). */
-  async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-    const format = this.getNodeParameter('resource', 'job') === 'transcription' ? transcriptionOutput : jobOutput;
-    return await resumeOnJobWebhook(this, format);
-  }
+	/** GPU Cloud reporting the end of a job to a paused execution (webhook wait mode). */
+	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
+		const format =
+			this.getNodeParameter('resource', 'job') === 'transcription'
+				? transcriptionOutput
+				: jobOutput;
+		return await resumeOnJobWebhook(this, format);
+	}
 }

@@ -1,20 +1,30 @@
 // Types only: the SDK exists from n8n 2.16, and nothing here may load it (see supplyData).
-import type { ChatModel, ChatModelConfig, FinishReason, GenerateResult, Message, MessageContent, StreamChunk, TokenUsage, Tool } from '@n8n/ai-node-sdk';
+import type {
+	ChatModel,
+	ChatModelConfig,
+	FinishReason,
+	GenerateResult,
+	Message,
+	MessageContent,
+	StreamChunk,
+	TokenUsage,
+	Tool,
+} from '@n8n/ai-node-sdk';
 import {
-  ToolCallAssembler,
-  ValidationError,
-  type ChatRequest,
-  type ChatRequestMessage,
-  type ChatToolCallReply,
-  type ChatUsage,
-  type WorkloadClient,
+	ToolCallAssembler,
+	ValidationError,
+	type ChatRequest,
+	type ChatRequestMessage,
+	type ChatToolCallReply,
+	type ChatUsage,
+	type WorkloadClient,
 } from '../../shared';
 
 /** What the node's parameters fix for every call; the agent's per-call config may override the numbers. */
 export interface ModelSettings {
-  /** Empty: the model the workload serves. */
-  model: string;
-  responseFormat: 'text' | 'json_object';
+	/** Empty: the model the workload serves. */
+	model: string;
+	responseFormat: 'text' | 'json_object';
 }
 
 export type FunctionTool = Extract<Tool, { type: 'function' }>;
@@ -23,65 +33,98 @@ export type FunctionTool = Extract<Tool, { type: 'function' }>;
 export type ToolSchemaOf = (tool: FunctionTool) => Record<string, unknown>;
 
 const FINISH_REASONS: Record<string, FinishReason> = {
-  stop: 'stop',
-  length: 'length',
-  tool_calls: 'tool-calls',
-  content_filter: 'content-filter',
+	stop: 'stop',
+	length: 'length',
+	tool_calls: 'tool-calls',
+	content_filter: 'content-filter',
 };
 
 function finishReasonOf(reason: string | null): FinishReason {
-  return reason === null ? 'other' : (FINISH_REASONS[reason] ?? 'other');
+	return reason === null ? 'other' : (FINISH_REASONS[reason] ?? 'other');
 }
 
 function usageOf(usage: ChatUsage | undefined): TokenUsage | undefined {
-  return usage && { promptTokens: usage.prompt_tokens, completionTokens: usage.completion_tokens, totalTokens: usage.total_tokens };
+	return (
+		usage && {
+			promptTokens: usage.prompt_tokens,
+			completionTokens: usage.completion_tokens,
+			totalTokens: usage.total_tokens,
+		}
+	);
 }
 
 function textOf(content: readonly MessageContent[]): string {
-  if (content.some((block) => block.type === 'file')) {
-    throw new ValidationError([{ field: 'messages', rule: 'may hold text only: GPU Cloud text workloads do not read files or images' }], 'chat request');
-  }
-  return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+	if (content.some((block) => block.type === 'file')) {
+		throw new ValidationError(
+			[
+				{
+					field: 'messages',
+					rule: 'may hold text only: GPU Cloud text workloads do not read files or images',
+				},
+			],
+			'chat request',
+		);
+	}
+	return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
 }
 
 function resultText(result: unknown): string {
-  if (typeof result === 'string') return result;
-  // A tool result given as content blocks (how the SDK passes a LangChain tool message's parts).
-  if (Array.isArray(result) && result.every((block) => typeof block === 'object' && block !== null && 'type' in block)) {
-    return result.map((block: { type: unknown; text?: unknown }) => (block.type === 'text' && typeof block.text === 'string' ? block.text : '')).join('');
-  }
-  return JSON.stringify(result) ?? '';
+	if (typeof result === 'string') return result;
+	// A tool result given as content blocks (how the SDK passes a LangChain tool message's parts).
+	if (
+		Array.isArray(result) &&
+		result.every((block) => typeof block === 'object' && block !== null && 'type' in block)
+	) {
+		return result
+			.map((block: { type: unknown; text?: unknown }) =>
+				block.type === 'text' && typeof block.text === 'string' ? block.text : '',
+			)
+			.join('');
+	}
+	return JSON.stringify(result) ?? '';
 }
 
 /** The SDK's messages in the chat dialect: tool calls ride on assistant messages, each result is its own tool message. */
 export function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
-  return messages.flatMap((message): ChatRequestMessage[] => {
-    switch (message.role) {
-      case 'system':
-      case 'user':
-        return [{ role: message.role, content: textOf(message.content) }];
-      case 'assistant': {
-        const calls = message.content.flatMap((block) =>
-          block.type === 'tool-call'
-            ? [{ id: block.toolCallId ?? '', type: 'function' as const, function: { name: block.toolName, arguments: block.input } }]
-            : [],
-        );
-        const text = textOf(message.content.filter((block) => block.type === 'text'));
-        return [calls.length > 0 ? { role: 'assistant', content: text || null, tool_calls: calls } : { role: 'assistant', content: text }];
-      }
-      case 'tool':
-        return message.content.flatMap((block): ChatRequestMessage[] =>
-          block.type === 'tool-result' ? [{ role: 'tool', tool_call_id: block.toolCallId, content: resultText(block.result) }] : [],
-        );
-    }
-  });
+	return messages.flatMap((message): ChatRequestMessage[] => {
+		switch (message.role) {
+			case 'system':
+			case 'user':
+				return [{ role: message.role, content: textOf(message.content) }];
+			case 'assistant': {
+				const calls = message.content.flatMap((block) =>
+					block.type === 'tool-call'
+						? [
+								{
+									id: block.toolCallId ?? '',
+									type: 'function' as const,
+									function: { name: block.toolName, arguments: block.input },
+								},
+							]
+						: [],
+				);
+				const text = textOf(message.content.filter((block) => block.type === 'text'));
+				return [
+					calls.length > 0
+						? { role: 'assistant', content: text || null, tool_calls: calls }
+						: { role: 'assistant', content: text },
+				];
+			}
+			case 'tool':
+				return message.content.flatMap((block): ChatRequestMessage[] =>
+					block.type === 'tool-result'
+						? [{ role: 'tool', tool_call_id: block.toolCallId, content: resultText(block.result) }]
+						: [],
+				);
+		}
+	});
 }
 
 function signalOf(config: ChatModelConfig | undefined): AbortSignal | undefined {
-  if (config?.abortSignal) return config.abortSignal;
-  // LangChain passes its call options through as they are; its signal is named `signal`.
-  const signal: unknown = config ? Reflect.get(config, 'signal') : undefined;
-  return signal instanceof AbortSignal ? signal : undefined;
+	if (config?.abortSignal) return config.abortSignal;
+	// LangChain passes its call options through as they are; its signal is named `signal`.
+	const signal: unknown = config ? Reflect.get(config, 'signal') : undefined;
+	return signal instanceof AbortSignal ? signal : undefined;
 }
 
 /**
@@ -89,79 +132,107 @@ function signalOf(config: ChatModelConfig | undefined): AbortSignal | undefined 
  * goes through the shared WorkloadClient (validated, retried where safe) over n8n's request helper.
  */
 export class WorkloadChatModel implements ChatModel {
-  readonly provider = 'gpu-cloud';
+	readonly provider = 'gpu-cloud';
 
-  constructor(
-    private readonly client: WorkloadClient,
-    private readonly settings: ModelSettings,
-    readonly defaultConfig: ChatModelConfig,
-    private readonly toolSchemaOf: ToolSchemaOf,
-    private readonly tools: readonly Tool[] = [],
-  ) {}
+	constructor(
+		private readonly client: WorkloadClient,
+		private readonly settings: ModelSettings,
+		readonly defaultConfig: ChatModelConfig,
+		private readonly toolSchemaOf: ToolSchemaOf,
+		private readonly tools: readonly Tool[] = [],
+	) {}
 
-  get modelId(): string {
-    return this.settings.model || 'default';
-  }
+	get modelId(): string {
+		return this.settings.model || 'default';
+	}
 
-  withTools(tools: Tool[]): ChatModel {
-    return new WorkloadChatModel(this.client, this.settings, this.defaultConfig, this.toolSchemaOf, [...this.tools, ...tools]);
-  }
+	withTools(tools: Tool[]): ChatModel {
+		return new WorkloadChatModel(
+			this.client,
+			this.settings,
+			this.defaultConfig,
+			this.toolSchemaOf,
+			[...this.tools, ...tools],
+		);
+	}
 
-  private request(messages: Message[], callConfig: ChatModelConfig | undefined): ChatRequest {
-    const config = { ...this.defaultConfig, ...callConfig };
-    const functions = this.tools.flatMap((tool) =>
-      tool.type === 'function'
-        ? [{ type: 'function' as const, function: { name: tool.name, description: tool.description, parameters: this.toolSchemaOf(tool) } }]
-        : [],
-    );
-    return {
-      ...(this.settings.model ? { model: this.settings.model } : {}),
-      messages: toDialect(messages),
-      max_tokens: config.maxTokens,
-      temperature: config.temperature,
-      top_p: config.topP,
-      frequency_penalty: config.frequencyPenalty,
-      presence_penalty: config.presencePenalty,
-      stop: config.stopSequences?.length ? config.stopSequences : undefined,
-      seed: config.seed,
-      ...(this.settings.responseFormat === 'json_object' ? { response_format: { type: 'json_object' } } : {}),
-      ...(functions.length > 0 ? { tools: functions } : {}),
-    };
-  }
+	private request(messages: Message[], callConfig: ChatModelConfig | undefined): ChatRequest {
+		const config = { ...this.defaultConfig, ...callConfig };
+		const functions = this.tools.flatMap((tool) =>
+			tool.type === 'function'
+				? [
+						{
+							type: 'function' as const,
+							function: {
+								name: tool.name,
+								description: tool.description,
+								parameters: this.toolSchemaOf(tool),
+							},
+						},
+					]
+				: [],
+		);
+		return {
+			...(this.settings.model ? { model: this.settings.model } : {}),
+			messages: toDialect(messages),
+			max_tokens: config.maxTokens,
+			temperature: config.temperature,
+			top_p: config.topP,
+			frequency_penalty: config.frequencyPenalty,
+			presence_penalty: config.presencePenalty,
+			stop: config.stopSequences?.length ? config.stopSequences : undefined,
+			seed: config.seed,
+			...(this.settings.responseFormat === 'json_object'
+				? { response_format: { type: 'json_object' } }
+				: {}),
+			...(functions.length > 0 ? { tools: functions } : {}),
+		};
+	}
 
-  async generate(messages: Message[], config?: ChatModelConfig): Promise<GenerateResult> {
-    const reply = await this.client.chat.collect(this.request(messages, config), { signal: signalOf(config) });
-    const content: MessageContent[] = reply.text ? [{ type: 'text', text: reply.text }] : [];
-    for (const call of reply.toolCalls) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.arguments });
-    return {
-      id: reply.id,
-      finishReason: finishReasonOf(reply.finishReason),
-      usage: usageOf(reply.usage),
-      message: { role: 'assistant', content, id: reply.id },
-    };
-  }
+	async generate(messages: Message[], config?: ChatModelConfig): Promise<GenerateResult> {
+		const reply = await this.client.chat.collect(this.request(messages, config), {
+			signal: signalOf(config),
+		});
+		const content: MessageContent[] = reply.text ? [{ type: 'text', text: reply.text }] : [];
+		for (const call of reply.toolCalls)
+			content.push({
+				type: 'tool-call',
+				toolCallId: call.id,
+				toolName: call.name,
+				input: call.arguments,
+			});
+		return {
+			id: reply.id,
+			finishReason: finishReasonOf(reply.finishReason),
+			usage: usageOf(reply.usage),
+			message: { role: 'assistant', content, id: reply.id },
+		};
+	}
 
-  /**
-   * Text as it arrives; tool calls once whole. The SDK's LangChain adapter gives every tool-call
-   * piece the same index, so argument pieces of two calls would run together if sent as they come.
-   */
-  async *stream(messages: Message[], config?: ChatModelConfig): AsyncIterable<StreamChunk> {
-    const request: ChatRequest = { ...this.request(messages, config), stream_options: { include_usage: true } };
-    const calls = new ToolCallAssembler();
-    let finishReason: string | null = null;
-    let usage: ChatUsage | undefined;
-    for await (const delta of this.client.chat.stream(request, { signal: signalOf(config) })) {
-      if (delta.usage) usage = delta.usage;
-      if (delta.index !== 0) continue;
-      if (delta.content) yield { type: 'text-delta', id: delta.id, delta: delta.content };
-      for (const piece of delta.toolCalls ?? []) calls.add(piece);
-      if (delta.finishReason) finishReason = delta.finishReason;
-    }
-    for (const call of calls.calls()) yield toolCallChunk(call);
-    yield { type: 'finish', finishReason: finishReasonOf(finishReason), usage: usageOf(usage) };
-  }
+	/**
+	 * Text as it arrives; tool calls once whole. The SDK's LangChain adapter gives every tool-call
+	 * piece the same index, so argument pieces of two calls would run together if sent as they come.
+	 */
+	async *stream(messages: Message[], config?: ChatModelConfig): AsyncIterable<StreamChunk> {
+		const request: ChatRequest = {
+			...this.request(messages, config),
+			stream_options: { include_usage: true },
+		};
+		const calls = new ToolCallAssembler();
+		let finishReason: string | null = null;
+		let usage: ChatUsage | undefined;
+		for await (const delta of this.client.chat.stream(request, { signal: signalOf(config) })) {
+			if (delta.usage) usage = delta.usage;
+			if (delta.index !== 0) continue;
+			if (delta.content) yield { type: 'text-delta', id: delta.id, delta: delta.content };
+			for (const piece of delta.toolCalls ?? []) calls.add(piece);
+			if (delta.finishReason) finishReason = delta.finishReason;
+		}
+		for (const call of calls.calls()) yield toolCallChunk(call);
+		yield { type: 'finish', finishReason: finishReasonOf(finishReason), usage: usageOf(usage) };
+	}
 }
 
 function toolCallChunk(call: ChatToolCallReply): StreamChunk {
-  return { type: 'tool-call-delta', id: call.id, name: call.name, argumentsDelta: call.arguments };
+	return { type: 'tool-call-delta', id: call.id, name: call.name, argumentsDelta: call.arguments };
 }

@@ -8,14 +8,15 @@ const MAX_REMEMBERED = 1_000;
 
 /** "<seconds> <id>" strings, oldest first: flat, so n8n wraps no object per id when it loads the workflow. */
 function readSaved(store: IDataObject, oldestKept: number): Map<string, number> {
-  const saved = new Map<string, number>();
-  for (const entry of Array.isArray(store.deliveries) ? store.deliveries : []) {
-    if (typeof entry !== 'string') continue;
-    const space = entry.indexOf(' ');
-    const seenAt = Number(entry.slice(0, space));
-    if (space > 0 && Number.isFinite(seenAt) && seenAt > oldestKept) saved.set(entry.slice(space + 1), seenAt);
-  }
-  return saved;
+	const saved = new Map<string, number>();
+	for (const entry of Array.isArray(store.deliveries) ? store.deliveries : []) {
+		if (typeof entry !== 'string') continue;
+		const space = entry.indexOf(' ');
+		const seenAt = Number(entry.slice(0, space));
+		if (space > 0 && Number.isFinite(seenAt) && seenAt > oldestKept)
+			saved.set(entry.slice(space + 1), seenAt);
+	}
+	return saved;
 }
 
 /**
@@ -35,25 +36,27 @@ function readSaved(store: IDataObject, oldestKept: number): Map<string, number> 
  * `firstRuns` then stops at the trigger.
  */
 export class DeliveryRecord {
-  private readonly acceptedHere = new Map<string, number>();
+	private readonly acceptedHere = new Map<string, number>();
 
-  /** True for an id seen neither in the workflow's record nor by this process; records it. */
-  firstDelivery(store: IDataObject, id: string, nowSeconds: number): boolean {
-    const oldestKept = nowSeconds - REMEMBER_SECONDS;
-    const saved = readSaved(store, oldestKept);
-    for (const [seen, seenAt] of this.acceptedHere) if (seenAt <= oldestKept) this.acceptedHere.delete(seen);
-    const isNew = !saved.has(id) && !this.acceptedHere.has(id);
-    if (isNew) {
-      this.acceptedHere.set(id, nowSeconds);
-      if (this.acceptedHere.size > MAX_REMEMBERED) this.acceptedHere.delete(this.acceptedHere.keys().next().value ?? id);
-    }
-    const missing = [...this.acceptedHere].filter(([seen]) => !saved.has(seen));
-    if (missing.length === 0) return isNew;
-    const merged = [...saved, ...missing].sort((a, b) => a[1] - b[1]).slice(-MAX_REMEMBERED);
-    // A new array, not a change inside the old one: n8n notices assignments to the node's own data.
-    store.deliveries = merged.map(([seen, seenAt]) => `${seenAt} ${seen}`);
-    return isNew;
-  }
+	/** True for an id seen neither in the workflow's record nor by this process; records it. */
+	firstDelivery(store: IDataObject, id: string, nowSeconds: number): boolean {
+		const oldestKept = nowSeconds - REMEMBER_SECONDS;
+		const saved = readSaved(store, oldestKept);
+		for (const [seen, seenAt] of this.acceptedHere)
+			if (seenAt <= oldestKept) this.acceptedHere.delete(seen);
+		const isNew = !saved.has(id) && !this.acceptedHere.has(id);
+		if (isNew) {
+			this.acceptedHere.set(id, nowSeconds);
+			if (this.acceptedHere.size > MAX_REMEMBERED)
+				this.acceptedHere.delete(this.acceptedHere.keys().next().value ?? id);
+		}
+		const missing = [...this.acceptedHere].filter(([seen]) => !saved.has(seen));
+		if (missing.length === 0) return isNew;
+		const merged = [...saved, ...missing].sort((a, b) => a[1] - b[1]).slice(-MAX_REMEMBERED);
+		// A new array, not a change inside the old one: n8n notices assignments to the node's own data.
+		store.deliveries = merged.map(([seen, seenAt]) => `${seenAt} ${seen}`);
+		return isNew;
+	}
 }
 
 /** n8n's "Remove Duplicates" store (its database table), as the trigger node uses it: its own row. */
@@ -75,25 +78,34 @@ const LOOK_UPS = 3;
  * pass). What remains: two executions of the same delivery reading the row before either writes.
  * Executions the editor starts (tests) are not recorded.
  */
-export async function firstRuns(context: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-  if (context.getMode() !== 'webhook') return items;
-  const ids = [...new Set(items.map((item) => item.json.webhookId).filter((id): id is string => typeof id === 'string'))];
-  if (ids.length === 0) return items;
-  const { processed } = await record(context, ids);
-  let unsure = ids.filter((id) => !processed.includes(id));
-  for (let round = 1; round < LOOK_UPS && unsure.length > 0; round++) {
-    await sleep(SETTLE_MS);
-    const again = await record(context, unsure);
-    unsure = again.new.filter((id): id is string => typeof id === 'string');
-  }
-  return items.filter((item) => typeof item.json.webhookId !== 'string' || !processed.includes(item.json.webhookId));
+export async function firstRuns(
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	if (context.getMode() !== 'webhook') return items;
+	const ids = [
+		...new Set(
+			items.map((item) => item.json.webhookId).filter((id): id is string => typeof id === 'string'),
+		),
+	];
+	if (ids.length === 0) return items;
+	const { processed } = await record(context, ids);
+	let unsure = ids.filter((id) => !processed.includes(id));
+	for (let round = 1; round < LOOK_UPS && unsure.length > 0; round++) {
+		await sleep(SETTLE_MS);
+		const again = await record(context, unsure);
+		unsure = again.new.filter((id): id is string => typeof id === 'string');
+	}
+	return items.filter(
+		(item) => typeof item.json.webhookId !== 'string' || !processed.includes(item.json.webhookId),
+	);
 }
 
 async function record(context: IExecuteFunctions, ids: string[]) {
-  try {
-    return await context.helpers.checkProcessedAndRecord(ids, 'node', PROCESSED);
-  } catch {
-    // Two executions created the node's row at once: the row exists now.
-    return await context.helpers.checkProcessedAndRecord(ids, 'node', PROCESSED);
-  }
+	try {
+		return await context.helpers.checkProcessedAndRecord(ids, 'node', PROCESSED);
+	} catch {
+		// Two executions created the node's row at once: the row exists now.
+		return await context.helpers.checkProcessedAndRecord(ids, 'node', PROCESSED);
+	}
 }

@@ -12,11 +12,11 @@ import initSqlJs, { type Database as SqliteFile } from 'sql.js';
 export type Row = Record<string, string | number | null>;
 
 export interface SqlDatabase {
-  readonly engine: 'sqlite' | 'postgres';
-  query(sql: string, params?: (string | number | null)[]): Promise<Row[]>;
-  /** Runs `work` as one transaction: all of it is stored or none. */
-  transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T>;
-  close(): Promise<void>;
+	readonly engine: 'sqlite' | 'postgres';
+	query(sql: string, params?: (string | number | null)[]): Promise<Row[]>;
+	/** Runs `work` as one transaction: all of it is stored or none. */
+	transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T>;
+	close(): Promise<void>;
 }
 
 /**
@@ -26,120 +26,125 @@ export interface SqlDatabase {
  * owns the file; several replicas share PostgreSQL instead.
  */
 export class SqliteDatabase implements SqlDatabase {
-  readonly engine = 'sqlite';
-  private queue: Promise<unknown> = Promise.resolve();
+	readonly engine = 'sqlite';
+	private queue: Promise<unknown> = Promise.resolve();
 
-  private constructor(
-    private readonly db: SqliteFile,
-    private readonly path: string,
-  ) {}
+	private constructor(
+		private readonly db: SqliteFile,
+		private readonly path: string,
+	) {}
 
-  static async open(path: string): Promise<SqliteDatabase> {
-    const SQL = await initSqlJs();
-    let content: Buffer | undefined;
-    try {
-      content = await readFile(path);
-    } catch (error) {
-      // Not `instanceof Error`: errors from another realm (a test VM) fail that check.
-      if (!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')) throw error;
-    }
-    await mkdir(dirname(path), { recursive: true });
-    const db = new SQL.Database(content);
-    // A deleted workspace's rows are overwritten, not left in free pages of the file.
-    db.run('PRAGMA secure_delete = ON');
-    return new SqliteDatabase(db, path);
-  }
+	static async open(path: string): Promise<SqliteDatabase> {
+		const SQL = await initSqlJs();
+		let content: Buffer | undefined;
+		try {
+			content = await readFile(path);
+		} catch (error) {
+			// Not `instanceof Error`: errors from another realm (a test VM) fail that check.
+			if (
+				!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
+			)
+				throw error;
+		}
+		await mkdir(dirname(path), { recursive: true });
+		const db = new SQL.Database(content);
+		// A deleted workspace's rows are overwritten, not left in free pages of the file.
+		db.run('PRAGMA secure_delete = ON');
+		return new SqliteDatabase(db, path);
+	}
 
-  query(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
-    return this.serialized(async () => {
-      const rows = this.run(sql, params);
-      if (this.db.getRowsModified() > 0) await this.persist();
-      return rows;
-    });
-  }
+	query(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
+		return this.serialized(async () => {
+			const rows = this.run(sql, params);
+			if (this.db.getRowsModified() > 0) await this.persist();
+			return rows;
+		});
+	}
 
-  transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T> {
-    return this.serialized(async () => {
-      this.db.run('BEGIN');
-      try {
-        const result = await work({ query: async (sql, params = []) => this.run(sql, params) });
-        this.db.run('COMMIT');
-        await this.persist();
-        return result;
-      } catch (error) {
-        this.db.run('ROLLBACK');
-        throw error;
-      }
-    });
-  }
+	transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T> {
+		return this.serialized(async () => {
+			this.db.run('BEGIN');
+			try {
+				const result = await work({ query: async (sql, params = []) => this.run(sql, params) });
+				this.db.run('COMMIT');
+				await this.persist();
+				return result;
+			} catch (error) {
+				this.db.run('ROLLBACK');
+				throw error;
+			}
+		});
+	}
 
-  async close(): Promise<void> {
-    await this.queue.catch(() => undefined);
-    this.db.close();
-  }
+	async close(): Promise<void> {
+		await this.queue.catch(() => undefined);
+		this.db.close();
+	}
 
-  private run(sql: string, params: (string | number | null)[]): Row[] {
-    // `$1` is PostgreSQL's placeholder; SQLite reads `?1` the same way.
-    const statement = this.db.prepare(sql.replace(/\$(\d+)/g, '?$1'));
-    try {
-      statement.bind(params);
-      const rows: Row[] = [];
-      while (statement.step()) rows.push(statement.getAsObject() as Row);
-      return rows;
-    } finally {
-      statement.free();
-    }
-  }
+	private run(sql: string, params: (string | number | null)[]): Row[] {
+		// `$1` is PostgreSQL's placeholder; SQLite reads `?1` the same way.
+		const statement = this.db.prepare(sql.replace(/\$(\d+)/g, '?$1'));
+		try {
+			statement.bind(params);
+			const rows: Row[] = [];
+			while (statement.step()) rows.push(statement.getAsObject() as Row);
+			return rows;
+		} finally {
+			statement.free();
+		}
+	}
 
-  private async persist(): Promise<void> {
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    await writeFile(temporary, this.db.export(), { mode: 0o600 });
-    await rename(temporary, this.path);
-  }
+	private async persist(): Promise<void> {
+		const temporary = `${this.path}.${process.pid}.tmp`;
+		await writeFile(temporary, this.db.export(), { mode: 0o600 });
+		await rename(temporary, this.path);
+	}
 
-  /** One statement or transaction at a time: sql.js has a single connection. */
-  private serialized<T>(work: () => Promise<T>): Promise<T> {
-    const result = this.queue.then(work, work);
-    this.queue = result.catch(() => undefined);
-    return result;
-  }
+	/** One statement or transaction at a time: sql.js has a single connection. */
+	private serialized<T>(work: () => Promise<T>): Promise<T> {
+		const result = this.queue.then(work, work);
+		this.queue = result.catch(() => undefined);
+		return result;
+	}
 }
 
 export class PostgresDatabase implements SqlDatabase {
-  readonly engine = 'postgres';
+	readonly engine = 'postgres';
 
-  private constructor(private readonly pool: Pool) {}
+	private constructor(private readonly pool: Pool) {}
 
-  static async open(url: string): Promise<PostgresDatabase> {
-    const pool = new Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 10_000 });
-    // An idle client's connection error must not crash the process; the next query reconnects.
-    pool.on('error', () => undefined);
-    const database = new PostgresDatabase(pool);
-    await database.query('SELECT 1');
-    return database;
-  }
+	static async open(url: string): Promise<PostgresDatabase> {
+		const pool = new Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 10_000 });
+		// An idle client's connection error must not crash the process; the next query reconnects.
+		pool.on('error', () => undefined);
+		const database = new PostgresDatabase(pool);
+		await database.query('SELECT 1');
+		return database;
+	}
 
-  async query(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
-    const result = await this.pool.query<Row>(sql, params);
-    return result.rows;
-  }
+	async query(sql: string, params: (string | number | null)[] = []): Promise<Row[]> {
+		const result = await this.pool.query<Row>(sql, params);
+		return result.rows;
+	}
 
-  async transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await work({ query: async (sql, params = []) => (await client.query<Row>(sql, params)).rows });
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  }
+	async transaction<T>(work: (db: Pick<SqlDatabase, 'query'>) => Promise<T>): Promise<T> {
+		const client = await this.pool.connect();
+		try {
+			await client.query('BEGIN');
+			const result = await work({
+				query: async (sql, params = []) => (await client.query<Row>(sql, params)).rows,
+			});
+			await client.query('COMMIT');
+			return result;
+		} catch (error) {
+			await client.query('ROLLBACK').catch(() => undefined);
+			throw error;
+		} finally {
+			client.release();
+		}
+	}
 
-  async close(): Promise<void> {
-    await this.pool.end();
-  }
+	async close(): Promise<void> {
+		await this.pool.end();
+	}
 }

@@ -19,216 +19,315 @@ import { Workspaces } from './workspaces';
  */
 
 /** The bot scopes of manifest.yaml, asked for at install. */
-export const BOT_SCOPES = ['commands', 'chat:write', 'chat:write.public', 'files:write', 'channels:history', 'groups:history', 'im:history', 'users:read', 'assistant:write'];
+export const BOT_SCOPES = [
+	'commands',
+	'chat:write',
+	'chat:write.public',
+	'files:write',
+	'channels:history',
+	'groups:history',
+	'im:history',
+	'users:read',
+	'assistant:write',
+];
 export const INSTALL_PATH = '/slack/install';
 export const REDIRECT_PATH = '/slack/oauth_redirect';
 export const LINK_VIEW = 'gpu_cloud_link';
 const SETUP_TEXT = 'setup';
 
 export interface DistributedOptions {
-  settings: Distribution;
-  /** Where Slack sends the browser back: `${publicUrl}/slack/oauth_redirect`; unset, the app's configured Redirect URL. */
-  publicUrl?: string;
-  /** Web API root (a stand-in in tests). */
-  slackApiUrl?: string;
-  /** Where the consent page is (Slack's own by default). */
-  authorizationUrl?: string;
-  logger: Logger;
-  /** Resolves when the key is accepted for the organization by the service; rejects with the service's error. */
-  checkLink(link: { organization: string; apiKey: string }): Promise<void>;
-  /** A workspace's services, from its installation and its link. */
-  build(team: string, installation: Installation, link: WorkspaceLink): Container;
+	settings: Distribution;
+	/** Where Slack sends the browser back: `${publicUrl}/slack/oauth_redirect`; unset, the app's configured Redirect URL. */
+	publicUrl?: string;
+	/** Web API root (a stand-in in tests). */
+	slackApiUrl?: string;
+	/** Where the consent page is (Slack's own by default). */
+	authorizationUrl?: string;
+	logger: Logger;
+	/** Resolves when the key is accepted for the organization by the service; rejects with the service's error. */
+	checkLink(link: { organization: string; apiKey: string }): Promise<void>;
+	/** A workspace's services, from its installation and its link. */
+	build(team: string, installation: Installation, link: WorkspaceLink): Container;
 }
 
 export class Distributed {
-  readonly workspaces: Workspaces;
-  readonly installer: InstallProvider;
-  readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+	readonly workspaces: Workspaces;
+	readonly installer: InstallProvider;
+	readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 
-  private constructor(
-    readonly store: InstallationStore,
-    private readonly options: DistributedOptions,
-  ) {
-    const { settings, logger } = options;
-    this.installer = new InstallProvider({
-      clientId: settings.clientId,
-      clientSecret: settings.clientSecret,
-      stateSecret: settings.stateSecret,
-      installationStore: store.forSlack(),
-      directInstall: true,
-      logger,
-      ...(options.authorizationUrl ? { authorizationUrl: options.authorizationUrl } : {}),
-      clientOptions: options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {},
-    });
-    const installOptions: InstallURLOptions = {
-      scopes: BOT_SCOPES,
-      ...(options.publicUrl ? { redirectUri: `${options.publicUrl}${REDIRECT_PATH}` } : {}),
-    };
-    const guarded = (what: string, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) => (req: IncomingMessage, res: ServerResponse) => {
-      handle(req, res).catch((error: unknown) => {
-        logger.error(`${what} failed: ${errorSummary(error)}`);
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('The installation failed; try again.');
-      });
-    };
-    this.routes = {
-      [INSTALL_PATH]: guarded('An install request', (req, res) => this.installer.handleInstallPath(req, res, undefined, installOptions)),
-      [REDIRECT_PATH]: guarded('An OAuth redirect', (req, res) =>
-        this.installer.handleCallback(
-          req,
-          res,
-          {
-            success: (installation, _options, _req, response) => {
-              const team = installation.team?.id ?? installation.enterprise?.id ?? 'the workspace';
-              logger.info(`Installed in ${team}.`);
-              void this.workspaces.forget(team);
-              page(response, 200, 'GPU Cloud is installed', `GPU Cloud for Slack is installed. Next, a workspace admin types <code>/gpu setup</code> in Slack to link your GPU Cloud organization.`);
-            },
-            failure: (error, _options, _req, response) => {
-              logger.warn(`An installation did not complete: ${error.code ?? 'unknown error'}`);
-              page(response, 400, 'Installation failed', 'The installation did not complete (it was cancelled, took too long or was opened twice). Start again from the install link.');
-            },
-          },
-          installOptions,
-        ),
-      ),
-    };
-    this.workspaces = new Workspaces(async (team) => {
-      const installation = await store.findInstallation({ teamId: team });
-      const link = installation ? await store.findLink(team) : undefined;
-      return installation && link ? options.build(team, installation, link) : undefined;
-    });
-  }
+	private constructor(
+		readonly store: InstallationStore,
+		private readonly options: DistributedOptions,
+	) {
+		const { settings, logger } = options;
+		this.installer = new InstallProvider({
+			clientId: settings.clientId,
+			clientSecret: settings.clientSecret,
+			stateSecret: settings.stateSecret,
+			installationStore: store.forSlack(),
+			directInstall: true,
+			logger,
+			...(options.authorizationUrl ? { authorizationUrl: options.authorizationUrl } : {}),
+			clientOptions: options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {},
+		});
+		const installOptions: InstallURLOptions = {
+			scopes: BOT_SCOPES,
+			...(options.publicUrl ? { redirectUri: `${options.publicUrl}${REDIRECT_PATH}` } : {}),
+		};
+		const guarded =
+			(what: string, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+			(req: IncomingMessage, res: ServerResponse) => {
+				handle(req, res).catch((error: unknown) => {
+					logger.error(`${what} failed: ${errorSummary(error)}`);
+					if (!res.headersSent)
+						res
+							.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+							.end('The installation failed; try again.');
+				});
+			};
+		this.routes = {
+			[INSTALL_PATH]: guarded('An install request', (req, res) =>
+				this.installer.handleInstallPath(req, res, undefined, installOptions),
+			),
+			[REDIRECT_PATH]: guarded('An OAuth redirect', (req, res) =>
+				this.installer.handleCallback(
+					req,
+					res,
+					{
+						success: (installation, _options, _req, response) => {
+							const team = installation.team?.id ?? installation.enterprise?.id ?? 'the workspace';
+							logger.info(`Installed in ${team}.`);
+							void this.workspaces.forget(team);
+							page(
+								response,
+								200,
+								'GPU Cloud is installed',
+								`GPU Cloud for Slack is installed. Next, a workspace admin types <code>/gpu setup</code> in Slack to link your GPU Cloud organization.`,
+							);
+						},
+						failure: (error, _options, _req, response) => {
+							logger.warn(`An installation did not complete: ${error.code ?? 'unknown error'}`);
+							page(
+								response,
+								400,
+								'Installation failed',
+								'The installation did not complete (it was cancelled, took too long or was opened twice). Start again from the install link.',
+							);
+						},
+					},
+					installOptions,
+				),
+			),
+		};
+		this.workspaces = new Workspaces(async (team) => {
+			const installation = await store.findInstallation({ teamId: team });
+			const link = installation ? await store.findLink(team) : undefined;
+			return installation && link ? options.build(team, installation, link) : undefined;
+		});
+	}
 
-  static async open(options: DistributedOptions): Promise<Distributed> {
-    const { settings } = options;
-    const store = await InstallationStore.open({ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile }, new SecretCipher(settings.installationKey, settings.previousKeys));
-    return new Distributed(store, options);
-  }
+	static async open(options: DistributedOptions): Promise<Distributed> {
+		const { settings } = options;
+		const store = await InstallationStore.open(
+			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
+			new SecretCipher(settings.installationKey, settings.previousKeys),
+		);
+		return new Distributed(store, options);
+	}
 
-  /** Bolt's authorize: each request's bot token from its workspace's installation. */
-  get authorize() {
-    return this.installer.authorize;
-  }
+	/** Bolt's authorize: each request's bot token from its workspace's installation. */
+	get authorize() {
+		return this.installer.authorize;
+	}
 
-  /** Uninstall, the link modal, and the middleware that runs each request in its workspace. */
-  register(app: App): void {
-    const forgetWorkspace = async (team: string | undefined, why: string) => {
-      if (!team) return;
-      await this.store.deleteWorkspace(team);
-      await this.workspaces.forget(team);
-      this.options.logger.info(`${why}: deleted the installation and GPU Cloud link of ${team}.`);
-    };
-    app.event('app_uninstalled', async ({ context }) => forgetWorkspace(context.teamId, 'Uninstalled'));
-    app.event('tokens_revoked', async ({ event, context }) => {
-      // Only a revoked bot token leaves the app without access; a revoked user token changes nothing here.
-      if ((event.tokens.bot ?? []).length > 0) await forgetWorkspace(context.teamId, 'Bot token revoked');
-    });
-    app.view(LINK_VIEW, async ({ ack, body, view, client }) => {
-      const team = body.team?.id;
-      const values = view.state.values;
-      const organization = values.organization?.value?.value?.trim() ?? '';
-      const apiKey = values.api_key?.value?.value?.trim() ?? '';
-      const project = values.project?.value?.value?.trim() || undefined;
-      const errors: Record<string, string> = {};
-      if (!NAME_PATTERN.test(organization)) errors.organization = `The organization ${NAME_RULE}.`;
-      if (project !== undefined && !NAME_PATTERN.test(project)) errors.project = `The project ${NAME_RULE}.`;
-      if (apiKey.length === 0 || apiKey.length > 512) errors.api_key = 'Paste the API key from the portal (API Access).';
-      if (!team) errors.organization = 'Slack did not say which workspace this is.';
-      if (Object.keys(errors).length > 0 || !team) return void (await ack({ response_action: 'errors', errors }));
-      if (!(await isAdmin(client, body.user.id))) return void (await ack({ response_action: 'errors', errors: { organization: 'Only a workspace admin or owner can link an organization.' } }));
-      try {
-        await this.options.checkLink({ organization, apiKey });
-      } catch (error) {
-        const refused = error instanceof AuthenticationError || error instanceof PermissionError;
-        this.options.logger.warn(`A GPU Cloud link for ${team} was not accepted: ${errorSummary(error)}`);
-        return void (await ack({
-          response_action: 'errors',
-          errors: { api_key: refused ? `GPU Cloud refused this key for organization "${organization}".` : 'GPU Cloud could not be reached to check the key; try again in a minute.' },
-        }));
-      }
-      await this.store.saveLink({ teamId: team, organization, project, apiKey, linkedBy: body.user.id });
-      await this.workspaces.forget(team);
-      this.options.logger.info(`${team} linked GPU Cloud organization ${organization} (by ${body.user.id}).`);
-      await ack({ response_action: 'update', view: linkedView(organization) });
-    });
-    app.use(this.middleware);
-  }
+	/** Uninstall, the link modal, and the middleware that runs each request in its workspace. */
+	register(app: App): void {
+		const forgetWorkspace = async (team: string | undefined, why: string) => {
+			if (!team) return;
+			await this.store.deleteWorkspace(team);
+			await this.workspaces.forget(team);
+			this.options.logger.info(`${why}: deleted the installation and GPU Cloud link of ${team}.`);
+		};
+		app.event('app_uninstalled', async ({ context }) =>
+			forgetWorkspace(context.teamId, 'Uninstalled'),
+		);
+		app.event('tokens_revoked', async ({ event, context }) => {
+			// Only a revoked bot token leaves the app without access; a revoked user token changes nothing here.
+			if ((event.tokens.bot ?? []).length > 0)
+				await forgetWorkspace(context.teamId, 'Bot token revoked');
+		});
+		app.view(LINK_VIEW, async ({ ack, body, view, client }) => {
+			const team = body.team?.id;
+			const values = view.state.values;
+			const organization = values.organization?.value?.value?.trim() ?? '';
+			const apiKey = values.api_key?.value?.value?.trim() ?? '';
+			const project = values.project?.value?.value?.trim() || undefined;
+			const errors: Record<string, string> = {};
+			if (!NAME_PATTERN.test(organization)) errors.organization = `The organization ${NAME_RULE}.`;
+			if (project !== undefined && !NAME_PATTERN.test(project))
+				errors.project = `The project ${NAME_RULE}.`;
+			if (apiKey.length === 0 || apiKey.length > 512)
+				errors.api_key = 'Paste the API key from the portal (API Access).';
+			if (!team) errors.organization = 'Slack did not say which workspace this is.';
+			if (Object.keys(errors).length > 0 || !team)
+				return void (await ack({ response_action: 'errors', errors }));
+			if (!(await isAdmin(client, body.user.id)))
+				return void (await ack({
+					response_action: 'errors',
+					errors: { organization: 'Only a workspace admin or owner can link an organization.' },
+				}));
+			try {
+				await this.options.checkLink({ organization, apiKey });
+			} catch (error) {
+				const refused = error instanceof AuthenticationError || error instanceof PermissionError;
+				this.options.logger.warn(
+					`A GPU Cloud link for ${team} was not accepted: ${errorSummary(error)}`,
+				);
+				return void (await ack({
+					response_action: 'errors',
+					errors: {
+						api_key: refused
+							? `GPU Cloud refused this key for organization "${organization}".`
+							: 'GPU Cloud could not be reached to check the key; try again in a minute.',
+					},
+				}));
+			}
+			await this.store.saveLink({
+				teamId: team,
+				organization,
+				project,
+				apiKey,
+				linkedBy: body.user.id,
+			});
+			await this.workspaces.forget(team);
+			this.options.logger.info(
+				`${team} linked GPU Cloud organization ${organization} (by ${body.user.id}).`,
+			);
+			await ack({ response_action: 'update', view: linkedView(organization) });
+		});
+		app.use(this.middleware);
+	}
 
-  /** Runs each request inside its workspace's services; `/gpu setup` and unlinked workspaces are answered here. */
-  private readonly middleware: Middleware<AnyMiddlewareArgs> = async (args) => {
-    const { body, context, next } = args;
-    const team = context.teamId ?? context.enterpriseId;
-    const record = body as unknown as Record<string, unknown>;
-    const command = typeof record.command === 'string' ? record : undefined;
-    // The uninstall events and the link modal need no workspace services.
-    if (!team || (record.type === 'view_submission' && isRecord(record.view) && record.view.callback_id === LINK_VIEW)) return next();
-    if (record.type === 'event_callback' && isRecord(record.event) && (record.event.type === 'app_uninstalled' || record.event.type === 'tokens_revoked')) return next();
-    if (command && String(command.text ?? '').trim().toLowerCase() === SETUP_TEXT && typeof command.trigger_id === 'string') {
-      await args.client.views.open({ trigger_id: command.trigger_id, view: linkView() });
-      return;
-    }
-    const container = await this.workspaces.get(team);
-    if (!container) {
-      if (command && 'respond' in args) {
-        await args.respond({ response_type: 'ephemeral', text: 'GPU Cloud is not linked to this workspace yet. A workspace admin types `/gpu setup` and enters the organization and its API key.' });
-      } else {
-        this.options.logger.info(`Ignored a ${String(record.type)} request from ${team}: no GPU Cloud organization is linked.`);
-      }
-      return;
-    }
-    await this.workspaces.run(container, next);
-  };
+	/** Runs each request inside its workspace's services; `/gpu setup` and unlinked workspaces are answered here. */
+	private readonly middleware: Middleware<AnyMiddlewareArgs> = async (args) => {
+		const { body, context, next } = args;
+		const team = context.teamId ?? context.enterpriseId;
+		const record = body as unknown as Record<string, unknown>;
+		const command = typeof record.command === 'string' ? record : undefined;
+		// The uninstall events and the link modal need no workspace services.
+		if (
+			!team ||
+			(record.type === 'view_submission' &&
+				isRecord(record.view) &&
+				record.view.callback_id === LINK_VIEW)
+		)
+			return next();
+		if (
+			record.type === 'event_callback' &&
+			isRecord(record.event) &&
+			(record.event.type === 'app_uninstalled' || record.event.type === 'tokens_revoked')
+		)
+			return next();
+		if (
+			command &&
+			String(command.text ?? '')
+				.trim()
+				.toLowerCase() === SETUP_TEXT &&
+			typeof command.trigger_id === 'string'
+		) {
+			await args.client.views.open({ trigger_id: command.trigger_id, view: linkView() });
+			return;
+		}
+		const container = await this.workspaces.get(team);
+		if (!container) {
+			if (command && 'respond' in args) {
+				await args.respond({
+					response_type: 'ephemeral',
+					text: 'GPU Cloud is not linked to this workspace yet. A workspace admin types `/gpu setup` and enters the organization and its API key.',
+				});
+			} else {
+				this.options.logger.info(
+					`Ignored a ${String(record.type)} request from ${team}: no GPU Cloud organization is linked.`,
+				);
+			}
+			return;
+		}
+		await this.workspaces.run(container, next);
+	};
 
-  async close(): Promise<void> {
-    for (const container of await this.workspaces.containers()) container.tracker.stop();
-    await this.store.close();
-  }
+	async close(): Promise<void> {
+		for (const container of await this.workspaces.containers()) container.tracker.stop();
+		await this.store.close();
+	}
 }
 
 async function isAdmin(client: App['client'], user: string): Promise<boolean> {
-  const info = await client.users.info({ user });
-  return Boolean(info.user?.is_admin || info.user?.is_owner || info.user?.is_primary_owner);
+	const info = await client.users.info({ user });
+	return Boolean(info.user?.is_admin || info.user?.is_owner || info.user?.is_primary_owner);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const input = (block: string, label: string, hint: string, optional = false) => ({
-  type: 'input',
-  block_id: block,
-  optional,
-  label: { type: 'plain_text', text: label },
-  hint: { type: 'plain_text', text: hint },
-  element: { type: 'plain_text_input', action_id: 'value', max_length: 512 },
+	type: 'input',
+	block_id: block,
+	optional,
+	label: { type: 'plain_text', text: label },
+	hint: { type: 'plain_text', text: hint },
+	element: { type: 'plain_text_input', action_id: 'value', max_length: 512 },
 });
 
 function linkView() {
-  return {
-    type: 'modal' as const,
-    callback_id: LINK_VIEW,
-    title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
-    submit: { type: 'plain_text' as const, text: 'Link' },
-    close: { type: 'plain_text' as const, text: 'Cancel' },
-    blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: 'Every /gpu request in this workspace runs in the organization you link here, with its API key.' } },
-      input('organization', 'Organization', 'Its short name, as in the portal (for example acme).'),
-      input('api_key', 'API key', 'From the portal, API Access. Checked now, stored encrypted, never shown again.'),
-      input('project', 'Project (optional)', 'Where /gpu queue creates queues.', true),
-    ],
-  };
+	return {
+		type: 'modal' as const,
+		callback_id: LINK_VIEW,
+		title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
+		submit: { type: 'plain_text' as const, text: 'Link' },
+		close: { type: 'plain_text' as const, text: 'Cancel' },
+		blocks: [
+			{
+				type: 'section',
+				text: {
+					type: 'mrkdwn',
+					text: 'Every /gpu request in this workspace runs in the organization you link here, with its API key.',
+				},
+			},
+			input('organization', 'Organization', 'Its short name, as in the portal (for example acme).'),
+			input(
+				'api_key',
+				'API key',
+				'From the portal, API Access. Checked now, stored encrypted, never shown again.',
+			),
+			input('project', 'Project (optional)', 'Where /gpu queue creates queues.', true),
+		],
+	};
 }
 
 function linkedView(organization: string) {
-  return {
-    type: 'modal' as const,
-    title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
-    close: { type: 'plain_text' as const, text: 'Done' },
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: `Linked to organization *${organization}*. Everyone here can use \`/gpu\` now.` } }],
-  };
+	return {
+		type: 'modal' as const,
+		title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
+		close: { type: 'plain_text' as const, text: 'Done' },
+		blocks: [
+			{
+				type: 'section',
+				text: {
+					type: 'mrkdwn',
+					text: `Linked to organization *${organization}*. Everyone here can use \`/gpu\` now.`,
+				},
+			},
+		],
+	};
 }
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-  res.end(`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`);
+	res.writeHead(status, {
+		'content-type': 'text/html; charset=utf-8',
+		'cache-control': 'no-store',
+	});
+	res.end(
+		`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`,
+	);
 }

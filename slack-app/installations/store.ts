@@ -1,4 +1,8 @@
-import type { Installation, InstallationQuery, InstallationStore as SlackInstallationStore } from '@slack/oauth';
+import type {
+	Installation,
+	InstallationQuery,
+	InstallationStore as SlackInstallationStore,
+} from '@slack/oauth';
 import { z } from 'zod/v4';
 import type { SecretCipher } from './cipher';
 import { PostgresDatabase, SqliteDatabase, type Row, type SqlDatabase } from './database';
@@ -12,8 +16,8 @@ import { PostgresDatabase, SqliteDatabase, type Row, type SqlDatabase } from './
 
 /** Each entry runs once, in order, inside one transaction with its version row. */
 const MIGRATIONS: readonly string[][] = [
-  [
-    `CREATE TABLE installations (
+	[
+		`CREATE TABLE installations (
       install_key TEXT PRIMARY KEY,
       team_id TEXT,
       enterprise_id TEXT,
@@ -21,7 +25,7 @@ const MIGRATIONS: readonly string[][] = [
       installation TEXT NOT NULL,
       installed_at TEXT NOT NULL
     )`,
-    `CREATE TABLE workspace_links (
+		`CREATE TABLE workspace_links (
       team_id TEXT PRIMARY KEY,
       organization TEXT NOT NULL,
       project TEXT,
@@ -29,189 +33,263 @@ const MIGRATIONS: readonly string[][] = [
       linked_by TEXT NOT NULL,
       linked_at TEXT NOT NULL
     )`,
-  ],
+	],
 ];
 
 /** PostgreSQL: replicas starting together take turns migrating (any constant shared by all of them). */
 const MIGRATION_LOCK = 7_140_214;
 
 export interface WorkspaceLink {
-  teamId: string;
-  organization: string;
-  project?: string;
-  apiKey: string;
-  /** The Slack user who linked it. */
-  linkedBy: string;
-  linkedAt: string;
+	teamId: string;
+	organization: string;
+	project?: string;
+	apiKey: string;
+	/** The Slack user who linked it. */
+	linkedBy: string;
+	linkedAt: string;
 }
 
 export interface StoreLocation {
-  /** PostgreSQL connection string; when unset, the SQLite file. */
-  databaseUrl?: string;
-  sqliteFile: string;
+	/** PostgreSQL connection string; when unset, the SQLite file. */
+	databaseUrl?: string;
+	sqliteFile: string;
 }
 
 /** What was read back must still be an installation with a bot; anything else is a broken row. */
 const storedInstallation = z.looseObject({
-  bot: z.looseObject({ token: z.string().min(1), userId: z.string(), id: z.string(), scopes: z.array(z.string()) }),
-  isEnterpriseInstall: z.boolean().optional(),
+	bot: z.looseObject({
+		token: z.string().min(1),
+		userId: z.string(),
+		id: z.string(),
+		scopes: z.array(z.string()),
+	}),
+	isEnterpriseInstall: z.boolean().optional(),
 });
 
 export class InstallationStore {
-  private constructor(
-    private readonly db: SqlDatabase,
-    private readonly cipher: SecretCipher,
-    private readonly now: () => Date,
-  ) {}
+	private constructor(
+		private readonly db: SqlDatabase,
+		private readonly cipher: SecretCipher,
+		private readonly now: () => Date,
+	) {}
 
-  static async open(location: StoreLocation, cipher: SecretCipher, now: () => Date = () => new Date()): Promise<InstallationStore> {
-    const db = location.databaseUrl ? await PostgresDatabase.open(location.databaseUrl) : await SqliteDatabase.open(location.sqliteFile);
-    const store = new InstallationStore(db, cipher, now);
-    try {
-      await store.migrate();
-      await store.resealStale();
-    } catch (error) {
-      await db.close();
-      throw error;
-    }
-    return store;
-  }
+	static async open(
+		location: StoreLocation,
+		cipher: SecretCipher,
+		now: () => Date = () => new Date(),
+	): Promise<InstallationStore> {
+		const db = location.databaseUrl
+			? await PostgresDatabase.open(location.databaseUrl)
+			: await SqliteDatabase.open(location.sqliteFile);
+		const store = new InstallationStore(db, cipher, now);
+		try {
+			await store.migrate();
+			await store.resealStale();
+		} catch (error) {
+			await db.close();
+			throw error;
+		}
+		return store;
+	}
 
-  get engine(): SqlDatabase['engine'] {
-    return this.db.engine;
-  }
+	get engine(): SqlDatabase['engine'] {
+		return this.db.engine;
+	}
 
-  /** The schema version after migrating. */
-  async schemaVersion(): Promise<number> {
-    const [row] = await this.db.query('SELECT MAX(version) AS version FROM schema_migrations');
-    return Number(row?.version ?? 0);
-  }
+	/** The schema version after migrating. */
+	async schemaVersion(): Promise<number> {
+		const [row] = await this.db.query('SELECT MAX(version) AS version FROM schema_migrations');
+		return Number(row?.version ?? 0);
+	}
 
-  async saveInstallation(installation: Installation): Promise<void> {
-    const key = installKey(installation.isEnterpriseInstall ? undefined : installation.team?.id, installation.enterprise?.id, installation.isEnterpriseInstall === true);
-    if (!installation.bot?.token) throw new Error('Slack returned an installation without a bot token; the app needs the bot scopes.');
-    const sealed = this.cipher.seal(JSON.stringify(installation), `installation:${key}`);
-    await this.db.query(
-      `INSERT INTO installations (install_key, team_id, enterprise_id, bot_user_id, installation, installed_at) VALUES ($1, $2, $3, $4, $5, $6)
+	async saveInstallation(installation: Installation): Promise<void> {
+		const key = installKey(
+			installation.isEnterpriseInstall ? undefined : installation.team?.id,
+			installation.enterprise?.id,
+			installation.isEnterpriseInstall === true,
+		);
+		if (!installation.bot?.token)
+			throw new Error(
+				'Slack returned an installation without a bot token; the app needs the bot scopes.',
+			);
+		const sealed = this.cipher.seal(JSON.stringify(installation), `installation:${key}`);
+		await this.db.query(
+			`INSERT INTO installations (install_key, team_id, enterprise_id, bot_user_id, installation, installed_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (install_key) DO UPDATE SET team_id = $2, enterprise_id = $3, bot_user_id = $4, installation = $5, installed_at = $6`,
-      [key, installation.team?.id ?? null, installation.enterprise?.id ?? null, installation.bot.userId, sealed, this.now().toISOString()],
-    );
-  }
+			[
+				key,
+				installation.team?.id ?? null,
+				installation.enterprise?.id ?? null,
+				installation.bot.userId,
+				sealed,
+				this.now().toISOString(),
+			],
+		);
+	}
 
-  /** The installation of a workspace (or of an org-wide install), or undefined. */
-  async findInstallation(query: { teamId?: string; enterpriseId?: string; isEnterpriseInstall?: boolean }): Promise<Installation | undefined> {
-    const key = installKey(query.teamId, query.enterpriseId, query.isEnterpriseInstall === true);
-    const [row] = await this.db.query('SELECT installation FROM installations WHERE install_key = $1', [key]);
-    if (!row) return undefined;
-    const parsed = storedInstallation.safeParse(JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)));
-    if (!parsed.success) throw new Error(`The stored installation of ${key} is not readable; reinstall the app in that workspace.`);
-    return parsed.data as unknown as Installation;
-  }
+	/** The installation of a workspace (or of an org-wide install), or undefined. */
+	async findInstallation(query: {
+		teamId?: string;
+		enterpriseId?: string;
+		isEnterpriseInstall?: boolean;
+	}): Promise<Installation | undefined> {
+		const key = installKey(query.teamId, query.enterpriseId, query.isEnterpriseInstall === true);
+		const [row] = await this.db.query(
+			'SELECT installation FROM installations WHERE install_key = $1',
+			[key],
+		);
+		if (!row) return undefined;
+		const parsed = storedInstallation.safeParse(
+			JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)),
+		);
+		if (!parsed.success)
+			throw new Error(
+				`The stored installation of ${key} is not readable; reinstall the app in that workspace.`,
+			);
+		return parsed.data as unknown as Installation;
+	}
 
-  async teams(): Promise<string[]> {
-    return (await this.db.query('SELECT install_key FROM installations ORDER BY install_key')).map((row) => text(row.install_key));
-  }
+	async teams(): Promise<string[]> {
+		return (await this.db.query('SELECT install_key FROM installations ORDER BY install_key')).map(
+			(row) => text(row.install_key),
+		);
+	}
 
-  /** Uninstall or revoked tokens: forgets the workspace's installation and its GPU Cloud link. */
-  async deleteWorkspace(teamId: string): Promise<void> {
-    await this.db.transaction(async (db) => {
-      await db.query('DELETE FROM installations WHERE install_key = $1', [installKey(teamId, undefined, false)]);
-      await db.query('DELETE FROM workspace_links WHERE team_id = $1', [teamId]);
-    });
-  }
+	/** Uninstall or revoked tokens: forgets the workspace's installation and its GPU Cloud link. */
+	async deleteWorkspace(teamId: string): Promise<void> {
+		await this.db.transaction(async (db) => {
+			await db.query('DELETE FROM installations WHERE install_key = $1', [
+				installKey(teamId, undefined, false),
+			]);
+			await db.query('DELETE FROM workspace_links WHERE team_id = $1', [teamId]);
+		});
+	}
 
-  async saveLink(link: Omit<WorkspaceLink, 'linkedAt'>): Promise<WorkspaceLink> {
-    const linkedAt = this.now().toISOString();
-    const apiKey = this.cipher.seal(link.apiKey, `link:${link.teamId}`);
-    await this.db.query(
-      `INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6)
+	async saveLink(link: Omit<WorkspaceLink, 'linkedAt'>): Promise<WorkspaceLink> {
+		const linkedAt = this.now().toISOString();
+		const apiKey = this.cipher.seal(link.apiKey, `link:${link.teamId}`);
+		await this.db.query(
+			`INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6`,
-      [link.teamId, link.organization, link.project ?? null, apiKey, link.linkedBy, linkedAt],
-    );
-    return { ...link, linkedAt };
-  }
+			[link.teamId, link.organization, link.project ?? null, apiKey, link.linkedBy, linkedAt],
+		);
+		return { ...link, linkedAt };
+	}
 
-  async findLink(teamId: string): Promise<WorkspaceLink | undefined> {
-    const [row] = await this.db.query('SELECT organization, project, api_key, linked_by, linked_at FROM workspace_links WHERE team_id = $1', [teamId]);
-    if (!row) return undefined;
-    return {
-      teamId,
-      organization: text(row.organization),
-      ...(row.project === null ? {} : { project: text(row.project) }),
-      apiKey: this.cipher.open(text(row.api_key), `link:${teamId}`),
-      linkedBy: text(row.linked_by),
-      linkedAt: text(row.linked_at),
-    };
-  }
+	async findLink(teamId: string): Promise<WorkspaceLink | undefined> {
+		const [row] = await this.db.query(
+			'SELECT organization, project, api_key, linked_by, linked_at FROM workspace_links WHERE team_id = $1',
+			[teamId],
+		);
+		if (!row) return undefined;
+		return {
+			teamId,
+			organization: text(row.organization),
+			...(row.project === null ? {} : { project: text(row.project) }),
+			apiKey: this.cipher.open(text(row.api_key), `link:${teamId}`),
+			linkedBy: text(row.linked_by),
+			linkedAt: text(row.linked_at),
+		};
+	}
 
-  /** For a readiness probe: the database answers. */
-  async ping(): Promise<void> {
-    await this.db.query('SELECT 1');
-  }
+	/** For a readiness probe: the database answers. */
+	async ping(): Promise<void> {
+		await this.db.query('SELECT 1');
+	}
 
-  async close(): Promise<void> {
-    await this.db.close();
-  }
+	async close(): Promise<void> {
+		await this.db.close();
+	}
 
-  /** The store as @slack/oauth's InstallProvider (and Bolt's authorize) uses it. */
-  forSlack(): SlackInstallationStore {
-    return {
-      storeInstallation: (installation) => this.saveInstallation(installation),
-      fetchInstallation: async (query: InstallationQuery<boolean>) => {
-        const installation = await this.findInstallation(query);
-        if (!installation) throw new Error(`The app is not installed in ${query.teamId ?? query.enterpriseId ?? 'this workspace'}.`);
-        return installation;
-      },
-      deleteInstallation: async (query: InstallationQuery<boolean>) => {
-        await this.deleteWorkspace(installKey(query.teamId, query.enterpriseId, query.isEnterpriseInstall));
-      },
-    };
-  }
+	/** The store as @slack/oauth's InstallProvider (and Bolt's authorize) uses it. */
+	forSlack(): SlackInstallationStore {
+		return {
+			storeInstallation: (installation) => this.saveInstallation(installation),
+			fetchInstallation: async (query: InstallationQuery<boolean>) => {
+				const installation = await this.findInstallation(query);
+				if (!installation)
+					throw new Error(
+						`The app is not installed in ${query.teamId ?? query.enterpriseId ?? 'this workspace'}.`,
+					);
+				return installation;
+			},
+			deleteInstallation: async (query: InstallationQuery<boolean>) => {
+				await this.deleteWorkspace(
+					installKey(query.teamId, query.enterpriseId, query.isEnterpriseInstall),
+				);
+			},
+		};
+	}
 
-  private async migrate(): Promise<void> {
-    await this.db.query('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)');
-    await this.db.transaction(async (db) => {
-      if (this.db.engine === 'postgres') await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-      const [row] = await db.query('SELECT MAX(version) AS version FROM schema_migrations');
-      const applied = Number(row?.version ?? 0);
-      for (const [index, statements] of MIGRATIONS.entries()) {
-        const version = index + 1;
-        if (version <= applied) continue;
-        for (const statement of statements) await db.query(statement);
-        await db.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [version, this.now().toISOString()]);
-      }
-    });
-  }
+	private async migrate(): Promise<void> {
+		await this.db.query(
+			'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)',
+		);
+		await this.db.transaction(async (db) => {
+			if (this.db.engine === 'postgres')
+				await db.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+			const [row] = await db.query('SELECT MAX(version) AS version FROM schema_migrations');
+			const applied = Number(row?.version ?? 0);
+			for (const [index, statements] of MIGRATIONS.entries()) {
+				const version = index + 1;
+				if (version <= applied) continue;
+				for (const statement of statements) await db.query(statement);
+				await db.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+					version,
+					this.now().toISOString(),
+				]);
+			}
+		});
+	}
 
-  /** After a key rotation: seals again, with the current key, every secret an older key sealed. */
-  private async resealStale(): Promise<void> {
-    const sealedColumns = [
-      { table: 'installations', key: 'install_key', column: 'installation', context: 'installation' },
-      { table: 'workspace_links', key: 'team_id', column: 'api_key', context: 'link' },
-    ];
-    await this.db.transaction(async (db) => {
-      for (const { table, key, column, context } of sealedColumns) {
-        for (const row of await db.query(`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`)) {
-          const sealed = text(row.sealed);
-          if (!this.cipher.isStale(sealed)) continue;
-          const rowContext = `${context}:${text(row.row_key)}`;
-          await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [this.cipher.seal(this.cipher.open(sealed, rowContext), rowContext), text(row.row_key)]);
-        }
-      }
-    });
-  }
+	/** After a key rotation: seals again, with the current key, every secret an older key sealed. */
+	private async resealStale(): Promise<void> {
+		const sealedColumns = [
+			{
+				table: 'installations',
+				key: 'install_key',
+				column: 'installation',
+				context: 'installation',
+			},
+			{ table: 'workspace_links', key: 'team_id', column: 'api_key', context: 'link' },
+		];
+		await this.db.transaction(async (db) => {
+			for (const { table, key, column, context } of sealedColumns) {
+				for (const row of await db.query(
+					`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`,
+				)) {
+					const sealed = text(row.sealed);
+					if (!this.cipher.isStale(sealed)) continue;
+					const rowContext = `${context}:${text(row.row_key)}`;
+					await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
+						this.cipher.seal(this.cipher.open(sealed, rowContext), rowContext),
+						text(row.row_key),
+					]);
+				}
+			}
+		});
+	}
 }
 
 /** A workspace install is keyed by its team id, an org-wide one by its enterprise id. */
-function installKey(teamId: string | undefined, enterpriseId: string | undefined, enterprise: boolean): string {
-  const key = enterprise ? enterpriseId : teamId;
-  if (!key) throw new Error(enterprise ? 'An org-wide installation has no enterprise id.' : 'An installation has no team id.');
-  return key;
+function installKey(
+	teamId: string | undefined,
+	enterpriseId: string | undefined,
+	enterprise: boolean,
+): string {
+	const key = enterprise ? enterpriseId : teamId;
+	if (!key)
+		throw new Error(
+			enterprise
+				? 'An org-wide installation has no enterprise id.'
+				: 'An installation has no team id.',
+		);
+	return key;
 }
 
 function text(value: Row[string] | undefined): string {
-  if (value === null || value === undefined) throw new Error('A required column is empty.');
-  return String(value);
+	if (value === null || value === undefined) throw new Error('A required column is empty.');
+	return String(value);
 }
 
 export type { Row };

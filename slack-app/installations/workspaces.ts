@@ -9,49 +9,51 @@ import type { AppServices } from '../services';
  * through `services`.
  */
 export class Workspaces {
-  private readonly built = new Map<string, Promise<Container | undefined>>();
-  private readonly current = new AsyncLocalStorage<Container>();
+	private readonly built = new Map<string, Promise<Container | undefined>>();
+	private readonly current = new AsyncLocalStorage<Container>();
 
-  /** `build` answers undefined when the workspace has no installation or no linked organization. */
-  constructor(private readonly build: (team: string) => Promise<Container | undefined>) {}
+	/** `build` answers undefined when the workspace has no installation or no linked organization. */
+	constructor(private readonly build: (team: string) => Promise<Container | undefined>) {}
 
-  /** The workspace's container, built once; a failed or empty build is tried again next time. */
-  get(team: string): Promise<Container | undefined> {
-    let container = this.built.get(team);
-    if (!container) {
-      container = this.build(team);
-      this.built.set(team, container);
-      container.then(
-        (built) => built ?? this.built.delete(team),
-        () => this.built.delete(team),
-      );
-    }
-    return container;
-  }
+	/** The workspace's container, built once; a failed or empty build is tried again next time. */
+	get(team: string): Promise<Container | undefined> {
+		let container = this.built.get(team);
+		if (!container) {
+			container = this.build(team);
+			this.built.set(team, container);
+			container.then(
+				(built) => built ?? this.built.delete(team),
+				() => this.built.delete(team),
+			);
+		}
+		return container;
+	}
 
-  /** After an uninstall or a new link: the next request builds again from the store. */
-  async forget(team: string): Promise<void> {
-    const container = await this.built.get(team)?.catch(() => undefined);
-    this.built.delete(team);
-    container?.tracker.stop();
-  }
+	/** After an uninstall or a new link: the next request builds again from the store. */
+	async forget(team: string): Promise<void> {
+		const container = await this.built.get(team)?.catch(() => undefined);
+		this.built.delete(team);
+		container?.tracker.stop();
+	}
 
-  /** Every container built so far (for idle, drain and stop). */
-  async containers(): Promise<Container[]> {
-    const all = await Promise.all([...this.built.values()].map((built) => built.catch(() => undefined)));
-    return all.filter((container): container is Container => container !== undefined);
-  }
+	/** Every container built so far (for idle, drain and stop). */
+	async containers(): Promise<Container[]> {
+		const all = await Promise.all(
+			[...this.built.values()].map((built) => built.catch(() => undefined)),
+		);
+		return all.filter((container): container is Container => container !== undefined);
+	}
 
-  run<T>(container: Container, work: () => T): T {
-    return this.current.run(container, work);
-  }
+	run<T>(container: Container, work: () => T): T {
+		return this.current.run(container, work);
+	}
 
-  /** What the listeners see: the services of the workspace whose request is running. */
-  readonly services: AppServices = new Proxy({} as AppServices, {
-    get: (_, property) => {
-      const container = this.current.getStore();
-      if (!container) throw new Error('A listener ran outside a workspace request.');
-      return Reflect.get(container.services, property);
-    },
-  });
+	/** What the listeners see: the services of the workspace whose request is running. */
+	readonly services: AppServices = new Proxy({} as AppServices, {
+		get: (_, property) => {
+			const container = this.current.getStore();
+			if (!container) throw new Error('A listener ran outside a workspace request.');
+			return Reflect.get(container.services, property);
+		},
+	});
 }

@@ -7,9 +7,9 @@ import { registerShortcuts } from './shortcuts';
 import { registerViews } from './views';
 
 export function registerListeners(app: App, services: AppServices): void {
-  registerCommands(app, services);
-  registerActions(app, services);
-  registerViews(app, services);
-  registerEvents(app, services);
-  registerShortcuts(app, services);
+	registerCommands(app, services);
+	registerActions(app, services);
+	registerViews(app, services);
+	registerEvents(app, services);
+	registerShortcuts(app, services);
 }

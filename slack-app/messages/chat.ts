@@ -8,54 +8,78 @@ export const ANSWER_MAX_LENGTH = 11_000;
 export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted';
 
 function regenerateButton(): KnownBlock {
-  return {
-    type: 'actions',
-    block_id: 'gpu.answer_actions',
-    elements: [{ type: 'button', action_id: ACTIONS.regenerateChat, text: { type: 'plain_text', text: 'Regenerate' }, value: 'answer' }],
-  };
+	return {
+		type: 'actions',
+		block_id: 'gpu.answer_actions',
+		elements: [
+			{
+				type: 'button',
+				action_id: ACTIONS.regenerateChat,
+				text: { type: 'plain_text', text: 'Regenerate' },
+				value: 'answer',
+			},
+		],
+	};
 }
 
 /** Slack's own feedback buttons (a `context_actions` block), under every finished answer. */
 function feedbackButtons(): KnownBlock {
-  return {
-    type: 'context_actions',
-    elements: [
-      {
-        type: 'feedback_buttons',
-        action_id: ACTIONS.feedback,
-        positive_button: { text: { type: 'plain_text', text: '👍' }, accessibility_label: 'Good answer', value: FEEDBACK.good },
-        negative_button: { text: { type: 'plain_text', text: '👎' }, accessibility_label: 'Bad answer', value: FEEDBACK.bad },
-      },
-    ],
-  };
+	return {
+		type: 'context_actions',
+		elements: [
+			{
+				type: 'feedback_buttons',
+				action_id: ACTIONS.feedback,
+				positive_button: {
+					text: { type: 'plain_text', text: '👍' },
+					accessibility_label: 'Good answer',
+					value: FEEDBACK.good,
+				},
+				negative_button: {
+					text: { type: 'plain_text', text: '👎' },
+					accessibility_label: 'Bad answer',
+					value: FEEDBACK.bad,
+				},
+			},
+		],
+	};
 }
 
 /** What the feedback buttons carry back, and the thanks for each. */
 export const FEEDBACK = { good: 'good', bad: 'bad' } as const;
 
 export function feedbackThanks(value: keyof typeof FEEDBACK): SlackMessage {
-  const text = value === 'good' ? 'Thanks, glad it helped.' : 'Thanks for telling us. Press Regenerate for another answer, or reply in the thread to say what was wrong.';
-  return { text, blocks: [context(text)] };
+	const text =
+		value === 'good'
+			? 'Thanks, glad it helped.'
+			: 'Thanks for telling us. Press Regenerate for another answer, or reply in the thread to say what was wrong.';
+	return { text, blocks: [context(text)] };
 }
 
 /** The blocks under an answer: a status line while it streams or when it stopped early, and Regenerate. */
 export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] {
-  switch (state) {
-    case 'streaming':
-      return [context('_Generating…_')];
-    case 'done':
-      return [regenerateButton(), feedbackButtons()];
-    case 'failed':
-      return [context(`:x: The answer stopped: ${escapeText(detail ?? 'unknown error')}`), regenerateButton()];
-    case 'interrupted':
-      return [context(':warning: The app restarted while answering. Press Regenerate to try again.'), regenerateButton()];
-  }
+	switch (state) {
+		case 'streaming':
+			return [context('_Generating…_')];
+		case 'done':
+			return [regenerateButton(), feedbackButtons()];
+		case 'failed':
+			return [
+				context(`:x: The answer stopped: ${escapeText(detail ?? 'unknown error')}`),
+				regenerateButton(),
+			];
+		case 'interrupted':
+			return [
+				context(':warning: The app restarted while answering. Press Regenerate to try again.'),
+				regenerateButton(),
+			];
+	}
 }
 
 /** A chat answer as one message (used when native streaming is not available). */
 export function answerMessage(text: string, state: AnswerState, detail?: string): SlackMessage {
-  const body = escapeWithin(text, ANSWER_MAX_LENGTH);
-  const blocks: KnownBlock[] = body.trim() ? [{ type: 'markdown', text: body }] : [];
-  // The whole (escaped) answer stays in `text`: follow-ups read it back as conversation context.
-  return { text: body || 'Thinking…', blocks: [...blocks, ...answerFooter(state, detail)] };
+	const body = escapeWithin(text, ANSWER_MAX_LENGTH);
+	const blocks: KnownBlock[] = body.trim() ? [{ type: 'markdown', text: body }] : [];
+	// The whole (escaped) answer stays in `text`: follow-ups read it back as conversation context.
+	return { text: body || 'Thinking…', blocks: [...blocks, ...answerFooter(state, detail)] };
 }

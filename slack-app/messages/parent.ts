@@ -1,55 +1,72 @@
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import type { KnownBlock, RequestState, SlackMessage } from '../model';
 import { ACTIONS, encodeValue, type ImageRequest, type JobRef } from './actions';
-import { context, escapeText, escapeWithin, formatDuration, mention, section, slackDate, truncate } from './format';
+import {
+	context,
+	escapeText,
+	escapeWithin,
+	formatDuration,
+	mention,
+	section,
+	slackDate,
+	truncate,
+} from './format';
 
 /** What the parent message says was asked for. */
 export type RequestSubject =
-  | { kind: 'job'; endpoint: string }
-  | { kind: 'transcribe'; url: string }
-  | { kind: 'image'; request: ImageRequest }
-  | { kind: 'chat'; message: string }
-  | { kind: 'queue'; name: string; project: string };
+	| { kind: 'job'; endpoint: string }
+	| { kind: 'transcribe'; url: string }
+	| { kind: 'image'; request: ImageRequest }
+	| { kind: 'chat'; message: string }
+	| { kind: 'queue'; name: string; project: string };
 
 export interface ParentView {
-  user: string;
-  subject: RequestSubject;
-  state: RequestState;
-  elapsedMs?: number;
-  /** When work started (epoch ms): a pending or running request shows it as "2 minutes ago". */
-  startedAtMs?: number;
-  job?: JobRef;
-  /** One more line under the status, e.g. who cancelled or the service's error. */
-  note?: string;
+	user: string;
+	subject: RequestSubject;
+	state: RequestState;
+	elapsedMs?: number;
+	/** When work started (epoch ms): a pending or running request shows it as "2 minutes ago". */
+	startedAtMs?: number;
+	job?: JobRef;
+	/** One more line under the status, e.g. who cancelled or the service's error. */
+	note?: string;
 }
 
 const STATE_LINE: Record<RequestState, { emoji: string; label: (elapsed: string) => string }> = {
-  pending: { emoji: ':hourglass_flowing_sand:', label: (since) => `Pending${since ? ` · queued ${since}` : ''}` },
-  running: { emoji: ':gear:', label: (since) => `Running${since ? ` · started ${since}` : ''}` },
-  succeeded: { emoji: ':white_check_mark:', label: (t) => `Succeeded in ${t}` },
-  failed: { emoji: ':x:', label: (t) => `Failed after ${t}` },
-  cancelled: { emoji: ':no_entry_sign:', label: (t) => `Cancelled after ${t}` },
-  interrupted: { emoji: ':warning:', label: () => 'Interrupted: the app restarted while this ran' },
+	pending: {
+		emoji: ':hourglass_flowing_sand:',
+		label: (since) => `Pending${since ? ` · queued ${since}` : ''}`,
+	},
+	running: { emoji: ':gear:', label: (since) => `Running${since ? ` · started ${since}` : ''}` },
+	succeeded: { emoji: ':white_check_mark:', label: (t) => `Succeeded in ${t}` },
+	failed: { emoji: ':x:', label: (t) => `Failed after ${t}` },
+	cancelled: { emoji: ':no_entry_sign:', label: (t) => `Cancelled after ${t}` },
+	interrupted: { emoji: ':warning:', label: () => 'Interrupted: the app restarted while this ran' },
 };
 
 /** Who asked for what; a queue's line follows its state, since creating it is the whole request. */
 export function describeSubject(subject: RequestSubject, state: RequestState = 'running'): string {
-  switch (subject.kind) {
-    case 'job':
-      return `ran a job on \`${escapeText(subject.endpoint)}\``;
-    case 'transcribe':
-      return `asked for a transcription of ${escapeText(subject.url)}`;
-    case 'image': {
-      const { count, prompt } = subject.request;
-      return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeWithin(prompt, 500)}_`;
-    }
-    case 'chat':
-      return `asked: ${escapeWithin(subject.message, 2000)}`;
-    case 'queue': {
-      const verb = state === 'succeeded' ? 'created' : state === 'pending' || state === 'running' ? 'is creating' : 'could not create';
-      return `${verb} queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
-    }
-  }
+	switch (subject.kind) {
+		case 'job':
+			return `ran a job on \`${escapeText(subject.endpoint)}\``;
+		case 'transcribe':
+			return `asked for a transcription of ${escapeText(subject.url)}`;
+		case 'image': {
+			const { count, prompt } = subject.request;
+			return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeWithin(prompt, 500)}_`;
+		}
+		case 'chat':
+			return `asked: ${escapeWithin(subject.message, 2000)}`;
+		case 'queue': {
+			const verb =
+				state === 'succeeded'
+					? 'created'
+					: state === 'pending' || state === 'running'
+						? 'is creating'
+						: 'could not create';
+			return `${verb} queue \`${escapeText(subject.name)}\` in project \`${escapeText(subject.project)}\``;
+		}
+	}
 }
 
 /**
@@ -57,78 +74,109 @@ export function describeSubject(subject: RequestSubject, state: RequestState = '
  * reader's Slack client ("12 seconds ago"), so it is right between the app's edits; once ended, how long it took.
  */
 export function statusLine(state: RequestState, elapsedMs = 0, startedAtMs?: number): string {
-  const line = STATE_LINE[state];
-  const active = state === 'pending' || state === 'running';
-  const time = active ? (startedAtMs === undefined ? '' : slackDate(startedAtMs, '{ago}', `${formatDuration(elapsedMs)} ago`)) : formatDuration(elapsedMs);
-  return `${line.emoji} ${line.label(time)}`;
+	const line = STATE_LINE[state];
+	const active = state === 'pending' || state === 'running';
+	const time = active
+		? startedAtMs === undefined
+			? ''
+			: slackDate(startedAtMs, '{ago}', `${formatDuration(elapsedMs)} ago`)
+		: formatDuration(elapsedMs);
+	return `${line.emoji} ${line.label(time)}`;
 }
 
 function buttons(view: ParentView): KnownBlock | undefined {
-  const elements = [];
-  const active = view.state === 'pending' || view.state === 'running';
-  if (view.job) {
-    const value = encodeValue(view.job);
-    if (active && value) {
-      elements.push({
-        type: 'button' as const,
-        action_id: ACTIONS.cancel,
-        text: { type: 'plain_text' as const, text: 'Cancel' },
-        style: 'danger' as const,
-        value,
-        confirm: {
-          title: { type: 'plain_text' as const, text: 'Cancel this job?' },
-          text: { type: 'plain_text' as const, text: 'GPU time already used is still billed.' },
-          confirm: { type: 'plain_text' as const, text: 'Cancel job' },
-          deny: { type: 'plain_text' as const, text: 'Keep running' },
-        },
-      });
-    }
-    if (value) {
-      elements.push({ type: 'button' as const, action_id: ACTIONS.showInput, text: { type: 'plain_text' as const, text: 'Show input' }, value });
-    }
-  }
-  if (view.subject.kind === 'image') {
-    const value = encodeValue(view.subject.request);
-    if (value) {
-      elements.push({ type: 'button' as const, action_id: ACTIONS.showInput, text: { type: 'plain_text' as const, text: 'Show input' }, value });
-      if (!active) {
-        elements.push({ type: 'button' as const, action_id: ACTIONS.regenerateImage, text: { type: 'plain_text' as const, text: 'Regenerate' }, value });
-      }
-    }
-  }
-  return elements.length > 0 ? { type: 'actions', block_id: 'gpu.parent_actions', elements } : undefined;
+	const elements = [];
+	const active = view.state === 'pending' || view.state === 'running';
+	if (view.job) {
+		const value = encodeValue(view.job);
+		if (active && value) {
+			elements.push({
+				type: 'button' as const,
+				action_id: ACTIONS.cancel,
+				text: { type: 'plain_text' as const, text: 'Cancel' },
+				style: 'danger' as const,
+				value,
+				confirm: {
+					title: { type: 'plain_text' as const, text: 'Cancel this job?' },
+					text: { type: 'plain_text' as const, text: 'GPU time already used is still billed.' },
+					confirm: { type: 'plain_text' as const, text: 'Cancel job' },
+					deny: { type: 'plain_text' as const, text: 'Keep running' },
+				},
+			});
+		}
+		if (value) {
+			elements.push({
+				type: 'button' as const,
+				action_id: ACTIONS.showInput,
+				text: { type: 'plain_text' as const, text: 'Show input' },
+				value,
+			});
+		}
+	}
+	if (view.subject.kind === 'image') {
+		const value = encodeValue(view.subject.request);
+		if (value) {
+			elements.push({
+				type: 'button' as const,
+				action_id: ACTIONS.showInput,
+				text: { type: 'plain_text' as const, text: 'Show input' },
+				value,
+			});
+			if (!active) {
+				elements.push({
+					type: 'button' as const,
+					action_id: ACTIONS.regenerateImage,
+					text: { type: 'plain_text' as const, text: 'Regenerate' },
+					value,
+				});
+			}
+		}
+	}
+	return elements.length > 0
+		? { type: 'actions', block_id: 'gpu.parent_actions', elements }
+		: undefined;
 }
 
 /** The parent message in the channel: who asked for what, and where it stands. Edited in place. */
 export function parentMessage(view: ParentView): SlackMessage {
-  const who = `${mention(view.user)} ${describeSubject(view.subject, view.state)}`;
-  const status = statusLine(view.state, view.elapsedMs, view.startedAtMs);
-  const lines = [status];
-  if (view.job) lines.push(`Job \`${escapeText(view.job.jobId)}\` on \`${escapeText(view.job.endpoint)}\``);
-  const blocks: KnownBlock[] = [section(who), context(lines.join(' · '))];
-  if (view.note) blocks.push(context(escapeWithin(view.note, 2000)));
-  const actions = buttons(view);
-  if (actions) blocks.push(actions);
-  return { text: truncate(`${who} · ${status}`, 3000), blocks };
+	const who = `${mention(view.user)} ${describeSubject(view.subject, view.state)}`;
+	const status = statusLine(view.state, view.elapsedMs, view.startedAtMs);
+	const lines = [status];
+	if (view.job)
+		lines.push(`Job \`${escapeText(view.job.jobId)}\` on \`${escapeText(view.job.endpoint)}\``);
+	const blocks: KnownBlock[] = [section(who), context(lines.join(' · '))];
+	if (view.note) blocks.push(context(escapeWithin(view.note, 2000)));
+	const actions = buttons(view);
+	if (actions) blocks.push(actions);
+	return { text: truncate(`${who} · ${status}`, 3000), blocks };
 }
 
 function inputUrl(input: unknown): string {
-  return input && typeof input === 'object' && 'url' in input && typeof input.url === 'string' ? input.url : '(no URL)';
+	return input && typeof input === 'object' && 'url' in input && typeof input.url === 'string'
+		? input.url
+		: '(no URL)';
 }
 
 /** The parent of a job, from the job itself: its status, elapsed time and (for transcriptions) the URL. */
-export function jobParentMessage(job: Job, origin: { user: string; kind: 'job' | 'transcribe' }, nowMs: number, note?: string): SlackMessage {
-  const created = Date.parse(job.create_time);
-  const end = isTerminalStatus(job.status) ? Date.parse(job.update_time) : nowMs;
-  const subject: RequestSubject =
-    origin.kind === 'transcribe' ? { kind: 'transcribe', url: inputUrl(job.input) } : { kind: 'job', endpoint: job.inference_endpoint_name };
-  return parentMessage({
-    user: origin.user,
-    subject,
-    state: job.status,
-    elapsedMs: Math.max(0, end - created),
-    startedAtMs: created,
-    job: { endpoint: job.inference_endpoint_name, jobId: job.id },
-    note,
-  });
+export function jobParentMessage(
+	job: Job,
+	origin: { user: string; kind: 'job' | 'transcribe' },
+	nowMs: number,
+	note?: string,
+): SlackMessage {
+	const created = Date.parse(job.create_time);
+	const end = isTerminalStatus(job.status) ? Date.parse(job.update_time) : nowMs;
+	const subject: RequestSubject =
+		origin.kind === 'transcribe'
+			? { kind: 'transcribe', url: inputUrl(job.input) }
+			: { kind: 'job', endpoint: job.inference_endpoint_name };
+	return parentMessage({
+		user: origin.user,
+		subject,
+		state: job.status,
+		elapsedMs: Math.max(0, end - created),
+		startedAtMs: created,
+		job: { endpoint: job.inference_endpoint_name, jobId: job.id },
+		note,
+	});
 }

@@ -6,76 +6,86 @@ import type { SharedState } from './shared-state';
  */
 
 export interface AccessSettings {
-  allowedUsers: string[];
-  allowedChannels: string[];
-  maxJobsPerUser: number;
-  contact: string;
+	allowedUsers: string[];
+	allowedChannels: string[];
+	maxJobsPerUser: number;
+	contact: string;
 }
 
 export interface Denial {
-  reason: string;
-  hint: string;
+	reason: string;
+	hint: string;
 }
 
 /** Slots shared with other replicas (Redis); without, this process counts alone. */
 export type SharedSlots = Pick<SharedState, 'acquireSlot' | 'adoptSlot' | 'releaseSlot'>;
 
 export class AccessPolicy {
-  private readonly users: Set<string>;
-  private readonly channels: Set<string>;
-  /** Running work per user, by request reference. */
-  private readonly running = new Map<string, Set<string>>();
+	private readonly users: Set<string>;
+	private readonly channels: Set<string>;
+	/** Running work per user, by request reference. */
+	private readonly running = new Map<string, Set<string>>();
 
-  constructor(
-    readonly settings: AccessSettings,
-    private readonly shared?: SharedSlots,
-  ) {
-    this.users = new Set(settings.allowedUsers);
-    this.channels = new Set(settings.allowedChannels);
-  }
+	constructor(
+		readonly settings: AccessSettings,
+		private readonly shared?: SharedSlots,
+	) {
+		this.users = new Set(settings.allowedUsers);
+		this.channels = new Set(settings.allowedChannels);
+	}
 
-  /** Undefined when the user may use the app in this channel. */
-  check(user: string, channel: string): Denial | undefined {
-    if (this.users.size > 0 && !this.users.has(user)) {
-      return { reason: 'You are not on the list of people who can use GPU Cloud from Slack.', hint: 'To get access, ask' };
-    }
-    if (this.channels.size > 0 && !this.channels.has(channel)) {
-      return { reason: 'GPU Cloud is not enabled in this channel.', hint: 'Use it in an allowed channel, or to enable this one ask' };
-    }
-    return undefined;
-  }
+	/** Undefined when the user may use the app in this channel. */
+	check(user: string, channel: string): Denial | undefined {
+		if (this.users.size > 0 && !this.users.has(user)) {
+			return {
+				reason: 'You are not on the list of people who can use GPU Cloud from Slack.',
+				hint: 'To get access, ask',
+			};
+		}
+		if (this.channels.size > 0 && !this.channels.has(channel)) {
+			return {
+				reason: 'GPU Cloud is not enabled in this channel.',
+				hint: 'Use it in an allowed channel, or to enable this one ask',
+			};
+		}
+		return undefined;
+	}
 
-  /** Reserves one of the user's slots for `ref`; a Denial when they are all in use. */
-  async acquire(user: string, ref: string): Promise<Denial | undefined> {
-    const mine = this.running.get(user) ?? new Set<string>();
-    if (mine.has(ref)) return undefined;
-    const running = this.shared ? await this.shared.acquireSlot(user, ref, this.settings.maxJobsPerUser) : mine.size >= this.settings.maxJobsPerUser ? mine.size : undefined;
-    if (running !== undefined) {
-      return {
-        reason: `You already have ${running} GPU job${running === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
-        hint: 'To raise the limit, ask',
-      };
-    }
-    mine.add(ref);
-    this.running.set(user, mine);
-    return undefined;
-  }
+	/** Reserves one of the user's slots for `ref`; a Denial when they are all in use. */
+	async acquire(user: string, ref: string): Promise<Denial | undefined> {
+		const mine = this.running.get(user) ?? new Set<string>();
+		if (mine.has(ref)) return undefined;
+		const running = this.shared
+			? await this.shared.acquireSlot(user, ref, this.settings.maxJobsPerUser)
+			: mine.size >= this.settings.maxJobsPerUser
+				? mine.size
+				: undefined;
+		if (running !== undefined) {
+			return {
+				reason: `You already have ${running} GPU job${running === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
+				hint: 'To raise the limit, ask',
+			};
+		}
+		mine.add(ref);
+		this.running.set(user, mine);
+		return undefined;
+	}
 
-  /** Counts work the app resumed after a restart, even past the limit: it is already running. */
-  adopt(user: string, ref: string): void {
-    const mine = this.running.get(user) ?? new Set<string>();
-    mine.add(ref);
-    this.running.set(user, mine);
-    // Fire and forget: it waits for Redis, and only a shutdown ends the wait.
-    this.shared?.adoptSlot(user, ref).catch(() => undefined);
-  }
+	/** Counts work the app resumed after a restart, even past the limit: it is already running. */
+	adopt(user: string, ref: string): void {
+		const mine = this.running.get(user) ?? new Set<string>();
+		mine.add(ref);
+		this.running.set(user, mine);
+		// Fire and forget: it waits for Redis, and only a shutdown ends the wait.
+		this.shared?.adoptSlot(user, ref).catch(() => undefined);
+	}
 
-  async release(user: string, ref: string): Promise<void> {
-    this.running.get(user)?.delete(ref);
-    await this.shared?.releaseSlot(user, ref);
-  }
+	async release(user: string, ref: string): Promise<void> {
+		this.running.get(user)?.delete(ref);
+		await this.shared?.releaseSlot(user, ref);
+	}
 
-  runningCount(user: string): number {
-    return this.running.get(user)?.size ?? 0;
-  }
+	runningCount(user: string): number {
+		return this.running.get(user)?.size ?? 0;
+	}
 }

@@ -10,157 +10,181 @@ type WebClient = webApi.WebClient;
 
 /** Where an answer goes, and for whom (native streams outside DMs name their recipient). */
 export interface AnswerTarget {
-  thread: ThreadRef;
-  user: string;
-  team: string;
-  /** Identifies the answer in its message metadata. */
-  ref: string;
-  /** Regenerate: the earlier answer to write over, in place, instead of a new reply. */
-  replaces?: string;
+	thread: ThreadRef;
+	user: string;
+	team: string;
+	/** Identifies the answer in its message metadata. */
+	ref: string;
+	/** Regenerate: the earlier answer to write over, in place, instead of a new reply. */
+	replaces?: string;
 }
 
 export interface AnswerResult {
-  ts?: string;
-  text: string;
-  state: 'done' | 'failed';
-  detail?: string;
+	ts?: string;
+	text: string;
+	state: 'done' | 'failed';
+	detail?: string;
 }
 
 /** Shows an answer as it grows; `show` is called at most about once per interval. */
 interface AnswerSink {
-  show(text: string, delta: string): Promise<void>;
-  finish(text: string, state: 'done' | 'failed', detail?: string): Promise<string | undefined>;
+	show(text: string, delta: string): Promise<void>;
+	finish(text: string, state: 'done' | 'failed', detail?: string): Promise<string | undefined>;
 }
 
 /** Slack's own streaming (chat.startStream / appendStream / stopStream). */
 class NativeSink implements AnswerSink {
-  private readonly streamer: ReturnType<WebClient['chatStream']>;
-  private readonly ref: string;
-  private started = false;
+	private readonly streamer: ReturnType<WebClient['chatStream']>;
+	private readonly ref: string;
+	private started = false;
 
-  constructor(client: WebClient, target: AnswerTarget) {
-    this.streamer = client.chatStream({
-      channel: target.thread.channel,
-      thread_ts: target.thread.threadTs,
-      recipient_team_id: target.team,
-      recipient_user_id: target.user,
-      // The caller throttles; every append goes out as it comes.
-      buffer_size: 1,
-    });
-    this.ref = target.ref;
-  }
+	constructor(client: WebClient, target: AnswerTarget) {
+		this.streamer = client.chatStream({
+			channel: target.thread.channel,
+			thread_ts: target.thread.threadTs,
+			recipient_team_id: target.team,
+			recipient_user_id: target.user,
+			// The caller throttles; every append goes out as it comes.
+			buffer_size: 1,
+		});
+		this.ref = target.ref;
+	}
 
-  get hasStarted(): boolean {
-    return this.started;
-  }
+	get hasStarted(): boolean {
+		return this.started;
+	}
 
-  async show(_text: string, delta: string): Promise<void> {
-    if (!delta) return;
-    // Escaping is per character, so escaped deltas add up to the escaped answer.
-    await this.streamer.append({ markdown_text: escapeText(delta) });
-    this.started = true;
-  }
+	async show(_text: string, delta: string): Promise<void> {
+		if (!delta) return;
+		// Escaping is per character, so escaped deltas add up to the escaped answer.
+		await this.streamer.append({ markdown_text: escapeText(delta) });
+		this.started = true;
+	}
 
-  async finish(_text: string, state: 'done' | 'failed', detail?: string): Promise<string | undefined> {
-    await this.streamer.stop({
-      blocks: answerFooter(state, detail),
-      metadata: { event_type: ANSWER_EVENT, event_payload: { ref: this.ref } },
-    });
-    return this.streamer.ts;
-  }
+	async finish(
+		_text: string,
+		state: 'done' | 'failed',
+		detail?: string,
+	): Promise<string | undefined> {
+		await this.streamer.stop({
+			blocks: answerFooter(state, detail),
+			metadata: { event_type: ANSWER_EVENT, event_payload: { ref: this.ref } },
+		});
+		return this.streamer.ts;
+	}
 }
 
 /** The fallback: one message, edited as the answer grows. */
 class EditSink implements AnswerSink {
-  private ts?: string;
+	private ts?: string;
 
-  constructor(
-    private readonly threads: SlackThreads,
-    private readonly target: AnswerTarget,
-  ) {
-    this.ts = target.replaces;
-  }
+	constructor(
+		private readonly threads: SlackThreads,
+		private readonly target: AnswerTarget,
+	) {
+		this.ts = target.replaces;
+	}
 
-  async show(text: string): Promise<void> {
-    const message = answerMessage(text, 'streaming');
-    if (this.ts) await this.threads.update(this.target.thread.channel, this.ts, message);
-    else this.ts = await this.threads.reply(this.target.thread, message, { eventType: ANSWER_EVENT, payload: { ref: this.target.ref } });
-  }
+	async show(text: string): Promise<void> {
+		const message = answerMessage(text, 'streaming');
+		if (this.ts) await this.threads.update(this.target.thread.channel, this.ts, message);
+		else
+			this.ts = await this.threads.reply(this.target.thread, message, {
+				eventType: ANSWER_EVENT,
+				payload: { ref: this.target.ref },
+			});
+	}
 
-  async finish(text: string, state: 'done' | 'failed', detail?: string): Promise<string | undefined> {
-    const message = answerMessage(text, state, detail);
-    if (this.ts) await this.threads.update(this.target.thread.channel, this.ts, message);
-    else this.ts = await this.threads.reply(this.target.thread, message, { eventType: ANSWER_EVENT, payload: { ref: this.target.ref } });
-    return this.ts;
-  }
+	async finish(
+		text: string,
+		state: 'done' | 'failed',
+		detail?: string,
+	): Promise<string | undefined> {
+		const message = answerMessage(text, state, detail);
+		if (this.ts) await this.threads.update(this.target.thread.channel, this.ts, message);
+		else
+			this.ts = await this.threads.reply(this.target.thread, message, {
+				eventType: ANSWER_EVENT,
+				payload: { ref: this.target.ref },
+			});
+		return this.ts;
+	}
 }
 
 export interface AnswerWriterOptions {
-  client: WebClient;
-  threads: SlackThreads;
-  clock: Clock;
-  logger: Logger;
-  /** Try Slack's native streaming first; off goes straight to edits. */
-  nativeStreaming: boolean;
-  /** At most one Slack call per interval while the answer grows. */
-  intervalMs?: number;
+	client: WebClient;
+	threads: SlackThreads;
+	clock: Clock;
+	logger: Logger;
+	/** Try Slack's native streaming first; off goes straight to edits. */
+	nativeStreaming: boolean;
+	/** At most one Slack call per interval while the answer grows. */
+	intervalMs?: number;
 }
 
 /** Writes a streamed model answer into a thread, natively where the workspace allows it, else by edits. */
 export class AnswerWriter {
-  /** Learned on first use: a workspace that refuses chat.startStream keeps refusing it. */
-  private nativeWorks: boolean;
+	/** Learned on first use: a workspace that refuses chat.startStream keeps refusing it. */
+	private nativeWorks: boolean;
 
-  constructor(private readonly options: AnswerWriterOptions) {
-    this.nativeWorks = options.nativeStreaming;
-  }
+	constructor(private readonly options: AnswerWriterOptions) {
+		this.nativeWorks = options.nativeStreaming;
+	}
 
-  async write(target: AnswerTarget, deltas: AsyncIterable<string>): Promise<AnswerResult> {
-    const { clock, logger } = this.options;
-    const interval = this.options.intervalMs ?? 1000;
-    // A native stream always starts a new message; an answer regenerated in place is edited.
-    let sink: AnswerSink = this.nativeWorks && !target.replaces ? new NativeSink(this.options.client, target) : new EditSink(this.options.threads, target);
-    let text = '';
-    let unsent = '';
-    let lastShown = Number.NEGATIVE_INFINITY;
+	async write(target: AnswerTarget, deltas: AsyncIterable<string>): Promise<AnswerResult> {
+		const { clock, logger } = this.options;
+		const interval = this.options.intervalMs ?? 1000;
+		// A native stream always starts a new message; an answer regenerated in place is edited.
+		let sink: AnswerSink =
+			this.nativeWorks && !target.replaces
+				? new NativeSink(this.options.client, target)
+				: new EditSink(this.options.threads, target);
+		let text = '';
+		let unsent = '';
+		let lastShown = Number.NEGATIVE_INFINITY;
 
-    const show = async () => {
-      if (!unsent) return;
-      const delta = unsent;
-      unsent = '';
-      lastShown = clock.now();
-      try {
-        await sink.show(truncate(text, ANSWER_MAX_LENGTH), delta);
-      } catch (error) {
-        if (!(sink instanceof NativeSink) || sink.hasStarted) throw error;
-        logger.info(`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`);
-        this.nativeWorks = false;
-        sink = new EditSink(this.options.threads, target);
-        await sink.show(truncate(text, ANSWER_MAX_LENGTH), text);
-      }
-    };
+		const show = async () => {
+			if (!unsent) return;
+			const delta = unsent;
+			unsent = '';
+			lastShown = clock.now();
+			try {
+				await sink.show(truncate(text, ANSWER_MAX_LENGTH), delta);
+			} catch (error) {
+				if (!(sink instanceof NativeSink) || sink.hasStarted) throw error;
+				logger.info(
+					`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`,
+				);
+				this.nativeWorks = false;
+				sink = new EditSink(this.options.threads, target);
+				await sink.show(truncate(text, ANSWER_MAX_LENGTH), text);
+			}
+		};
 
-    // A stream that never started (no text yet) ends as an ordinary message.
-    const finisher = () => (sink instanceof NativeSink && !sink.hasStarted ? new EditSink(this.options.threads, target) : sink);
+		// A stream that never started (no text yet) ends as an ordinary message.
+		const finisher = () =>
+			sink instanceof NativeSink && !sink.hasStarted
+				? new EditSink(this.options.threads, target)
+				: sink;
 
-    try {
-      for await (const delta of deltas) {
-        text += delta;
-        unsent += delta;
-        if (clock.now() - lastShown >= interval) await show();
-      }
-      await show();
-      return { ts: await finisher().finish(text, 'done'), text, state: 'done' };
-    } catch (error) {
-      const detail = describeError(error);
-      logger.warn(`A chat answer stopped: ${errorSummary(error)}`);
-      let ts: string | undefined;
-      try {
-        ts = await finisher().finish(text, 'failed', detail);
-      } catch (finishError) {
-        logger.warn(`Could not mark the answer as failed: ${errorSummary(finishError)}`);
-      }
-      return { ts, text, state: 'failed', detail };
-    }
-  }
+		try {
+			for await (const delta of deltas) {
+				text += delta;
+				unsent += delta;
+				if (clock.now() - lastShown >= interval) await show();
+			}
+			await show();
+			return { ts: await finisher().finish(text, 'done'), text, state: 'done' };
+		} catch (error) {
+			const detail = describeError(error);
+			logger.warn(`A chat answer stopped: ${errorSummary(error)}`);
+			let ts: string | undefined;
+			try {
+				ts = await finisher().finish(text, 'failed', detail);
+			} catch (finishError) {
+				logger.warn(`Could not mark the answer as failed: ${errorSummary(finishError)}`);
+			}
+			return { ts, text, state: 'failed', detail };
+		}
+	}
 }

@@ -14,42 +14,50 @@ const MAX_POSTPONE_MS = 500;
  * long work of a /gpu request (generation, streaming, following a job) is the RequestLifecycle's.
  */
 export class BackgroundTasks {
-  private readonly running = new Set<Promise<void>>();
-  private readonly waiting: { start: () => void; since: number }[] = [];
-  private drainScheduled = false;
-  private ackedSinceLastTurn = false;
+	private readonly running = new Set<Promise<void>>();
+	private readonly waiting: { start: () => void; since: number }[] = [];
+	private drainScheduled = false;
+	private ackedSinceLastTurn = false;
 
-  /** `logError` receives one line per failed task, naming what failed. */
-  constructor(private readonly logError: (message: string) => void) {}
+	/** `logError` receives one line per failed task, naming what failed. */
+	constructor(private readonly logError: (message: string) => void) {}
 
-  /**
-   * Runs the rest of a request already acknowledged, behind the requests not yet read: an ack costs
-   * about a millisecond, the work behind it several, and Slack gives up on an ack after 3 s.
-   */
-  afterAck(what: string, task: () => Promise<void>): void {
-    this.track(what, new Promise<void>((start) => this.waiting.push({ start, since: performance.now() })).then(task));
-    this.ackedSinceLastTurn = true;
-    this.scheduleDrain();
-  }
+	/**
+	 * Runs the rest of a request already acknowledged, behind the requests not yet read: an ack costs
+	 * about a millisecond, the work behind it several, and Slack gives up on an ack after 3 s.
+	 */
+	afterAck(what: string, task: () => Promise<void>): void {
+		this.track(
+			what,
+			new Promise<void>((start) => this.waiting.push({ start, since: performance.now() })).then(
+				task,
+			),
+		);
+		this.ackedSinceLastTurn = true;
+		this.scheduleDrain();
+	}
 
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all([...this.running]);
-  }
+	async idle(): Promise<void> {
+		while (this.running.size > 0) await Promise.all([...this.running]);
+	}
 
-  private track(what: string, work: Promise<void>): void {
-    const promise = work.catch((error: unknown) => this.logError(`${what} failed: ${errorSummary(error)}`)).finally(() => this.running.delete(promise));
-    this.running.add(promise);
-  }
+	private track(what: string, work: Promise<void>): void {
+		const promise = work
+			.catch((error: unknown) => this.logError(`${what} failed: ${errorSummary(error)}`))
+			.finally(() => this.running.delete(promise));
+		this.running.add(promise);
+	}
 
-  private scheduleDrain(): void {
-    if (this.drainScheduled) return;
-    this.drainScheduled = true;
-    setImmediate(() => {
-      this.drainScheduled = false;
-      const burstGoingOn = this.ackedSinceLastTurn && performance.now() - this.waiting[0].since < MAX_POSTPONE_MS;
-      this.ackedSinceLastTurn = false;
-      if (!burstGoingOn) for (const { start } of this.waiting.splice(0, STARTS_PER_TURN)) start();
-      if (this.waiting.length > 0) this.scheduleDrain();
-    });
-  }
+	private scheduleDrain(): void {
+		if (this.drainScheduled) return;
+		this.drainScheduled = true;
+		setImmediate(() => {
+			this.drainScheduled = false;
+			const burstGoingOn =
+				this.ackedSinceLastTurn && performance.now() - this.waiting[0].since < MAX_POSTPONE_MS;
+			this.ackedSinceLastTurn = false;
+			if (!burstGoingOn) for (const { start } of this.waiting.splice(0, STARTS_PER_TURN)) start();
+			if (this.waiting.length > 0) this.scheduleDrain();
+		});
+	}
 }

@@ -2,61 +2,65 @@ import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import { NotFoundError } from '../../shared/errors';
 import type { InferenceEndpoint } from '../../shared/schemas';
-import { describeInputSchema, inputSchemaProblems, parseInputSchema } from '../../shared/input-schema';
+import {
+	describeInputSchema,
+	inputSchemaProblems,
+	parseInputSchema,
+} from '../../shared/input-schema';
 
 /** What the endpoint's published input_schema says is wrong with `input`, in one sentence for the user. */
 export function inputProblem(endpoint: InferenceEndpoint, input: unknown): string | undefined {
-  const schema = parseInputSchema(endpoint.input_schema);
-  const problems = schema ? inputSchemaProblems(schema, input) : [];
-  if (problems.length === 0) return undefined;
-  const expects = describeInputSchema(schema);
-  return `The input does not fit endpoint "${endpoint.name}": ${problems.join('; ')}.${expects ? ` It expects: ${expects}.` : ''}`;
+	const schema = parseInputSchema(endpoint.input_schema);
+	const problems = schema ? inputSchemaProblems(schema, input) : [];
+	if (problems.length === 0) return undefined;
+	const expects = describeInputSchema(schema);
+	return `The input does not fit endpoint "${endpoint.name}": ${problems.join('; ')}.${expects ? ` It expects: ${expects}.` : ''}`;
 }
 
 /** The inference endpoint catalogue, cached briefly: paging buttons and the job form reuse it. */
 export class Catalogue {
-  private cached?: { at: number; items: InferenceEndpoint[] };
-  private loading?: Promise<InferenceEndpoint[]>;
+	private cached?: { at: number; items: InferenceEndpoint[] };
+	private loading?: Promise<InferenceEndpoint[]>;
 
-  constructor(
-    private readonly management: ManagementClient,
-    private readonly clock: Clock,
-    private readonly ttlMs = 60_000,
-  ) {}
+	constructor(
+		private readonly management: ManagementClient,
+		private readonly clock: Clock,
+		private readonly ttlMs = 60_000,
+	) {}
 
-  async all(): Promise<InferenceEndpoint[]> {
-    if (this.cached && this.clock.now() - this.cached.at < this.ttlMs) return this.cached.items;
-    this.loading ??= (async () => {
-      try {
-        const items: InferenceEndpoint[] = [];
-        for await (const endpoint of this.management.endpoints.listAll()) items.push(endpoint);
-        this.cached = { at: this.clock.now(), items };
-        return items;
-      } finally {
-        this.loading = undefined;
-      }
-    })();
-    return this.loading;
-  }
+	async all(): Promise<InferenceEndpoint[]> {
+		if (this.cached && this.clock.now() - this.cached.at < this.ttlMs) return this.cached.items;
+		this.loading ??= (async () => {
+			try {
+				const items: InferenceEndpoint[] = [];
+				for await (const endpoint of this.management.endpoints.listAll()) items.push(endpoint);
+				this.cached = { at: this.clock.now(), items };
+				return items;
+			} finally {
+				this.loading = undefined;
+			}
+		})();
+		return this.loading;
+	}
 
-  /**
-   * Whether the service has this endpoint: from the (shared, cached) catalogue, so a burst of
-   * commands costs one listing rather than a request each; asks for the one endpoint only when the
-   * list does not show it (it may be newer than the cache, or the listing may have failed).
-   */
-  async find(name: string): Promise<InferenceEndpoint | undefined> {
-    const items = await this.all().catch(() => undefined);
-    const listed = items?.find((endpoint) => endpoint.name === name);
-    if (listed) return listed;
-    try {
-      return await this.management.endpoints.get(name);
-    } catch (error) {
-      if (error instanceof NotFoundError) return undefined;
-      throw error;
-    }
-  }
+	/**
+	 * Whether the service has this endpoint: from the (shared, cached) catalogue, so a burst of
+	 * commands costs one listing rather than a request each; asks for the one endpoint only when the
+	 * list does not show it (it may be newer than the cache, or the listing may have failed).
+	 */
+	async find(name: string): Promise<InferenceEndpoint | undefined> {
+		const items = await this.all().catch(() => undefined);
+		const listed = items?.find((endpoint) => endpoint.name === name);
+		if (listed) return listed;
+		try {
+			return await this.management.endpoints.get(name);
+		} catch (error) {
+			if (error instanceof NotFoundError) return undefined;
+			throw error;
+		}
+	}
 
-  async exists(name: string): Promise<boolean> {
-    return (await this.find(name)) !== undefined;
-  }
+	async exists(name: string): Promise<boolean> {
+		return (await this.find(name)) !== undefined;
+	}
 }

@@ -13,144 +13,189 @@ import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRequest, StateStore } from './state-store';
 
 export interface ChatServiceOptions {
-  workload?: WorkloadClient;
-  model?: string;
-  writer: AnswerWriter;
-  lifecycle: RequestLifecycle;
-  threads: SlackThreads;
-  state: StateStore;
-  team: string;
-  botUserId: () => string | undefined;
+	workload?: WorkloadClient;
+	model?: string;
+	writer: AnswerWriter;
+	lifecycle: RequestLifecycle;
+	threads: SlackThreads;
+	state: StateStore;
+	team: string;
+	botUserId: () => string | undefined;
 }
 
 /** The question is kept in the parent's metadata, where follow-ups find it; long ones are cut. */
 const PROMPT_METADATA_LIMIT = 4000;
 
 export interface ThreadReply {
-  channel: string;
-  threadTs: string;
-  ts: string;
-  user: string;
-  text: string;
+	channel: string;
+	threadTs: string;
+	ts: string;
+	user: string;
+	text: string;
 }
 
 /** `/gpu chat`: answers in a thread, streamed; replies in that thread continue the conversation. */
 export class ChatService {
-  /**
-   * Thread replies already taken up (`channel/ts`). Slack redelivers an event it saw no 2xx for
-   * within 3 s; the redelivery must not answer the same message again.
-   */
-  private readonly followedUp = new WebhookDeduplicator(10_000);
+	/**
+	 * Thread replies already taken up (`channel/ts`). Slack redelivers an event it saw no 2xx for
+	 * within 3 s; the redelivery must not answer the same message again.
+	 */
+	private readonly followedUp = new WebhookDeduplicator(10_000);
 
-  constructor(private readonly options: ChatServiceOptions) {}
+	constructor(private readonly options: ChatServiceOptions) {}
 
-  private off(context: RequestContext): PrivateReply {
-    return this.options.lifecycle.refuse(context, noticeMessage('Chat is off: the app has no text-generation workload configured (GPU_CLOUD_CHAT_URL).'));
-  }
+	private off(context: RequestContext): PrivateReply {
+		return this.options.lifecycle.refuse(
+			context,
+			noticeMessage(
+				'Chat is off: the app has no text-generation workload configured (GPU_CLOUD_CHAT_URL).',
+			),
+		);
+	}
 
-  async ask(context: RequestContext, question: string): Promise<PrivateReply> {
-    const { workload } = this.options;
-    if (!workload) return this.off(context);
-    const parent: ParentView = { user: context.user, subject: { kind: 'chat', message: question }, state: 'running' };
-    return this.respond(workload, context, [{ role: 'user', content: question }], {
-      place: { kind: 'new', parent, payload: { prompt: question.slice(0, PROMPT_METADATA_LIMIT) } },
-      remember: { prompt: question },
-    });
-  }
+	async ask(context: RequestContext, question: string): Promise<PrivateReply> {
+		const { workload } = this.options;
+		if (!workload) return this.off(context);
+		const parent: ParentView = {
+			user: context.user,
+			subject: { kind: 'chat', message: question },
+			state: 'running',
+		};
+		return this.respond(workload, context, [{ role: 'user', content: question }], {
+			place: { kind: 'new', parent, payload: { prompt: question.slice(0, PROMPT_METADATA_LIMIT) } },
+			remember: { prompt: question },
+		});
+	}
 
-  /**
-   * A message in a thread. Answers only in threads that `/gpu chat` started; in the app's other
-   * threads it returns the parent's request kind (the caller says what such a thread accepts);
-   * everything else the app hears in channels is ignored.
-   */
-  async followUp(reply: ThreadReply): Promise<{ otherRequest: unknown } | undefined> {
-    const { threads, botUserId, workload } = this.options;
-    const thread = { channel: reply.channel, threadTs: reply.threadTs };
-    const messages = await threads.read(thread);
-    const parent = messages[0];
-    if (parent?.metadata?.eventType !== REQUEST_EVENT) return undefined;
-    if (parent.metadata.payload.kind !== 'chat') return { otherRequest: parent.metadata.payload.kind };
-    // Marked only once the thread is read, so a redelivery still answers when the first attempt failed
-    // before this point; the check and the mark are one synchronous step, so concurrent deliveries
-    // cannot both pass.
-    if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return undefined;
-    const context = { user: reply.user, channel: reply.channel };
-    const conversation = conversationFromThread(messages, botUserId());
-    // The reply that triggered this may not be readable yet; make sure the model sees it.
-    if (!messages.some((message) => message.ts === reply.ts)) conversation.push({ role: 'user', content: plainText(reply.text) });
-    const refused = workload ? await this.respond(workload, context, conversation, { place: { kind: 'thread', thread, messageTs: reply.ts }, remember: {} }) : this.off(context);
-    if (refused) await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
-    return undefined;
-  }
+	/**
+	 * A message in a thread. Answers only in threads that `/gpu chat` started; in the app's other
+	 * threads it returns the parent's request kind (the caller says what such a thread accepts);
+	 * everything else the app hears in channels is ignored.
+	 */
+	async followUp(reply: ThreadReply): Promise<{ otherRequest: unknown } | undefined> {
+		const { threads, botUserId, workload } = this.options;
+		const thread = { channel: reply.channel, threadTs: reply.threadTs };
+		const messages = await threads.read(thread);
+		const parent = messages[0];
+		if (parent?.metadata?.eventType !== REQUEST_EVENT) return undefined;
+		if (parent.metadata.payload.kind !== 'chat')
+			return { otherRequest: parent.metadata.payload.kind };
+		// Marked only once the thread is read, so a redelivery still answers when the first attempt failed
+		// before this point; the check and the mark are one synchronous step, so concurrent deliveries
+		// cannot both pass.
+		if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return undefined;
+		const context = { user: reply.user, channel: reply.channel };
+		const conversation = conversationFromThread(messages, botUserId());
+		// The reply that triggered this may not be readable yet; make sure the model sees it.
+		if (!messages.some((message) => message.ts === reply.ts))
+			conversation.push({ role: 'user', content: plainText(reply.text) });
+		const refused = workload
+			? await this.respond(workload, context, conversation, {
+					place: { kind: 'thread', thread, messageTs: reply.ts },
+					remember: {},
+				})
+			: this.off(context);
+		if (refused) await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
+		return undefined;
+	}
 
-  /**
-   * The Regenerate button under an answer: the conversation up to that answer, answered again in
-   * that answer's place, so an older turn stays where it was asked.
-   */
-  async regenerate(context: RequestContext, thread: ThreadRef, answerTs: string): Promise<PrivateReply> {
-    const { threads, botUserId, workload } = this.options;
-    if (!workload) return this.off(context);
-    let conversation: ChatMessage[] = [];
-    return this.respond(
-      workload,
-      context,
-      () => conversation,
-      {
-        checks: async () => {
-          conversation = conversationFromThread(await threads.read(thread), botUserId(), answerTs);
-          return conversation.length === 0 ? noticeMessage('This thread has no question to answer again.') : undefined;
-        },
-        place: { kind: 'thread', thread, messageTs: answerTs },
-        remember: {},
-      },
-      answerTs,
-    );
-  }
+	/**
+	 * The Regenerate button under an answer: the conversation up to that answer, answered again in
+	 * that answer's place, so an older turn stays where it was asked.
+	 */
+	async regenerate(
+		context: RequestContext,
+		thread: ThreadRef,
+		answerTs: string,
+	): Promise<PrivateReply> {
+		const { threads, botUserId, workload } = this.options;
+		if (!workload) return this.off(context);
+		let conversation: ChatMessage[] = [];
+		return this.respond(
+			workload,
+			context,
+			() => conversation,
+			{
+				checks: async () => {
+					conversation = conversationFromThread(await threads.read(thread), botUserId(), answerTs);
+					return conversation.length === 0
+						? noticeMessage('This thread has no question to answer again.')
+						: undefined;
+				},
+				place: { kind: 'thread', thread, messageTs: answerTs },
+				remember: {},
+			},
+			answerTs,
+		);
+	}
 
-  /** Answers a conversation gathered elsewhere (an assistant thread), below in its thread. */
-  answer(context: RequestContext, thread: ThreadRef, conversation: ChatMessage[], messageTs: string): Promise<PrivateReply> {
-    const { workload } = this.options;
-    if (!workload) return Promise.resolve(this.off(context));
-    return this.respond(workload, context, conversation, { place: { kind: 'thread', thread, messageTs }, remember: {} });
-  }
+	/** Answers a conversation gathered elsewhere (an assistant thread), below in its thread. */
+	answer(
+		context: RequestContext,
+		thread: ThreadRef,
+		conversation: ChatMessage[],
+		messageTs: string,
+	): Promise<PrivateReply> {
+		const { workload } = this.options;
+		if (!workload) return Promise.resolve(this.off(context));
+		return this.respond(workload, context, conversation, {
+			place: { kind: 'thread', thread, messageTs },
+			remember: {},
+		});
+	}
 
-  /** After a restart: an answer cannot be resumed mid-stream, so say so and offer Regenerate. */
-  async interrupted(inflight: InflightRequest): Promise<void> {
-    const { threads, state } = this.options;
-    const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-    await threads.reply(thread, answerMessage('', 'interrupted'), { eventType: ANSWER_EVENT, payload: { ref: inflight.ref } });
-    if (inflight.prompt !== undefined) {
-      await threads.update(inflight.channel, inflight.threadTs, parentMessage({ user: inflight.user, subject: { kind: 'chat', message: inflight.prompt }, state: 'interrupted' }));
-    }
-    await state.endInflight(inflight.ref);
-  }
+	/** After a restart: an answer cannot be resumed mid-stream, so say so and offer Regenerate. */
+	async interrupted(inflight: InflightRequest): Promise<void> {
+		const { threads, state } = this.options;
+		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
+		await threads.reply(thread, answerMessage('', 'interrupted'), {
+			eventType: ANSWER_EVENT,
+			payload: { ref: inflight.ref },
+		});
+		if (inflight.prompt !== undefined) {
+			await threads.update(
+				inflight.channel,
+				inflight.threadTs,
+				parentMessage({
+					user: inflight.user,
+					subject: { kind: 'chat', message: inflight.prompt },
+					state: 'interrupted',
+				}),
+			);
+		}
+		await state.endInflight(inflight.ref);
+	}
 
-  /**
-   * Streams the model's answer to `conversation` into the thread, as one request of the lifecycle;
-   * in place of the answer `replaces` when one is regenerated.
-   */
-  private respond(
-    workload: WorkloadClient,
-    context: RequestContext,
-    conversation: ChatMessage[] | (() => ChatMessage[]),
-    how: Pick<RequestPlan, 'checks' | 'place' | 'remember'>,
-    replaces?: string,
-  ): Promise<PrivateReply> {
-    const { lifecycle, writer, model, team } = this.options;
-    return lifecycle.start({
-      context,
-      kind: 'chat',
-      usesSlot: true,
-      ...how,
-      work: async ({ ref, user, thread }) => {
-        const messages = typeof conversation === 'function' ? conversation() : conversation;
-        const deltas = (async function* () {
-          for await (const delta of workload.chat.stream({ messages, ...(model ? { model } : {}) })) yield delta.content;
-        })();
-        const result = await writer.write({ thread, user, team, ref, ...(replaces ? { replaces } : {}) }, deltas);
-        // A stopped answer says why itself.
-        return { state: result.state === 'done' ? 'succeeded' : 'failed' };
-      },
-    });
-  }
+	/**
+	 * Streams the model's answer to `conversation` into the thread, as one request of the lifecycle;
+	 * in place of the answer `replaces` when one is regenerated.
+	 */
+	private respond(
+		workload: WorkloadClient,
+		context: RequestContext,
+		conversation: ChatMessage[] | (() => ChatMessage[]),
+		how: Pick<RequestPlan, 'checks' | 'place' | 'remember'>,
+		replaces?: string,
+	): Promise<PrivateReply> {
+		const { lifecycle, writer, model, team } = this.options;
+		return lifecycle.start({
+			context,
+			kind: 'chat',
+			usesSlot: true,
+			...how,
+			work: async ({ ref, user, thread }) => {
+				const messages = typeof conversation === 'function' ? conversation() : conversation;
+				const deltas = (async function* () {
+					for await (const delta of workload.chat.stream({ messages, ...(model ? { model } : {}) }))
+						yield delta.content;
+				})();
+				const result = await writer.write(
+					{ thread, user, team, ref, ...(replaces ? { replaces } : {}) },
+					deltas,
+				);
+				// A stopped answer says why itself.
+				return { state: result.state === 'done' ? 'succeeded' : 'failed' };
+			},
+		});
+	}
 }

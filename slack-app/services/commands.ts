@@ -16,57 +16,68 @@ import type { QueueService } from './queues';
 type WebClient = webApi.WebClient;
 
 export interface CommandServices {
-  access: AccessPolicy;
-  catalogue: Catalogue;
-  jobs: JobService;
-  jobForm: JobForm;
-  queues: QueueService;
-  images: ImageService;
-  chat: ChatService;
+	access: AccessPolicy;
+	catalogue: Catalogue;
+	jobs: JobService;
+	jobForm: JobForm;
+	queues: QueueService;
+	images: ImageService;
+	chat: ChatService;
 }
 
 /** Sends a parsed `/gpu` command to the service that does it. */
 export class CommandRouter {
-  constructor(private readonly services: CommandServices) {}
+	constructor(private readonly services: CommandServices) {}
 
-  async endpointsPage(context: RequestContext, page: number, search?: string): Promise<PrivateReply> {
-    const { access, catalogue } = this.services;
-    const denial = access.check(context.user, context.channel);
-    if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
-    try {
-      return endpointsPageMessage(COMMAND, await catalogue.all(), page, search);
-    } catch (error) {
-      return serviceErrorMessage('Reading the catalogue', describeError(error));
-    }
-  }
+	async endpointsPage(
+		context: RequestContext,
+		page: number,
+		search?: string,
+	): Promise<PrivateReply> {
+		const { access, catalogue } = this.services;
+		const denial = access.check(context.user, context.channel);
+		if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
+		try {
+			return endpointsPageMessage(COMMAND, await catalogue.all(), page, search);
+		} catch (error) {
+			return serviceErrorMessage('Reading the catalogue', describeError(error));
+		}
+	}
 
-  async handle(context: RequestContext, command: GpuCommand, interaction: { client: WebClient; triggerId: string }): Promise<PrivateReply> {
-    const { access, jobs, jobForm, queues, images, chat } = this.services;
-    switch (command.kind) {
-      case 'help':
-        return helpMessage(COMMAND);
-      case 'endpoints':
-        return this.endpointsPage(context, 1, command.search);
-      case 'job':
-        return jobs.run(context, command.endpoint, command.input);
-      case 'job-form': {
-        const denial = access.check(context.user, context.channel);
-        if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
-        await jobForm.open(interaction.client, interaction.triggerId, { channel: context.channel, ...(command.endpoint ? { endpoint: command.endpoint } : {}) });
-        return undefined;
-      }
-      case 'transcribe':
-        return jobs.transcribe(context, command.input);
-      case 'status':
-        return jobs.status(context, command.jobId);
-      case 'cancel':
-        return jobs.cancel(context, command.jobId);
-      case 'queue':
-        return queues.create(context, command.request);
-      case 'image':
-        return images.generate(context, command.request);
-      case 'chat':
-        return chat.ask(context, command.message);
-    }
-  }
+	async handle(
+		context: RequestContext,
+		command: GpuCommand,
+		interaction: { client: WebClient; triggerId: string },
+	): Promise<PrivateReply> {
+		const { access, jobs, jobForm, queues, images, chat } = this.services;
+		switch (command.kind) {
+			case 'help':
+				return helpMessage(COMMAND);
+			case 'endpoints':
+				return this.endpointsPage(context, 1, command.search);
+			case 'job':
+				return jobs.run(context, command.endpoint, command.input);
+			case 'job-form': {
+				const denial = access.check(context.user, context.channel);
+				if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
+				await jobForm.open(interaction.client, interaction.triggerId, {
+					channel: context.channel,
+					...(command.endpoint ? { endpoint: command.endpoint } : {}),
+				});
+				return undefined;
+			}
+			case 'transcribe':
+				return jobs.transcribe(context, command.input);
+			case 'status':
+				return jobs.status(context, command.jobId);
+			case 'cancel':
+				return jobs.cancel(context, command.jobId);
+			case 'queue':
+				return queues.create(context, command.request);
+			case 'image':
+				return images.generate(context, command.request);
+			case 'chat':
+				return chat.ask(context, command.message);
+		}
+	}
 }

@@ -23,63 +23,107 @@ import type { StateStore } from './state-store';
 import type { AppServices } from '.';
 
 export interface ContainerOptions {
-  config: AppConfig;
-  client: webApi.WebClient;
-  identity: { team: string; botUserId: string };
-  management: ManagementClient;
-  images?: WorkloadClient;
-  chat?: WorkloadClient;
-  state: StateStore;
-  clock: Clock;
-  logger: Logger;
-  /** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
-  streamIntervalMs?: number;
-  statusRefreshMs?: number;
-  /** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
-  shared?: SharedState;
+	config: AppConfig;
+	client: webApi.WebClient;
+	identity: { team: string; botUserId: string };
+	management: ManagementClient;
+	images?: WorkloadClient;
+	chat?: WorkloadClient;
+	state: StateStore;
+	clock: Clock;
+	logger: Logger;
+	/** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
+	streamIntervalMs?: number;
+	statusRefreshMs?: number;
+	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
+	shared?: SharedState;
 }
 
 export interface Container {
-  services: AppServices;
-  /** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
-  lifecycle: RequestLifecycle;
-  tracker: JobTracker;
-  seal: JobOriginSeal;
+	services: AppServices;
+	/** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
+	lifecycle: RequestLifecycle;
+	tracker: JobTracker;
+	seal: JobOriginSeal;
 }
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
 export function createContainer(options: ContainerOptions): Container {
-  const { config, client, identity, management, state, clock, logger, shared } = options;
-  const botUserId = () => identity.botUserId;
-  const access = new AccessPolicy(config.access, shared);
-  const home = new HomeTab({ client, access, settings: { organization: config.service.organization, project: config.service.project }, logger });
-  const threads = new SlackThreads(client, botUserId, home);
-  const catalogue = new Catalogue(management, clock);
-  const seal = new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message));
-  const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
-  const posted = new PostedRecord(threads, state, clock, shared);
-  const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
-  const tracker = new JobTracker({
-    management,
-    threads,
-    state,
-    posted,
-    clock,
-    logger,
-    seal,
-    webhooks: webhookUrl !== undefined,
-    pollIntervalMs: config.pollIntervalMs,
-    statusRefreshMs: options.statusRefreshMs,
-    resumeWindowHours: config.resumeWindowHours,
-    shared,
-  });
-  const jobs = new JobService({ management, catalogue, tracker, lifecycle, access, state, clock, logger, seal, webhookUrl });
-  const jobForm = new JobForm(catalogue, logger);
-  const queues = new QueueService({ management, lifecycle, project: config.service.project });
-  const images = new ImageService({ workload: options.images, workflow: config.service.imageWorkflow, lifecycle, posted });
-  const writer = new AnswerWriter({ client, threads, clock, logger, nativeStreaming: config.slack.nativeStreaming, intervalMs: options.streamIntervalMs });
-  const chat = new ChatService({ workload: options.chat, model: config.service.chatModel, writer, lifecycle, threads, state, team: identity.team, botUserId });
-  const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
-  const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
-  return { services: { router, jobs, jobForm, images, chat, assistant, access, home, logger }, lifecycle, tracker, seal };
+	const { config, client, identity, management, state, clock, logger, shared } = options;
+	const botUserId = () => identity.botUserId;
+	const access = new AccessPolicy(config.access, shared);
+	const home = new HomeTab({
+		client,
+		access,
+		settings: { organization: config.service.organization, project: config.service.project },
+		logger,
+	});
+	const threads = new SlackThreads(client, botUserId, home);
+	const catalogue = new Catalogue(management, clock);
+	const seal = new JobOriginSeal(config.appSecret, identity.team, (message) =>
+		logger.warn(message),
+	);
+	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
+	const posted = new PostedRecord(threads, state, clock, shared);
+	const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
+	const tracker = new JobTracker({
+		management,
+		threads,
+		state,
+		posted,
+		clock,
+		logger,
+		seal,
+		webhooks: webhookUrl !== undefined,
+		pollIntervalMs: config.pollIntervalMs,
+		statusRefreshMs: options.statusRefreshMs,
+		resumeWindowHours: config.resumeWindowHours,
+		shared,
+	});
+	const jobs = new JobService({
+		management,
+		catalogue,
+		tracker,
+		lifecycle,
+		access,
+		state,
+		clock,
+		logger,
+		seal,
+		webhookUrl,
+	});
+	const jobForm = new JobForm(catalogue, logger);
+	const queues = new QueueService({ management, lifecycle, project: config.service.project });
+	const images = new ImageService({
+		workload: options.images,
+		workflow: config.service.imageWorkflow,
+		lifecycle,
+		posted,
+	});
+	const writer = new AnswerWriter({
+		client,
+		threads,
+		clock,
+		logger,
+		nativeStreaming: config.slack.nativeStreaming,
+		intervalMs: options.streamIntervalMs,
+	});
+	const chat = new ChatService({
+		workload: options.chat,
+		model: config.service.chatModel,
+		writer,
+		lifecycle,
+		threads,
+		state,
+		team: identity.team,
+		botUserId,
+	});
+	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
+	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
+	return {
+		services: { router, jobs, jobForm, images, chat, assistant, access, home, logger },
+		lifecycle,
+		tracker,
+		seal,
+	};
 }

@@ -8,12 +8,12 @@ export const CONTEXT_MAX_CHARACTERS = 16_000;
 
 /** Slack's markup for mentions and links, as plain words for the model. */
 export function plainText(text: string): string {
-  return unescapeText(
-    text
-      .replace(/<@([A-Z0-9]+)>/g, '@$1')
-      .replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2 ($1)')
-      .replace(/<(https?:[^>]+)>/g, '$1'),
-  );
+	return unescapeText(
+		text
+			.replace(/<@([A-Z0-9]+)>/g, '@$1')
+			.replace(/<(https?:[^|>]+)\|([^>]+)>/g, '$2 ($1)')
+			.replace(/<(https?:[^>]+)>/g, '$1'),
+	);
 }
 
 /**
@@ -21,32 +21,39 @@ export function plainText(text: string): string {
  * people's replies as `user`. Status and error messages of the app are left out. `beforeTs` cuts
  * the thread at a message (to regenerate that answer).
  */
-export function conversationFromThread(thread: ThreadMessage[], botUserId: string | undefined, beforeTs?: string): ChatMessage[] {
-  const [parent, ...replies] = thread;
-  const question = parent?.metadata?.eventType === REQUEST_EVENT ? parent.metadata.payload.prompt : undefined;
-  if (typeof question !== 'string') return [];
-  const messages: ChatMessage[] = [{ role: 'user', content: question }];
-  for (const message of replies) {
-    if (beforeTs && Number(message.ts) >= Number(beforeTs)) break;
-    const fromApp = message.botId !== undefined || (botUserId !== undefined && message.user === botUserId);
-    if (fromApp) {
-      if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim()) messages.push({ role: 'assistant', content: unescapeText(message.text) });
-    } else if (message.text.trim()) {
-      messages.push({ role: 'user', content: plainText(message.text) });
-    }
-  }
-  return trimConversation(messages);
+export function conversationFromThread(
+	thread: ThreadMessage[],
+	botUserId: string | undefined,
+	beforeTs?: string,
+): ChatMessage[] {
+	const [parent, ...replies] = thread;
+	const question =
+		parent?.metadata?.eventType === REQUEST_EVENT ? parent.metadata.payload.prompt : undefined;
+	if (typeof question !== 'string') return [];
+	const messages: ChatMessage[] = [{ role: 'user', content: question }];
+	for (const message of replies) {
+		if (beforeTs && Number(message.ts) >= Number(beforeTs)) break;
+		const fromApp =
+			message.botId !== undefined || (botUserId !== undefined && message.user === botUserId);
+		if (fromApp) {
+			if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim())
+				messages.push({ role: 'assistant', content: unescapeText(message.text) });
+		} else if (message.text.trim()) {
+			messages.push({ role: 'user', content: plainText(message.text) });
+		}
+	}
+	return trimConversation(messages);
 }
 
 export function trimConversation(messages: ChatMessage[]): ChatMessage[] {
-  if (messages.length === 0) return messages;
-  const [first, ...rest] = messages;
-  const kept: ChatMessage[] = [];
-  let size = first.content.length;
-  for (let i = rest.length - 1; i >= 0 && kept.length < CONTEXT_MAX_MESSAGES - 1; i--) {
-    size += rest[i].content.length;
-    if (size > CONTEXT_MAX_CHARACTERS && kept.length > 0) break;
-    kept.unshift(rest[i]);
-  }
-  return [first, ...kept];
+	if (messages.length === 0) return messages;
+	const [first, ...rest] = messages;
+	const kept: ChatMessage[] = [];
+	let size = first.content.length;
+	for (let i = rest.length - 1; i >= 0 && kept.length < CONTEXT_MAX_MESSAGES - 1; i--) {
+		size += rest[i].content.length;
+		if (size > CONTEXT_MAX_CHARACTERS && kept.length > 0) break;
+		kept.unshift(rest[i]);
+	}
+	return [first, ...kept];
 }

@@ -2,23 +2,29 @@ import { GpuCloudError } from '../../shared/errors';
 
 /** The words to show a person for a failure: the service's own detail when it gave one. */
 export function describeError(error: unknown): string {
-  if (error instanceof GpuCloudError) return error.detail ?? error.message;
-  const slack = slackErrorCode(error);
-  if (slack) return `Slack answered "${slack}".`;
-  return 'Something unexpected went wrong; the app logged the details.';
+	if (error instanceof GpuCloudError) return error.detail ?? error.message;
+	const slack = slackErrorCode(error);
+	if (slack) return `Slack answered "${slack}".`;
+	return 'Something unexpected went wrong; the app logged the details.';
 }
 
 /** The `error` of a Slack Web API refusal (`not_in_channel`, `ratelimited`, ...), if that is what this is. */
 export function slackErrorCode(error: unknown): string | undefined {
-  if (!error || typeof error !== 'object') return undefined;
-  if ('data' in error && error.data && typeof error.data === 'object' && 'error' in error.data && typeof error.data.error === 'string') {
-    return error.data.error;
-  }
-  if ('code' in error && error.code === 'slack_webapi_rate_limited_error') return 'ratelimited';
-  return undefined;
+	if (!error || typeof error !== 'object') return undefined;
+	if (
+		'data' in error &&
+		error.data &&
+		typeof error.data === 'object' &&
+		'error' in error.data &&
+		typeof error.data.error === 'string'
+	) {
+		return error.data.error;
+	}
+	if ('code' in error && error.code === 'slack_webapi_rate_limited_error') return 'ratelimited';
+	return undefined;
 }
 
 /** For logs: the message only, which by construction names no secret. */
 export function errorSummary(error: unknown): string {
-  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+	return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

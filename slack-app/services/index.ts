@@ -10,13 +10,13 @@ import type { JobService } from './jobs';
 
 /** What the listeners may call: one object, handed to every `register` function. */
 export interface AppServices {
-  router: CommandRouter;
-  jobs: JobService;
-  jobForm: JobForm;
-  images: ImageService;
-  chat: ChatService;
-  assistant: AssistantThreads;
-  access: AccessPolicy;
-  home: HomeTab;
-  logger: Logger;
+	router: CommandRouter;
+	jobs: JobService;
+	jobForm: JobForm;
+	images: ImageService;
+	chat: ChatService;
+	assistant: AssistantThreads;
+	access: AccessPolicy;
+	home: HomeTab;
+	logger: Logger;
 }

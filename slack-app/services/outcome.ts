@@ -2,8 +2,8 @@ import type { SlackMessage } from '../model';
 
 /** Who asked, and where. */
 export interface RequestContext {
-  user: string;
-  channel: string;
+	user: string;
+	channel: string;
 }
 
 /**

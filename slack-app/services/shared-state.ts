@@ -15,23 +15,23 @@ import { errorSummary } from './errors';
  * nothing it cannot agree on (no post, no new job), and picks up where it was once Redis is back.
  */
 export interface SharedState {
-  /** True the first time `key` is claimed within `ttlMs` by any replica (replays, webhook ids). */
-  claimOnce(key: string, ttlMs: number): Promise<boolean>;
-  /** Takes `name` for this replica, or keeps it if held already; renewed until released or this replica dies. */
-  lease(name: string): Promise<boolean>;
-  releaseLease(name: string): Promise<void>;
-  isDelivered(ref: string): Promise<boolean>;
-  markDelivered(ref: string): Promise<void>;
-  /** Reserves one of `user`'s `max` slots for `ref`; undefined when reserved, else how many are in use. */
-  acquireSlot(user: string, ref: string, max: number): Promise<number | undefined>;
-  /** Counts `ref` even past the limit (work taken over from another replica runs already). */
-  adoptSlot(user: string, ref: string): Promise<void>;
-  releaseSlot(user: string, ref: string): Promise<void>;
-  /** How long a dead replica's leases and slots stay held. */
-  readonly leaseMs: number;
-  /** Resolves when Redis answers (the `store` readiness probe). */
-  ping(): Promise<void>;
-  close(): Promise<void>;
+	/** True the first time `key` is claimed within `ttlMs` by any replica (replays, webhook ids). */
+	claimOnce(key: string, ttlMs: number): Promise<boolean>;
+	/** Takes `name` for this replica, or keeps it if held already; renewed until released or this replica dies. */
+	lease(name: string): Promise<boolean>;
+	releaseLease(name: string): Promise<void>;
+	isDelivered(ref: string): Promise<boolean>;
+	markDelivered(ref: string): Promise<void>;
+	/** Reserves one of `user`'s `max` slots for `ref`; undefined when reserved, else how many are in use. */
+	acquireSlot(user: string, ref: string, max: number): Promise<number | undefined>;
+	/** Counts `ref` even past the limit (work taken over from another replica runs already). */
+	adoptSlot(user: string, ref: string): Promise<void>;
+	releaseSlot(user: string, ref: string): Promise<void>;
+	/** How long a dead replica's leases and slots stay held. */
+	readonly leaseMs: number;
+	/** Resolves when Redis answers (the `store` readiness probe). */
+	ping(): Promise<void>;
+	close(): Promise<void>;
 }
 
 /** A dead replica's leases and slots are free again this long after its last renewal. */
@@ -68,181 +68,240 @@ return -1`;
 
 /** What this module uses of the client: raw commands, so no typing of Redis replies leaks out. */
 interface RedisClient {
-  readonly isReady: boolean;
-  sendCommand(args: string[]): Promise<unknown>;
-  destroy(): void;
+	readonly isReady: boolean;
+	sendCommand(args: string[]): Promise<unknown>;
+	destroy(): void;
 }
 
 export interface RedisSharedStateOptions {
-  url: string;
-  logger: Logger;
-  /** Key prefix, so several apps can share one Redis. */
-  prefix?: string;
-  leaseMs?: number;
+	url: string;
+	logger: Logger;
+	/** Key prefix, so several apps can share one Redis. */
+	prefix?: string;
+	leaseMs?: number;
 }
 
 export class RedisSharedState implements SharedState {
-  readonly leaseMs: number;
-  /** Names this replica's leases and slot values. */
-  private readonly replica = randomUUID();
-  private readonly prefix: string;
-  private readonly leases = new Set<string>();
-  private readonly slots = new Map<string, string>();
-  private readonly renewer: NodeJS.Timeout;
-  private closed = false;
-  private renewing = false;
-  private unreachable = false;
+	readonly leaseMs: number;
+	/** Names this replica's leases and slot values. */
+	private readonly replica = randomUUID();
+	private readonly prefix: string;
+	private readonly leases = new Set<string>();
+	private readonly slots = new Map<string, string>();
+	private readonly renewer: NodeJS.Timeout;
+	private closed = false;
+	private renewing = false;
+	private unreachable = false;
 
-  private constructor(
-    private readonly client: RedisClient,
-    private readonly logger: Logger,
-    options: RedisSharedStateOptions,
-  ) {
-    this.prefix = options.prefix ?? 'gpu-cloud-slack:';
-    this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    this.renewer = setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseMs / 3)));
-    this.renewer.unref();
-  }
+	private constructor(
+		private readonly client: RedisClient,
+		private readonly logger: Logger,
+		options: RedisSharedStateOptions,
+	) {
+		this.prefix = options.prefix ?? 'gpu-cloud-slack:';
+		this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+		this.renewer = setInterval(
+			() => void this.renew(),
+			Math.max(100, Math.floor(this.leaseMs / 3)),
+		);
+		this.renewer.unref();
+	}
 
-  /** Connects (waiting for Redis if it is not up yet) and starts renewing what this replica holds. */
-  static async connect(options: RedisSharedStateOptions): Promise<RedisSharedState> {
-    const client = createClient({
-      url: options.url,
-      // Reconnect for ever, at most a second apart: a Redis restart is waited out, not fatal.
-      socket: { reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 4), 1000), connectTimeout: 5000 },
-    });
-    const store = new RedisSharedState(client, options.logger, options);
-    client.on('error', (error: unknown) => store.noteUnreachable(error));
-    client.on('ready', () => store.noteReachable());
-    await client.connect();
-    return store;
-  }
+	/** Connects (waiting for Redis if it is not up yet) and starts renewing what this replica holds. */
+	static async connect(options: RedisSharedStateOptions): Promise<RedisSharedState> {
+		const client = createClient({
+			url: options.url,
+			// Reconnect for ever, at most a second apart: a Redis restart is waited out, not fatal.
+			socket: {
+				reconnectStrategy: (retries: number) => Math.min(100 * 2 ** Math.min(retries, 4), 1000),
+				connectTimeout: 5000,
+			},
+		});
+		const store = new RedisSharedState(client, options.logger, options);
+		client.on('error', (error: unknown) => store.noteUnreachable(error));
+		client.on('ready', () => store.noteReachable());
+		await client.connect();
+		return store;
+	}
 
-  async claimOnce(key: string, ttlMs: number): Promise<boolean> {
-    return (await this.command(['SET', this.key('once', key), '1', 'NX', 'PX', String(ttlMs)])) === 'OK';
-  }
+	async claimOnce(key: string, ttlMs: number): Promise<boolean> {
+		return (
+			(await this.command(['SET', this.key('once', key), '1', 'NX', 'PX', String(ttlMs)])) === 'OK'
+		);
+	}
 
-  async lease(name: string): Promise<boolean> {
-    const ours = (await this.command(['EVAL', LEASE_SCRIPT, '1', this.key('lease', name), this.replica, String(this.leaseMs)])) === 1;
-    if (ours) this.leases.add(name);
-    return ours;
-  }
+	async lease(name: string): Promise<boolean> {
+		const ours =
+			(await this.command([
+				'EVAL',
+				LEASE_SCRIPT,
+				'1',
+				this.key('lease', name),
+				this.replica,
+				String(this.leaseMs),
+			])) === 1;
+		if (ours) this.leases.add(name);
+		return ours;
+	}
 
-  async releaseLease(name: string): Promise<void> {
-    this.leases.delete(name);
-    await this.command(['EVAL', RELEASE_SCRIPT, '1', this.key('lease', name), this.replica]);
-  }
+	async releaseLease(name: string): Promise<void> {
+		this.leases.delete(name);
+		await this.command(['EVAL', RELEASE_SCRIPT, '1', this.key('lease', name), this.replica]);
+	}
 
-  async isDelivered(ref: string): Promise<boolean> {
-    return (await this.command(['EXISTS', this.key('delivered', ref)])) === 1;
-  }
+	async isDelivered(ref: string): Promise<boolean> {
+		return (await this.command(['EXISTS', this.key('delivered', ref)])) === 1;
+	}
 
-  async markDelivered(ref: string): Promise<void> {
-    await this.command(['SET', this.key('delivered', ref), '1', 'EX', String(DELIVERED_TTL_SECONDS)]);
-  }
+	async markDelivered(ref: string): Promise<void> {
+		await this.command([
+			'SET',
+			this.key('delivered', ref),
+			'1',
+			'EX',
+			String(DELIVERED_TTL_SECONDS),
+		]);
+	}
 
-  async acquireSlot(user: string, ref: string, max: number): Promise<number | undefined> {
-    const running = await this.slot(user, ref, max);
-    return running < 0 ? undefined : running;
-  }
+	async acquireSlot(user: string, ref: string, max: number): Promise<number | undefined> {
+		const running = await this.slot(user, ref, max);
+		return running < 0 ? undefined : running;
+	}
 
-  async adoptSlot(user: string, ref: string): Promise<void> {
-    await this.slot(user, ref, -1);
-  }
+	async adoptSlot(user: string, ref: string): Promise<void> {
+		await this.slot(user, ref, -1);
+	}
 
-  async releaseSlot(user: string, ref: string): Promise<void> {
-    this.slots.delete(ref);
-    await this.command(['ZREM', this.key('slots', user), ref]);
-  }
+	async releaseSlot(user: string, ref: string): Promise<void> {
+		this.slots.delete(ref);
+		await this.command(['ZREM', this.key('slots', user), ref]);
+	}
 
-  async ping(): Promise<void> {
-    if (!this.client.isReady) throw new Error('Redis is not connected');
-    await this.client.sendCommand(['PING']);
-  }
+	async ping(): Promise<void> {
+		if (!this.client.isReady) throw new Error('Redis is not connected');
+		await this.client.sendCommand(['PING']);
+	}
 
-  async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.renewer);
-    // Whatever this replica still holds is free for the others at once, not after the lease time.
-    await Promise.race([this.giveBack(), new Promise((resolve) => setTimeout(resolve, 2000).unref())]);
-    this.client.destroy();
-  }
+	async close(): Promise<void> {
+		this.closed = true;
+		clearInterval(this.renewer);
+		// Whatever this replica still holds is free for the others at once, not after the lease time.
+		await Promise.race([
+			this.giveBack(),
+			new Promise((resolve) => setTimeout(resolve, 2000).unref()),
+		]);
+		this.client.destroy();
+	}
 
-  private async giveBack(): Promise<void> {
-    try {
-      for (const name of [...this.leases]) await this.client.sendCommand(['EVAL', RELEASE_SCRIPT, '1', this.key('lease', name), this.replica]);
-    } catch {
-      // Redis is away: the leases expire by themselves.
-    }
-  }
+	private async giveBack(): Promise<void> {
+		try {
+			for (const name of [...this.leases])
+				await this.client.sendCommand([
+					'EVAL',
+					RELEASE_SCRIPT,
+					'1',
+					this.key('lease', name),
+					this.replica,
+				]);
+		} catch {
+			// Redis is away: the leases expire by themselves.
+		}
+	}
 
-  private async slot(user: string, ref: string, max: number): Promise<number> {
-    const now = Date.now();
-    const running = Number(await this.command(['EVAL', SLOT_SCRIPT, '1', this.key('slots', user), String(now), String(now + this.leaseMs), ref, String(max)]));
-    if (running < 0) this.slots.set(ref, user);
-    return running;
-  }
+	private async slot(user: string, ref: string, max: number): Promise<number> {
+		const now = Date.now();
+		const running = Number(
+			await this.command([
+				'EVAL',
+				SLOT_SCRIPT,
+				'1',
+				this.key('slots', user),
+				String(now),
+				String(now + this.leaseMs),
+				ref,
+				String(max),
+			]),
+		);
+		if (running < 0) this.slots.set(ref, user);
+		return running;
+	}
 
-  /** Extends every lease and slot this replica holds; a lease another replica took meanwhile is dropped. */
-  private async renew(): Promise<void> {
-    if (this.closed || this.renewing || !this.client.isReady) return;
-    this.renewing = true;
-    try {
-      // Sent together, so the client pipelines them: thousands of leases cost one round trip, and a
-      // busy replica renews well within the lease time.
-      const leases = [...this.leases];
-      const held = await Promise.all(leases.map((name) => this.client.sendCommand(['EVAL', LEASE_SCRIPT, '1', this.key('lease', name), this.replica, String(this.leaseMs)])));
-      leases.forEach((name, i) => {
-        if (held[i] !== 1) this.leases.delete(name);
-      });
-      const expiresAt = String(Date.now() + this.leaseMs);
-      await Promise.all(
-        [...this.slots].flatMap(([ref, user]) => [
-          // Re-added if Redis lost it (restarted without it): the work still runs.
-          this.client.sendCommand(['ZADD', this.key('slots', user), expiresAt, ref]),
-          this.client.sendCommand(['PEXPIREAT', this.key('slots', user), expiresAt]),
-        ]),
-      );
-    } catch (error) {
-      this.noteUnreachable(error);
-    } finally {
-      this.renewing = false;
-    }
-  }
+	/** Extends every lease and slot this replica holds; a lease another replica took meanwhile is dropped. */
+	private async renew(): Promise<void> {
+		if (this.closed || this.renewing || !this.client.isReady) return;
+		this.renewing = true;
+		try {
+			// Sent together, so the client pipelines them: thousands of leases cost one round trip, and a
+			// busy replica renews well within the lease time.
+			const leases = [...this.leases];
+			const held = await Promise.all(
+				leases.map((name) =>
+					this.client.sendCommand([
+						'EVAL',
+						LEASE_SCRIPT,
+						'1',
+						this.key('lease', name),
+						this.replica,
+						String(this.leaseMs),
+					]),
+				),
+			);
+			leases.forEach((name, i) => {
+				if (held[i] !== 1) this.leases.delete(name);
+			});
+			const expiresAt = String(Date.now() + this.leaseMs);
+			await Promise.all(
+				[...this.slots].flatMap(([ref, user]) => [
+					// Re-added if Redis lost it (restarted without it): the work still runs.
+					this.client.sendCommand(['ZADD', this.key('slots', user), expiresAt, ref]),
+					this.client.sendCommand(['PEXPIREAT', this.key('slots', user), expiresAt]),
+				]),
+			);
+		} catch (error) {
+			this.noteUnreachable(error);
+		} finally {
+			this.renewing = false;
+		}
+	}
 
-  /** One command, retried until Redis answers: a replica waits for Redis rather than act alone. */
-  private async command(args: string[]): Promise<unknown> {
-    for (;;) {
-      try {
-        return await this.client.sendCommand(args);
-      } catch (error) {
-        if (this.closed) throw error;
-        this.noteUnreachable(error);
-        await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
-      }
-    }
-  }
+	/** One command, retried until Redis answers: a replica waits for Redis rather than act alone. */
+	private async command(args: string[]): Promise<unknown> {
+		for (;;) {
+			try {
+				return await this.client.sendCommand(args);
+			} catch (error) {
+				if (this.closed) throw error;
+				this.noteUnreachable(error);
+				await new Promise((resolve) => setTimeout(resolve, RETRY_PAUSE_MS));
+			}
+		}
+	}
 
-  private key(kind: string, name: string): string {
-    return `${this.prefix}${kind}:${name}`;
-  }
+	private key(kind: string, name: string): string {
+		return `${this.prefix}${kind}:${name}`;
+	}
 
-  private noteUnreachable(error: unknown): void {
-    if (this.unreachable || this.closed) return;
-    this.unreachable = true;
-    this.logger.warn(`Redis is unreachable; waiting for it before delivering or starting work: ${errorSummary(error)}`);
-  }
+	private noteUnreachable(error: unknown): void {
+		if (this.unreachable || this.closed) return;
+		this.unreachable = true;
+		this.logger.warn(
+			`Redis is unreachable; waiting for it before delivering or starting work: ${errorSummary(error)}`,
+		);
+	}
 
-  private noteReachable(): void {
-    if (!this.unreachable) return;
-    this.unreachable = false;
-    this.logger.info('Redis is reachable again.');
-  }
+	private noteReachable(): void {
+		if (!this.unreachable) return;
+		this.unreachable = false;
+		this.logger.info('Redis is reachable again.');
+	}
 }
 
 /** `promise`, or a rejection after `ms`: for answers that cannot wait long (Slack's 3 s ack). */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms)));
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+	let timer: NodeJS.Timeout | undefined;
+	const late = new Promise<never>(
+		(_, reject) =>
+			(timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms)),
+	);
+	return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -13,108 +13,113 @@ import { imageRequestSchema } from '../messages/actions';
 const POSTED_MEMORY = 5000;
 
 export const inflightSchema = z.strictObject({
-  ref: z.string().min(1),
-  kind: z.enum(['image', 'chat']),
-  channel: z.string().min(1),
-  threadTs: z.string().min(1),
-  /** The message the app edits for this request (the parent, or a chat answer). */
-  messageTs: z.string().min(1),
-  user: z.string().min(1),
-  startedAt: z.number(),
-  /** For images: what to generate again after a restart. */
-  image: imageRequestSchema.optional(),
-  /** For a chat question: shown again on the parent when the answer was interrupted. */
-  prompt: z.string().optional(),
+	ref: z.string().min(1),
+	kind: z.enum(['image', 'chat']),
+	channel: z.string().min(1),
+	threadTs: z.string().min(1),
+	/** The message the app edits for this request (the parent, or a chat answer). */
+	messageTs: z.string().min(1),
+	user: z.string().min(1),
+	startedAt: z.number(),
+	/** For images: what to generate again after a restart. */
+	image: imageRequestSchema.optional(),
+	/** For a chat question: shown again on the parent when the answer was interrupted. */
+	prompt: z.string().optional(),
 });
 export type InflightRequest = z.infer<typeof inflightSchema>;
 
 const stateSchema = z.strictObject({
-  version: z.literal(1),
-  endpoints: z.array(z.string()),
-  posted: z.array(z.string()),
-  inflight: z.array(inflightSchema),
+	version: z.literal(1),
+	endpoints: z.array(z.string()),
+	posted: z.array(z.string()),
+	inflight: z.array(inflightSchema),
 });
 type State = z.infer<typeof stateSchema>;
 
 const emptyState = (): State => ({ version: 1, endpoints: [], posted: [], inflight: [] });
 
 export class StateStore {
-  private state: State = emptyState();
-  private posted = new Set<string>();
-  private writing: Promise<void> = Promise.resolve();
+	private state: State = emptyState();
+	private posted = new Set<string>();
+	private writing: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly path: string) {}
+	private constructor(private readonly path: string) {}
 
-  /** Reads the file; a missing or unreadable one starts empty (the service and Slack still know). */
-  static async open(path: string, warn: (message: string) => void): Promise<StateStore> {
-    const store = new StateStore(path);
-    try {
-      const parsed = stateSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
-      if (parsed.success) store.state = parsed.data;
-      else warn(`Ignoring ${path}: it is not a state file of this app.`);
-    } catch (error) {
-      if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT')) warn(`Ignoring ${path}: it cannot be read.`);
-    }
-    store.posted = new Set(store.state.posted);
-    return store;
-  }
+	/** Reads the file; a missing or unreadable one starts empty (the service and Slack still know). */
+	static async open(path: string, warn: (message: string) => void): Promise<StateStore> {
+		const store = new StateStore(path);
+		try {
+			const parsed = stateSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
+			if (parsed.success) store.state = parsed.data;
+			else warn(`Ignoring ${path}: it is not a state file of this app.`);
+		} catch (error) {
+			if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT'))
+				warn(`Ignoring ${path}: it cannot be read.`);
+		}
+		store.posted = new Set(store.state.posted);
+		return store;
+	}
 
-  get endpoints(): readonly string[] {
-    return this.state.endpoints;
-  }
+	get endpoints(): readonly string[] {
+		return this.state.endpoints;
+	}
 
-  get inflight(): readonly InflightRequest[] {
-    return this.state.inflight;
-  }
+	get inflight(): readonly InflightRequest[] {
+		return this.state.inflight;
+	}
 
-  isPosted(ref: string): boolean {
-    return this.posted.has(ref);
-  }
+	isPosted(ref: string): boolean {
+		return this.posted.has(ref);
+	}
 
-  addEndpoint(name: string): Promise<void> {
-    if (this.state.endpoints.includes(name)) return this.writing;
-    this.state.endpoints.push(name);
-    return this.save();
-  }
+	addEndpoint(name: string): Promise<void> {
+		if (this.state.endpoints.includes(name)) return this.writing;
+		this.state.endpoints.push(name);
+		return this.save();
+	}
 
-  markPosted(ref: string): Promise<void> {
-    if (this.posted.has(ref)) return this.writing;
-    this.posted.add(ref);
-    this.state.posted.push(ref);
-    if (this.state.posted.length > POSTED_MEMORY) {
-      for (const old of this.state.posted.splice(0, this.state.posted.length - POSTED_MEMORY)) this.posted.delete(old);
-    }
-    return this.save();
-  }
+	markPosted(ref: string): Promise<void> {
+		if (this.posted.has(ref)) return this.writing;
+		this.posted.add(ref);
+		this.state.posted.push(ref);
+		if (this.state.posted.length > POSTED_MEMORY) {
+			for (const old of this.state.posted.splice(0, this.state.posted.length - POSTED_MEMORY))
+				this.posted.delete(old);
+		}
+		return this.save();
+	}
 
-  startInflight(request: InflightRequest): Promise<void> {
-    this.state.inflight = [...this.state.inflight.filter((entry) => entry.ref !== request.ref), request];
-    return this.save();
-  }
+	startInflight(request: InflightRequest): Promise<void> {
+		this.state.inflight = [
+			...this.state.inflight.filter((entry) => entry.ref !== request.ref),
+			request,
+		];
+		return this.save();
+	}
 
-  endInflight(ref: string): Promise<void> {
-    if (!this.state.inflight.some((entry) => entry.ref === ref)) return this.writing;
-    this.state.inflight = this.state.inflight.filter((entry) => entry.ref !== ref);
-    return this.save();
-  }
+	endInflight(ref: string): Promise<void> {
+		if (!this.state.inflight.some((entry) => entry.ref === ref)) return this.writing;
+		this.state.inflight = this.state.inflight.filter((entry) => entry.ref !== ref);
+		return this.save();
+	}
 
-  /** Writes are queued so they land in order; each one writes the whole (small) state. */
-  private save(): Promise<void> {
-    // A failed write does not block later ones; each writes the whole state anyway.
-    this.writing = this.writing.catch(() => undefined).then(() => this.write());
-    return this.writing;
-  }
+	/** Writes are queued so they land in order; each one writes the whole (small) state. */
+	private save(): Promise<void> {
+		// A failed write does not block later ones; each writes the whole state anyway.
+		this.writing = this.writing.catch(() => undefined).then(() => this.write());
+		return this.writing;
+	}
 
-  private async write(): Promise<void> {
-    const temporary = `${this.path}.${process.pid}.tmp`;
-    await mkdir(dirname(this.path), { recursive: true });
-    const handle = await open(temporary, 'w');
-    try {
-      await handle.writeFile(JSON.stringify(this.state));
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, this.path);
-  }
+	private async write(): Promise<void> {
+		const temporary = `${this.path}.${process.pid}.tmp`;
+		await mkdir(dirname(this.path), { recursive: true });
+		const handle = await open(temporary, 'w');
+		try {
+			await handle.writeFile(JSON.stringify(this.state));
+			await handle.sync();
+		} finally {
+			await handle.close();
+		}
+		await rename(temporary, this.path);
+	}
 }

@@ -1,7 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@slack/bolt';
 import { ValidationError } from '../../shared/errors';
-import { parseJobWebhook, WebhookDeduplicator, WebhookVerificationError, type HeaderBag, type WebhookVerifier } from '../../shared/webhooks';
+import {
+	parseJobWebhook,
+	WebhookDeduplicator,
+	WebhookVerificationError,
+	type HeaderBag,
+	type WebhookVerifier,
+} from '../../shared/webhooks';
 import { readBodyWithin } from '../http-body';
 import { errorSummary } from './errors';
 import type { JobTracker } from './job-tracker';
@@ -10,17 +16,17 @@ import type { JobTracker } from './job-tracker';
 export const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
 
 function answer(res: ServerResponse, status: number, text: string): void {
-  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
-  res.end(text);
+	res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+	res.end(text);
 }
 
 export interface WebhookReceiverOptions {
-  /** The organization's secret, re-read when it was rotated. */
-  verifier: WebhookVerifier;
-  tracker: JobTracker;
-  logger: Logger;
-  /** Several replicas: true the first time any of them sees the delivery id. Default: this process's memory. */
-  firstDelivery?: (id: string) => Promise<boolean>;
+	/** The organization's secret, re-read when it was rotated. */
+	verifier: WebhookVerifier;
+	tracker: JobTracker;
+	logger: Logger;
+	/** Several replicas: true the first time any of them sees the delivery id. Default: this process's memory. */
+	firstDelivery?: (id: string) => Promise<boolean>;
 }
 
 /**
@@ -28,53 +34,60 @@ export interface WebhookReceiverOptions {
  * verifies the Standard Webhooks signature on the raw bytes itself, answers 401 to anything
  * unsigned, forged or stale (and does nothing else), and drops repeated deliveries by id.
  */
-export function createWebhookHandler(options: WebhookReceiverOptions): (req: IncomingMessage, res: ServerResponse) => void {
-  const deduplicator = new WebhookDeduplicator();
-  const { verifier, tracker, logger } = options;
-  const firstDelivery = options.firstDelivery ?? ((id: string) => Promise.resolve(deduplicator.firstDelivery(id)));
+export function createWebhookHandler(
+	options: WebhookReceiverOptions,
+): (req: IncomingMessage, res: ServerResponse) => void {
+	const deduplicator = new WebhookDeduplicator();
+	const { verifier, tracker, logger } = options;
+	const firstDelivery =
+		options.firstDelivery ?? ((id: string) => Promise.resolve(deduplicator.firstDelivery(id)));
 
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);
-    if (raw === null) return answer(res, 400, 'unreadable body');
-    if (raw === undefined) return answer(res, 413, 'body too large');
-    let id: string;
-    try {
-      ({ id } = await verifier.verify(req.headers as HeaderBag, raw));
-    } catch (error) {
-      if (error instanceof WebhookVerificationError) {
-        logger.warn(`Refused a webhook: ${error.reason}`);
-        return answer(res, 401, 'invalid signature');
-      }
-      throw error;
-    }
-    let payload;
-    try {
-      payload = parseJobWebhook(raw);
-    } catch (error) {
-      if (error instanceof ValidationError || error instanceof WebhookVerificationError) {
-        logger.warn(`Refused a signed webhook with an unexpected payload: ${errorSummary(error)}`);
-        return answer(res, 400, 'unexpected payload');
-      }
-      throw error;
-    }
-    let first: boolean;
-    try {
-      first = await firstDelivery(id);
-    } catch (error) {
-      // Whether another replica took it cannot be known now: the service sends it again later.
-      logger.warn(`Refused a webhook for now: ${errorSummary(error)}`);
-      return answer(res, 503, 'try again later');
-    }
-    if (!first) return answer(res, 200, 'duplicate');
-    answer(res, 202, 'accepted');
-    // Posting happens after the answer; if the app dies first, resume-on-start delivers the job.
-    void tracker.complete(payload.data).catch((error: unknown) => logger.error(`Delivering job ${payload.data.id} failed: ${errorSummary(error)}`));
-  };
+	const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+		const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);
+		if (raw === null) return answer(res, 400, 'unreadable body');
+		if (raw === undefined) return answer(res, 413, 'body too large');
+		let id: string;
+		try {
+			({ id } = await verifier.verify(req.headers as HeaderBag, raw));
+		} catch (error) {
+			if (error instanceof WebhookVerificationError) {
+				logger.warn(`Refused a webhook: ${error.reason}`);
+				return answer(res, 401, 'invalid signature');
+			}
+			throw error;
+		}
+		let payload;
+		try {
+			payload = parseJobWebhook(raw);
+		} catch (error) {
+			if (error instanceof ValidationError || error instanceof WebhookVerificationError) {
+				logger.warn(`Refused a signed webhook with an unexpected payload: ${errorSummary(error)}`);
+				return answer(res, 400, 'unexpected payload');
+			}
+			throw error;
+		}
+		let first: boolean;
+		try {
+			first = await firstDelivery(id);
+		} catch (error) {
+			// Whether another replica took it cannot be known now: the service sends it again later.
+			logger.warn(`Refused a webhook for now: ${errorSummary(error)}`);
+			return answer(res, 503, 'try again later');
+		}
+		if (!first) return answer(res, 200, 'duplicate');
+		answer(res, 202, 'accepted');
+		// Posting happens after the answer; if the app dies first, resume-on-start delivers the job.
+		void tracker
+			.complete(payload.data)
+			.catch((error: unknown) =>
+				logger.error(`Delivering job ${payload.data.id} failed: ${errorSummary(error)}`),
+			);
+	};
 
-  return (req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      logger.error(`The webhook route failed: ${errorSummary(error)}`);
-      if (!res.headersSent) answer(res, 500, 'internal error');
-    });
-  };
+	return (req, res) => {
+		handle(req, res).catch((error: unknown) => {
+			logger.error(`The webhook route failed: ${errorSummary(error)}`);
+			if (!res.headersSent) answer(res, 500, 'internal error');
+		});
+	};
 }

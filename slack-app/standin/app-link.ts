@@ -6,213 +6,318 @@ import { BOT, TEAM, Workspace, type StoredMessage } from './workspace';
  * events, signed with the app's signing secret (`v0=` HMAC-SHA256 of `v0:<ts>:<body>`).
  */
 
-export function slackSignature(signingSecret: string, timestampSeconds: number, body: string): string {
-  return `v0=${createHmac('sha256', signingSecret).update(`v0:${timestampSeconds}:${body}`).digest('hex')}`;
+export function slackSignature(
+	signingSecret: string,
+	timestampSeconds: number,
+	body: string,
+): string {
+	return `v0=${createHmac('sha256', signingSecret).update(`v0:${timestampSeconds}:${body}`).digest('hex')}`;
 }
 
 export interface AppReply {
-  status: number;
-  body: string;
+	status: number;
+	body: string;
 }
 
 export interface SlashCommandOptions {
-  user: string;
-  channel: string;
-  text: string;
-  command?: string;
-  userName?: string;
+	user: string;
+	channel: string;
+	text: string;
+	command?: string;
+	userName?: string;
 }
 
 export interface ButtonClick {
-  user: string;
-  channel: string;
-  actionId: string;
-  blockId?: string;
-  value?: string;
-  /** `button` unless said otherwise (`feedback_buttons`). */
-  actionType?: string;
-  /** The channel message carrying the button, or the ephemeral message's id. */
-  message?: StoredMessage;
-  ephemeralId?: string;
+	user: string;
+	channel: string;
+	actionId: string;
+	blockId?: string;
+	value?: string;
+	/** `button` unless said otherwise (`feedback_buttons`). */
+	actionType?: string;
+	/** The channel message carrying the button, or the ephemeral message's id. */
+	message?: StoredMessage;
+	ephemeralId?: string;
 }
 
 export interface ViewSubmission {
-  user: string;
-  viewId: string;
-  /** `values[blockId][actionId]` as Slack sends them. */
-  values: Record<string, Record<string, unknown>>;
+	user: string;
+	viewId: string;
+	/** `values[blockId][actionId]` as Slack sends them. */
+	values: Record<string, Record<string, unknown>>;
 }
 
 export interface AppLinkOptions {
-  signingSecret: string;
-  /** Where the app listens for Slack, e.g. `http://127.0.0.1:3000/slack/events`. */
-  eventsUrl: () => string | undefined;
-  /** Creates a response_url on the stand-in for this request. */
-  responseUrl: (target: { channel: string; user: string; ephemeralId?: string; messageTs?: string }) => string;
+	signingSecret: string;
+	/** Where the app listens for Slack, e.g. `http://127.0.0.1:3000/slack/events`. */
+	eventsUrl: () => string | undefined;
+	/** Creates a response_url on the stand-in for this request. */
+	responseUrl: (target: {
+		channel: string;
+		user: string;
+		ephemeralId?: string;
+		messageTs?: string;
+	}) => string;
 }
 
 export class AppLink {
-  constructor(
-    private readonly workspace: Workspace,
-    private readonly options: AppLinkOptions,
-  ) {}
+	constructor(
+		private readonly workspace: Workspace,
+		private readonly options: AppLinkOptions,
+	) {}
 
-  /** Posts a signed body; `timestampSeconds` and `signature` are overridable to forge requests in tests. */
-  async send(body: string, contentType: string, overrides: { timestampSeconds?: number; signature?: string | null } = {}): Promise<AppReply> {
-    const url = this.options.eventsUrl();
-    if (!url) throw new Error('The stand-in does not know where the app listens yet.');
-    const timestamp = overrides.timestampSeconds ?? Math.floor(Date.now() / 1000);
-    const headers: Record<string, string> = { 'content-type': contentType, 'x-slack-request-timestamp': String(timestamp) };
-    const signature = overrides.signature === undefined ? slackSignature(this.options.signingSecret, timestamp, body) : overrides.signature;
-    if (signature !== null) headers['x-slack-signature'] = signature;
-    const response = await fetch(url, { method: 'POST', headers, body });
-    return { status: response.status, body: await response.text() };
-  }
+	/** Posts a signed body; `timestampSeconds` and `signature` are overridable to forge requests in tests. */
+	async send(
+		body: string,
+		contentType: string,
+		overrides: { timestampSeconds?: number; signature?: string | null } = {},
+	): Promise<AppReply> {
+		const url = this.options.eventsUrl();
+		if (!url) throw new Error('The stand-in does not know where the app listens yet.');
+		const timestamp = overrides.timestampSeconds ?? Math.floor(Date.now() / 1000);
+		const headers: Record<string, string> = {
+			'content-type': contentType,
+			'x-slack-request-timestamp': String(timestamp),
+		};
+		const signature =
+			overrides.signature === undefined
+				? slackSignature(this.options.signingSecret, timestamp, body)
+				: overrides.signature;
+		if (signature !== null) headers['x-slack-signature'] = signature;
+		const response = await fetch(url, { method: 'POST', headers, body });
+		return { status: response.status, body: await response.text() };
+	}
 
-  slashCommandBody(options: SlashCommandOptions): string {
-    return new URLSearchParams({
-      token: 'standin-verification-token',
-      team_id: TEAM.id,
-      team_domain: TEAM.domain,
-      channel_id: options.channel,
-      channel_name: this.workspace.channelName(options.channel),
-      user_id: options.user,
-      user_name: options.userName ?? options.user.toLowerCase(),
-      command: options.command ?? '/gpu',
-      text: options.text,
-      api_app_id: BOT.appId,
-      is_enterprise_install: 'false',
-      response_url: this.options.responseUrl({ channel: options.channel, user: options.user }),
-      trigger_id: this.workspace.issueTrigger(options.user),
-    }).toString();
-  }
+	slashCommandBody(options: SlashCommandOptions): string {
+		return new URLSearchParams({
+			token: 'standin-verification-token',
+			team_id: TEAM.id,
+			team_domain: TEAM.domain,
+			channel_id: options.channel,
+			channel_name: this.workspace.channelName(options.channel),
+			user_id: options.user,
+			user_name: options.userName ?? options.user.toLowerCase(),
+			command: options.command ?? '/gpu',
+			text: options.text,
+			api_app_id: BOT.appId,
+			is_enterprise_install: 'false',
+			response_url: this.options.responseUrl({ channel: options.channel, user: options.user }),
+			trigger_id: this.workspace.issueTrigger(options.user),
+		}).toString();
+	}
 
-  slashCommand(options: SlashCommandOptions): Promise<AppReply> {
-    return this.send(this.slashCommandBody(options), 'application/x-www-form-urlencoded');
-  }
+	slashCommand(options: SlashCommandOptions): Promise<AppReply> {
+		return this.send(this.slashCommandBody(options), 'application/x-www-form-urlencoded');
+	}
 
-  /** Wraps an Events API event the way Slack delivers it. */
-  private eventBody(event: Record<string, unknown>): string {
-    return JSON.stringify({
-      token: 'standin-verification-token',
-      team_id: TEAM.id,
-      api_app_id: BOT.appId,
-      event,
-      type: 'event_callback',
-      event_id: this.workspace.newId('Ev'),
-      event_time: Math.floor(Date.now() / 1000),
-      authorizations: [{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
-    });
-  }
+	/** Wraps an Events API event the way Slack delivers it. */
+	private eventBody(event: Record<string, unknown>): string {
+		return JSON.stringify({
+			token: 'standin-verification-token',
+			team_id: TEAM.id,
+			api_app_id: BOT.appId,
+			event,
+			type: 'event_callback',
+			event_id: this.workspace.newId('Ev'),
+			event_time: Math.floor(Date.now() / 1000),
+			authorizations: [
+				{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false },
+			],
+		});
+	}
 
-  /** The person opened a new assistant thread (the stand-in has made its root message). */
-  assistantThreadStarted(user: string, channel: string, threadTs: string, contextChannel: string): Promise<AppReply> {
-    const event = {
-      type: 'assistant_thread_started',
-      assistant_thread: { user_id: user, context: { channel_id: contextChannel, team_id: TEAM.id, enterprise_id: null }, channel_id: channel, thread_ts: threadTs },
-      event_ts: String(Date.now() / 1000),
-    };
-    return this.send(this.eventBody(event), 'application/json');
-  }
+	/** The person opened a new assistant thread (the stand-in has made its root message). */
+	assistantThreadStarted(
+		user: string,
+		channel: string,
+		threadTs: string,
+		contextChannel: string,
+	): Promise<AppReply> {
+		const event = {
+			type: 'assistant_thread_started',
+			assistant_thread: {
+				user_id: user,
+				context: { channel_id: contextChannel, team_id: TEAM.id, enterprise_id: null },
+				channel_id: channel,
+				thread_ts: threadTs,
+			},
+			event_ts: String(Date.now() / 1000),
+		};
+		return this.send(this.eventBody(event), 'application/json');
+	}
 
-  /** The person opened the app's Home tab. */
-  appHomeOpened(user: string): Promise<AppReply> {
-    const home = this.workspace.homes.get(user);
-    const event = { type: 'app_home_opened', user, channel: `D${user.slice(1)}`, tab: 'home', event_ts: String(Date.now() / 1000), ...(home ? { view: { ...home.view, id: home.id, hash: home.hash } } : {}) };
-    return this.send(this.eventBody(event), 'application/json');
-  }
+	/** The person opened the app's Home tab. */
+	appHomeOpened(user: string): Promise<AppReply> {
+		const home = this.workspace.homes.get(user);
+		const event = {
+			type: 'app_home_opened',
+			user,
+			channel: `D${user.slice(1)}`,
+			tab: 'home',
+			event_ts: String(Date.now() / 1000),
+			...(home ? { view: { ...home.view, id: home.id, hash: home.hash } } : {}),
+		};
+		return this.send(this.eventBody(event), 'application/json');
+	}
 
-  /** What every interactive payload carries (who, which team and app, a trigger id), sent form-encoded as `payload`. */
-  private sendInteraction(type: string, user: string, fields: Record<string, unknown>): Promise<AppReply> {
-    const payload = {
-      type,
-      team: { id: TEAM.id, domain: TEAM.domain },
-      user: { id: user, username: user.toLowerCase(), team_id: TEAM.id },
-      api_app_id: BOT.appId,
-      token: 'standin-verification-token',
-      trigger_id: this.workspace.issueTrigger(user),
-      ...fields,
-    };
-    return this.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
-  }
+	/** What every interactive payload carries (who, which team and app, a trigger id), sent form-encoded as `payload`. */
+	private sendInteraction(
+		type: string,
+		user: string,
+		fields: Record<string, unknown>,
+	): Promise<AppReply> {
+		const payload = {
+			type,
+			team: { id: TEAM.id, domain: TEAM.domain },
+			user: { id: user, username: user.toLowerCase(), team_id: TEAM.id },
+			api_app_id: BOT.appId,
+			token: 'standin-verification-token',
+			trigger_id: this.workspace.issueTrigger(user),
+			...fields,
+		};
+		return this.send(
+			new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+			'application/x-www-form-urlencoded',
+		);
+	}
 
-  private static actionElement(click: { actionId: string; blockId?: string; value?: string; actionType?: string }): Record<string, unknown> {
-    return {
-      type: click.actionType ?? 'button',
-      action_id: click.actionId,
-      block_id: click.blockId ?? 'block',
-      ...(click.value !== undefined ? { value: click.value } : {}),
-      action_ts: String(Date.now() / 1000),
-    };
-  }
+	private static actionElement(click: {
+		actionId: string;
+		blockId?: string;
+		value?: string;
+		actionType?: string;
+	}): Record<string, unknown> {
+		return {
+			type: click.actionType ?? 'button',
+			action_id: click.actionId,
+			block_id: click.blockId ?? 'block',
+			...(click.value !== undefined ? { value: click.value } : {}),
+			action_ts: String(Date.now() / 1000),
+		};
+	}
 
-  /** A button on the person's Home tab: a block action from a view, with no channel or response_url. */
-  clickInHome(click: { user: string; actionId: string; blockId?: string; value?: string }): Promise<AppReply> {
-    const home = this.workspace.homes.get(click.user);
-    return this.sendInteraction('block_actions', click.user, {
-      container: { type: 'view', view_id: home?.id ?? '' },
-      view: { ...home?.view, id: home?.id, hash: home?.hash, team_id: TEAM.id, app_id: BOT.appId },
-      actions: [AppLink.actionElement(click)],
-    });
-  }
+	/** A button on the person's Home tab: a block action from a view, with no channel or response_url. */
+	clickInHome(click: {
+		user: string;
+		actionId: string;
+		blockId?: string;
+		value?: string;
+	}): Promise<AppReply> {
+		const home = this.workspace.homes.get(click.user);
+		return this.sendInteraction('block_actions', click.user, {
+			container: { type: 'view', view_id: home?.id ?? '' },
+			view: { ...home?.view, id: home?.id, hash: home?.hash, team_id: TEAM.id, app_id: BOT.appId },
+			actions: [AppLink.actionElement(click)],
+		});
+	}
 
-  /** A global shortcut from the shortcuts menu: no channel, a trigger id for a modal. */
-  globalShortcut(user: string, callbackId: string): Promise<AppReply> {
-    return this.sendInteraction('shortcut', user, { action_ts: String(Date.now() / 1000), is_enterprise_install: false, callback_id: callbackId });
-  }
+	/** A global shortcut from the shortcuts menu: no channel, a trigger id for a modal. */
+	globalShortcut(user: string, callbackId: string): Promise<AppReply> {
+		return this.sendInteraction('shortcut', user, {
+			action_ts: String(Date.now() / 1000),
+			is_enterprise_install: false,
+			callback_id: callbackId,
+		});
+	}
 
-  /** A message shortcut from a message's "More actions" menu. */
-  messageShortcut(user: string, callbackId: string, message: StoredMessage): Promise<AppReply> {
-    return this.sendInteraction('message_action', user, {
-      action_ts: String(Date.now() / 1000),
-      channel: { id: message.channel, name: this.workspace.channelName(message.channel) },
-      is_enterprise_install: false,
-      callback_id: callbackId,
-      message_ts: message.ts,
-      message: { type: 'message', ts: message.ts, user: message.user, text: message.text, ...(message.botId ? { bot_id: message.botId } : {}), ...(message.threadTs ? { thread_ts: message.threadTs } : {}) },
-      response_url: this.options.responseUrl({ channel: message.channel, user }),
-    });
-  }
+	/** A message shortcut from a message's "More actions" menu. */
+	messageShortcut(user: string, callbackId: string, message: StoredMessage): Promise<AppReply> {
+		return this.sendInteraction('message_action', user, {
+			action_ts: String(Date.now() / 1000),
+			channel: { id: message.channel, name: this.workspace.channelName(message.channel) },
+			is_enterprise_install: false,
+			callback_id: callbackId,
+			message_ts: message.ts,
+			message: {
+				type: 'message',
+				ts: message.ts,
+				user: message.user,
+				text: message.text,
+				...(message.botId ? { bot_id: message.botId } : {}),
+				...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+			},
+			response_url: this.options.responseUrl({ channel: message.channel, user }),
+		});
+	}
 
-  click(click: ButtonClick): Promise<AppReply> {
-    const ephemeral = click.ephemeralId ? this.workspace.ephemerals.find((message) => message.id === click.ephemeralId) : undefined;
-    const container = click.message
-      ? { type: 'message', message_ts: click.message.ts, channel_id: click.channel, is_ephemeral: false, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) }
-      : { type: 'message', message_ts: ephemeral?.ts ?? '', channel_id: click.channel, is_ephemeral: true };
-    return this.sendInteraction('block_actions', click.user, {
-      container,
-      channel: { id: click.channel, name: this.workspace.channelName(click.channel) },
-      ...(click.message
-        ? { message: { type: 'message', ts: click.message.ts, user: click.message.user, bot_id: click.message.botId, text: click.message.text, blocks: click.message.blocks, ...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}) } }
-        : {}),
-      response_url: this.options.responseUrl({ channel: click.channel, user: click.user, ephemeralId: click.ephemeralId, messageTs: click.message?.ts }),
-      actions: [AppLink.actionElement(click)],
-    });
-  }
+	click(click: ButtonClick): Promise<AppReply> {
+		const ephemeral = click.ephemeralId
+			? this.workspace.ephemerals.find((message) => message.id === click.ephemeralId)
+			: undefined;
+		const container = click.message
+			? {
+					type: 'message',
+					message_ts: click.message.ts,
+					channel_id: click.channel,
+					is_ephemeral: false,
+					...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}),
+				}
+			: {
+					type: 'message',
+					message_ts: ephemeral?.ts ?? '',
+					channel_id: click.channel,
+					is_ephemeral: true,
+				};
+		return this.sendInteraction('block_actions', click.user, {
+			container,
+			channel: { id: click.channel, name: this.workspace.channelName(click.channel) },
+			...(click.message
+				? {
+						message: {
+							type: 'message',
+							ts: click.message.ts,
+							user: click.message.user,
+							bot_id: click.message.botId,
+							text: click.message.text,
+							blocks: click.message.blocks,
+							...(click.message.threadTs ? { thread_ts: click.message.threadTs } : {}),
+						},
+					}
+				: {}),
+			response_url: this.options.responseUrl({
+				channel: click.channel,
+				user: click.user,
+				ephemeralId: click.ephemeralId,
+				messageTs: click.message?.ts,
+			}),
+			actions: [AppLink.actionElement(click)],
+		});
+	}
 
-  submitView(submission: ViewSubmission): Promise<AppReply> {
-    const open = this.workspace.views.get(submission.viewId);
-    if (!open) throw new Error(`No open view ${submission.viewId}.`);
-    return this.sendInteraction('view_submission', submission.user, {
-      view: { ...open.view, id: open.id, hash: open.hash, team_id: TEAM.id, app_id: BOT.appId, state: { values: submission.values } },
-      response_urls: [],
-    });
-  }
+	submitView(submission: ViewSubmission): Promise<AppReply> {
+		const open = this.workspace.views.get(submission.viewId);
+		if (!open) throw new Error(`No open view ${submission.viewId}.`);
+		return this.sendInteraction('view_submission', submission.user, {
+			view: {
+				...open.view,
+				id: open.id,
+				hash: open.hash,
+				team_id: TEAM.id,
+				app_id: BOT.appId,
+				state: { values: submission.values },
+			},
+			response_urls: [],
+		});
+	}
 
-  /** A person's message in a channel or thread, as the Events API delivers it. */
-  messageEvent(message: StoredMessage): Promise<AppReply> {
-    const event = {
-      type: 'message',
-      channel: message.channel,
-      user: message.user,
-      text: message.text,
-      ts: message.ts,
-      ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-      // Slack's ids say the kind: D… is a direct message, G… a private channel.
-      channel_type: message.channel.startsWith('D') ? 'im' : message.channel.startsWith('G') ? 'group' : 'channel',
-      event_ts: message.ts,
-      team: TEAM.id,
-    };
-    return this.send(this.eventBody(event), 'application/json');
-  }
+	/** A person's message in a channel or thread, as the Events API delivers it. */
+	messageEvent(message: StoredMessage): Promise<AppReply> {
+		const event = {
+			type: 'message',
+			channel: message.channel,
+			user: message.user,
+			text: message.text,
+			ts: message.ts,
+			...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+			// Slack's ids say the kind: D… is a direct message, G… a private channel.
+			channel_type: message.channel.startsWith('D')
+				? 'im'
+				: message.channel.startsWith('G')
+					? 'group'
+					: 'channel',
+			event_ts: message.ts,
+			team: TEAM.id,
+		};
+		return this.send(this.eventBody(event), 'application/json');
+	}
 }

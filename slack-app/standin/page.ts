@@ -4,7 +4,7 @@
  * no build step; every text the app sent is escaped before it is formatted.
  */
 export function renderPage(): string {
-  return `<!doctype html>
+	return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

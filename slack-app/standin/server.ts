@@ -3,13 +3,21 @@ import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
 import { renderPage } from './page';
 import { WebApi, type Params } from './web-api';
-import { BOT, DEFAULT_CHANNEL, DIRECT_MESSAGE, LOCAL_USER, SHORTCUTS, Workspace, type StoredMessage } from './workspace';
+import {
+	BOT,
+	DEFAULT_CHANNEL,
+	DIRECT_MESSAGE,
+	LOCAL_USER,
+	SHORTCUTS,
+	Workspace,
+	type StoredMessage,
+} from './workspace';
 
 /** The conversations the page shows: the channel and the direct messages with the app. */
 const CONVERSATIONS = [DEFAULT_CHANNEL, DIRECT_MESSAGE] as const;
 
 function conversation(id: string | undefined): (typeof CONVERSATIONS)[number] {
-  return CONVERSATIONS.find((candidate) => candidate.id === id) ?? DEFAULT_CHANNEL;
+	return CONVERSATIONS.find((candidate) => candidate.id === id) ?? DEFAULT_CHANNEL;
 }
 
 /**
@@ -19,21 +27,21 @@ function conversation(id: string | undefined): (typeof CONVERSATIONS)[number] {
  */
 
 export interface StandinOptions {
-  port?: number;
-  botToken: string;
-  signingSecret: string;
-  /** Where the app receives Slack's requests; can be set later with `setAppUrl`. */
-  appEventsUrl?: string;
-  nativeStreaming?: boolean;
+	port?: number;
+	botToken: string;
+	signingSecret: string;
+	/** Where the app receives Slack's requests; can be set later with `setAppUrl`. */
+	appEventsUrl?: string;
+	nativeStreaming?: boolean;
 }
 
 interface ResponseTarget {
-  channel: string;
-  user: string;
-  ephemeralId?: string;
-  messageTs?: string;
-  uses: number;
-  createdAt: number;
+	channel: string;
+	user: string;
+	ephemeralId?: string;
+	messageTs?: string;
+	uses: number;
+	createdAt: number;
 }
 
 /** Slack's rule for response URLs: five uses within thirty minutes. */
@@ -42,397 +50,528 @@ const RESPONSE_URL_LIFETIME_MS = 30 * 60 * 1000;
 const MAX_BODY_BYTES = 50 * 1024 * 1024;
 
 async function readBody(req: IncomingMessage): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
-    size += buffer.length;
-    if (size > MAX_BODY_BYTES) throw new Error('body too large');
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
+	const chunks: Buffer[] = [];
+	let size = 0;
+	for await (const chunk of req) {
+		const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+		size += buffer.length;
+		if (size > MAX_BODY_BYTES) throw new Error('body too large');
+		chunks.push(buffer);
+	}
+	return Buffer.concat(chunks);
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = typeof body === 'string' ? body : JSON.stringify(body);
-  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8', ...headers });
-  res.end(text);
+function send(
+	res: ServerResponse,
+	status: number,
+	body: unknown,
+	headers: Record<string, string> = {},
+): void {
+	const text = typeof body === 'string' ? body : JSON.stringify(body);
+	res.writeHead(status, {
+		'content-type':
+			typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8',
+		...headers,
+	});
+	res.end(text);
 }
 
 function formParams(body: Buffer, contentType: string): Params {
-  if (/application\/json/i.test(contentType)) {
-    const parsed: unknown = JSON.parse(body.toString('utf8') || '{}');
-    const params: Params = {};
-    if (parsed && typeof parsed === 'object') {
-      for (const [key, value] of Object.entries(parsed)) {
-        if (value !== undefined && value !== null) params[key] = typeof value === 'string' ? value : JSON.stringify(value);
-      }
-    }
-    return params;
-  }
-  return Object.fromEntries(new URLSearchParams(body.toString('utf8')));
+	if (/application\/json/i.test(contentType)) {
+		const parsed: unknown = JSON.parse(body.toString('utf8') || '{}');
+		const params: Params = {};
+		if (parsed && typeof parsed === 'object') {
+			for (const [key, value] of Object.entries(parsed)) {
+				if (value !== undefined && value !== null)
+					params[key] = typeof value === 'string' ? value : JSON.stringify(value);
+			}
+		}
+		return params;
+	}
+	return Object.fromEntries(new URLSearchParams(body.toString('utf8')));
 }
 
 function jsonObject(body: Buffer): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(body.toString('utf8') || '{}');
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('expected a JSON object');
-  return parsed as Record<string, unknown>;
+	const parsed: unknown = JSON.parse(body.toString('utf8') || '{}');
+	if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+		throw new Error('expected a JSON object');
+	return parsed as Record<string, unknown>;
 }
 
-const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const text = (value: unknown): string | undefined =>
+	typeof value === 'string' ? value : undefined;
 
 export class Standin {
-  readonly workspace = new Workspace();
-  readonly api: WebApi;
-  readonly app: AppLink;
-  private readonly server: Server;
-  private readonly responseTargets = new Map<string, ResponseTarget>();
-  private appEventsUrl: string | undefined;
-  private origin = '';
+	readonly workspace = new Workspace();
+	readonly api: WebApi;
+	readonly app: AppLink;
+	private readonly server: Server;
+	private readonly responseTargets = new Map<string, ResponseTarget>();
+	private appEventsUrl: string | undefined;
+	private origin = '';
 
-  constructor(options: StandinOptions) {
-    this.appEventsUrl = options.appEventsUrl;
-    this.api = new WebApi(this.workspace, {
-      botToken: options.botToken,
-      nativeStreaming: options.nativeStreaming ?? true,
-      baseUrl: () => this.origin,
-    });
-    this.app = new AppLink(this.workspace, {
-      signingSecret: options.signingSecret,
-      eventsUrl: () => this.appEventsUrl,
-      responseUrl: (target) => this.createResponseUrl(target),
-    });
-    this.server = createServer((req, res) => {
-      this.route(req, res).catch((error: unknown) => {
-        if (!res.headersSent) send(res, 500, { ok: false, error: error instanceof Error ? error.message : 'internal_error' });
-        else res.end();
-      });
-    });
-  }
+	constructor(options: StandinOptions) {
+		this.appEventsUrl = options.appEventsUrl;
+		this.api = new WebApi(this.workspace, {
+			botToken: options.botToken,
+			nativeStreaming: options.nativeStreaming ?? true,
+			baseUrl: () => this.origin,
+		});
+		this.app = new AppLink(this.workspace, {
+			signingSecret: options.signingSecret,
+			eventsUrl: () => this.appEventsUrl,
+			responseUrl: (target) => this.createResponseUrl(target),
+		});
+		this.server = createServer((req, res) => {
+			this.route(req, res).catch((error: unknown) => {
+				if (!res.headersSent)
+					send(res, 500, {
+						ok: false,
+						error: error instanceof Error ? error.message : 'internal_error',
+					});
+				else res.end();
+			});
+		});
+	}
 
-  async listen(port = 0): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, '127.0.0.1', () => resolve());
-    });
-    const address = this.server.address() as AddressInfo;
-    this.origin = `http://127.0.0.1:${address.port}`;
-  }
+	async listen(port = 0): Promise<void> {
+		await new Promise<void>((resolve, reject) => {
+			this.server.once('error', reject);
+			this.server.listen(port, '127.0.0.1', () => resolve());
+		});
+		const address = this.server.address() as AddressInfo;
+		this.origin = `http://127.0.0.1:${address.port}`;
+	}
 
-  /** The Web API root for `clientOptions.slackApiUrl`. */
-  get apiUrl(): string {
-    return `${this.origin}/api/`;
-  }
+	/** The Web API root for `clientOptions.slackApiUrl`. */
+	get apiUrl(): string {
+		return `${this.origin}/api/`;
+	}
 
-  get pageUrl(): string {
-    return `${this.origin}/`;
-  }
+	get pageUrl(): string {
+		return `${this.origin}/`;
+	}
 
-  setAppUrl(eventsUrl: string): void {
-    this.appEventsUrl = eventsUrl;
-  }
+	setAppUrl(eventsUrl: string): void {
+		this.appEventsUrl = eventsUrl;
+	}
 
-  async close(): Promise<void> {
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
-  }
+	async close(): Promise<void> {
+		this.server.closeAllConnections();
+		await new Promise<void>((resolve) => this.server.close(() => resolve()));
+	}
 
-  /** Resolves when `predicate` holds for the workspace (checked now and on every change). */
-  waitFor<T>(predicate: () => T | undefined | false, timeoutMs = 10_000, what = 'the expected Slack state'): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const value = predicate();
-        if (value) {
-          cleanup();
-          resolve(value);
-        }
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.workspace.off('change', check);
-      };
-      this.workspace.on('change', check);
-      check();
-    });
-  }
+	/** Resolves when `predicate` holds for the workspace (checked now and on every change). */
+	waitFor<T>(
+		predicate: () => T | undefined | false,
+		timeoutMs = 10_000,
+		what = 'the expected Slack state',
+	): Promise<T> {
+		return new Promise((resolve, reject) => {
+			const check = () => {
+				const value = predicate();
+				if (value) {
+					cleanup();
+					resolve(value);
+				}
+			};
+			const timer = setTimeout(() => {
+				cleanup();
+				reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`));
+			}, timeoutMs);
+			const cleanup = () => {
+				clearTimeout(timer);
+				this.workspace.off('change', check);
+			};
+			this.workspace.on('change', check);
+			check();
+		});
+	}
 
-  /** A person posts in a channel or thread; the app hears it as a message event. */
-  async postAsUser(user: string, channel: string, messageText: string, threadTs?: string): Promise<{ message: StoredMessage; reply: AppReply }> {
-    const message = this.workspace.post({ channel, user, text: messageText, threadTs });
-    const reply = await this.app.messageEvent(message);
-    return { message, reply };
-  }
+	/** A person posts in a channel or thread; the app hears it as a message event. */
+	async postAsUser(
+		user: string,
+		channel: string,
+		messageText: string,
+		threadTs?: string,
+	): Promise<{ message: StoredMessage; reply: AppReply }> {
+		const message = this.workspace.post({ channel, user, text: messageText, threadTs });
+		const reply = await this.app.messageEvent(message);
+		return { message, reply };
+	}
 
-  private createResponseUrl(target: { channel: string; user: string; ephemeralId?: string; messageTs?: string }): string {
-    const id = this.workspace.newId('R');
-    this.responseTargets.set(id, { ...target, uses: 0, createdAt: Date.now() });
-    return `${this.origin}/response/${id}`;
-  }
+	private createResponseUrl(target: {
+		channel: string;
+		user: string;
+		ephemeralId?: string;
+		messageTs?: string;
+	}): string {
+		const id = this.workspace.newId('R');
+		this.responseTargets.set(id, { ...target, uses: 0, createdAt: Date.now() });
+		return `${this.origin}/response/${id}`;
+	}
 
-  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
-    const path = url.pathname;
-    const method = req.method ?? 'GET';
-    let match: RegExpExecArray | null;
+	private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+		const path = url.pathname;
+		const method = req.method ?? 'GET';
+		let match: RegExpExecArray | null;
 
-    if (method === 'POST' && (match = /^\/api\/([A-Za-z.]+)$/.exec(path))) {
-      const body = await readBody(req);
-      const params = formParams(body, req.headers['content-type'] ?? '');
-      const reply = this.api.handle(match[1], req.headers.authorization, params);
-      return send(res, reply.status, reply.body, reply.headers);
-    }
-    if (method === 'POST' && (match = /^\/upload\/([A-Z0-9]+)$/.exec(path))) {
-      return this.upload(match[1], req, res);
-    }
-    if (method === 'POST' && (match = /^\/response\/([A-Z0-9]+)$/.exec(path))) {
-      return this.respond(match[1], await readBody(req), res);
-    }
-    if (method === 'GET' && (match = /^\/files\/([A-Z0-9]+)\/[^/]*$/.exec(path))) {
-      const file = this.workspace.files.get(match[1]);
-      if (!file?.content) return send(res, 404, 'file not found');
-      res.writeHead(200, { 'content-type': file.mimetype, 'content-length': String(file.content.length), 'cache-control': 'no-store' });
-      res.end(file.content);
-      return;
-    }
-    if (method === 'GET' && path === '/') {
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-      res.end(renderPage());
-      return;
-    }
-    if (method === 'GET' && path === '/ui/state') return send(res, 200, this.snapshot(url.searchParams.get('channel') ?? undefined));
-    if (method === 'GET' && path === '/ui/events') return this.events(req, res);
-    if (method === 'POST' && path.startsWith('/ui/')) return this.uiAction(path.slice(4), jsonObject(await readBody(req)), res);
-    send(res, 404, 'not found');
-  }
+		if (method === 'POST' && (match = /^\/api\/([A-Za-z.]+)$/.exec(path))) {
+			const body = await readBody(req);
+			const params = formParams(body, req.headers['content-type'] ?? '');
+			const reply = this.api.handle(match[1], req.headers.authorization, params);
+			return send(res, reply.status, reply.body, reply.headers);
+		}
+		if (method === 'POST' && (match = /^\/upload\/([A-Z0-9]+)$/.exec(path))) {
+			return this.upload(match[1], req, res);
+		}
+		if (method === 'POST' && (match = /^\/response\/([A-Z0-9]+)$/.exec(path))) {
+			return this.respond(match[1], await readBody(req), res);
+		}
+		if (method === 'GET' && (match = /^\/files\/([A-Z0-9]+)\/[^/]*$/.exec(path))) {
+			const file = this.workspace.files.get(match[1]);
+			if (!file?.content) return send(res, 404, 'file not found');
+			res.writeHead(200, {
+				'content-type': file.mimetype,
+				'content-length': String(file.content.length),
+				'cache-control': 'no-store',
+			});
+			res.end(file.content);
+			return;
+		}
+		if (method === 'GET' && path === '/') {
+			res.writeHead(200, {
+				'content-type': 'text/html; charset=utf-8',
+				'cache-control': 'no-store',
+			});
+			res.end(renderPage());
+			return;
+		}
+		if (method === 'GET' && path === '/ui/state')
+			return send(res, 200, this.snapshot(url.searchParams.get('channel') ?? undefined));
+		if (method === 'GET' && path === '/ui/events') return this.events(req, res);
+		if (method === 'POST' && path.startsWith('/ui/'))
+			return this.uiAction(path.slice(4), jsonObject(await readBody(req)), res);
+		send(res, 404, 'not found');
+	}
 
-  private async upload(fileId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const file = this.workspace.files.get(fileId);
-    if (!file) return send(res, 404, 'unknown upload');
-    const raw = await readBody(req);
-    const contentType = req.headers['content-type'] ?? '';
-    let content = raw;
-    if (/multipart\/form-data/i.test(contentType)) {
-      // The WebClient sends the bytes as the multipart field `body`.
-      const form = await new Request('http://standin/upload', { method: 'POST', headers: { 'content-type': contentType }, body: raw }).formData();
-      const part = form.get('body') ?? form.get('file');
-      if (!part || typeof part === 'string') return send(res, 400, 'missing file part "body"');
-      content = Buffer.from(await part.arrayBuffer());
-    }
-    file.content = content;
-    file.size = content.length;
-    this.workspace.changed();
-    send(res, 200, `OK - ${content.length}`);
-  }
+	private async upload(fileId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const file = this.workspace.files.get(fileId);
+		if (!file) return send(res, 404, 'unknown upload');
+		const raw = await readBody(req);
+		const contentType = req.headers['content-type'] ?? '';
+		let content = raw;
+		if (/multipart\/form-data/i.test(contentType)) {
+			// The WebClient sends the bytes as the multipart field `body`.
+			const form = await new Request('http://standin/upload', {
+				method: 'POST',
+				headers: { 'content-type': contentType },
+				body: raw,
+			}).formData();
+			const part = form.get('body') ?? form.get('file');
+			if (!part || typeof part === 'string') return send(res, 400, 'missing file part "body"');
+			content = Buffer.from(await part.arrayBuffer());
+		}
+		file.content = content;
+		file.size = content.length;
+		this.workspace.changed();
+		send(res, 200, `OK - ${content.length}`);
+	}
 
-  private respond(id: string, raw: Buffer, res: ServerResponse): void {
-    const target = this.responseTargets.get(id);
-    if (!target) return send(res, 404, 'no_such_url');
-    if (target.uses >= RESPONSE_URL_MAX_USES) return send(res, 404, 'used_url');
-    if (Date.now() - target.createdAt > RESPONSE_URL_LIFETIME_MS) return send(res, 404, 'expired_url');
-    target.uses++;
-    const body = jsonObject(raw);
-    const messageText = text(body.text) ?? '';
-    const blocks = Array.isArray(body.blocks) ? body.blocks : undefined;
-    if (body.delete_original === true) {
-      if (target.ephemeralId) this.workspace.deleteEphemeral(target.ephemeralId);
-      return send(res, 200, { ok: true });
-    }
-    if (body.replace_original === true) {
-      if (target.ephemeralId) this.workspace.replaceEphemeral(target.ephemeralId, { text: messageText, blocks });
-      else if (target.messageTs) this.workspace.update(target.channel, target.messageTs, { text: messageText, blocks });
-      return send(res, 200, { ok: true });
-    }
-    if (body.response_type === 'in_channel') {
-      this.workspace.post({ channel: target.channel, user: BOT.userId, botId: BOT.botId, text: messageText, blocks, threadTs: text(body.thread_ts) });
-    } else {
-      // An answer to a click in a thread shows in that thread, as in Slack.
-      const clickedThread = target.messageTs ? this.workspace.find(target.channel, target.messageTs)?.threadTs : undefined;
-      const ephemeral = this.workspace.postEphemeral({ channel: target.channel, user: target.user, text: messageText, blocks, threadTs: text(body.thread_ts) ?? clickedThread });
-      // Later answers to the same request may replace this message.
-      target.ephemeralId ??= ephemeral.id;
-    }
-    send(res, 200, { ok: true });
-  }
+	private respond(id: string, raw: Buffer, res: ServerResponse): void {
+		const target = this.responseTargets.get(id);
+		if (!target) return send(res, 404, 'no_such_url');
+		if (target.uses >= RESPONSE_URL_MAX_USES) return send(res, 404, 'used_url');
+		if (Date.now() - target.createdAt > RESPONSE_URL_LIFETIME_MS)
+			return send(res, 404, 'expired_url');
+		target.uses++;
+		const body = jsonObject(raw);
+		const messageText = text(body.text) ?? '';
+		const blocks = Array.isArray(body.blocks) ? body.blocks : undefined;
+		if (body.delete_original === true) {
+			if (target.ephemeralId) this.workspace.deleteEphemeral(target.ephemeralId);
+			return send(res, 200, { ok: true });
+		}
+		if (body.replace_original === true) {
+			if (target.ephemeralId)
+				this.workspace.replaceEphemeral(target.ephemeralId, { text: messageText, blocks });
+			else if (target.messageTs)
+				this.workspace.update(target.channel, target.messageTs, { text: messageText, blocks });
+			return send(res, 200, { ok: true });
+		}
+		if (body.response_type === 'in_channel') {
+			this.workspace.post({
+				channel: target.channel,
+				user: BOT.userId,
+				botId: BOT.botId,
+				text: messageText,
+				blocks,
+				threadTs: text(body.thread_ts),
+			});
+		} else {
+			// An answer to a click in a thread shows in that thread, as in Slack.
+			const clickedThread = target.messageTs
+				? this.workspace.find(target.channel, target.messageTs)?.threadTs
+				: undefined;
+			const ephemeral = this.workspace.postEphemeral({
+				channel: target.channel,
+				user: target.user,
+				text: messageText,
+				blocks,
+				threadTs: text(body.thread_ts) ?? clickedThread,
+			});
+			// Later answers to the same request may replace this message.
+			target.ephemeralId ??= ephemeral.id;
+		}
+		send(res, 200, { ok: true });
+	}
 
-  /** What the page shows: a conversation (the channel by default) as the local user sees it. */
-  snapshot(channelId?: string): Record<string, unknown> {
-    const shown = conversation(channelId);
-    const ws = this.workspace;
-    const render = (message: StoredMessage) => ({
-      ts: message.ts,
-      user: message.user,
-      bot: message.botId !== undefined,
-      text: message.text,
-      blocks: message.blocks ?? null,
-      edited: message.edited,
-      streaming: message.streaming,
-      assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
-      markdown: message.streamed,
-      files: message.fileIds.flatMap((fileId) => {
-        const file = ws.files.get(fileId);
-        return file ? [{ id: file.id, name: file.name, title: file.title, mimetype: file.mimetype, url: `/files/${file.id}/${encodeURIComponent(file.name)}` }] : [];
-      }),
-    });
-    const view = [...ws.views.values()].reverse().find((open) => open.user === LOCAL_USER.id);
-    return {
-      revision: ws.revision,
-      channel: shown,
-      conversations: CONVERSATIONS,
-      me: LOCAL_USER,
-      bot: { id: BOT.userId, name: BOT.displayName },
-      messages: ws.channelMessages(shown.id).map((message) => ({ ...render(message), replies: ws.replies(shown.id, message.ts).map(render) })),
-      ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === shown.id),
-      view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
-      home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
-      shortcuts: SHORTCUTS,
-    };
-  }
+	/** What the page shows: a conversation (the channel by default) as the local user sees it. */
+	snapshot(channelId?: string): Record<string, unknown> {
+		const shown = conversation(channelId);
+		const ws = this.workspace;
+		const render = (message: StoredMessage) => ({
+			ts: message.ts,
+			user: message.user,
+			bot: message.botId !== undefined,
+			text: message.text,
+			blocks: message.blocks ?? null,
+			edited: message.edited,
+			streaming: message.streaming,
+			assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
+			markdown: message.streamed,
+			files: message.fileIds.flatMap((fileId) => {
+				const file = ws.files.get(fileId);
+				return file
+					? [
+							{
+								id: file.id,
+								name: file.name,
+								title: file.title,
+								mimetype: file.mimetype,
+								url: `/files/${file.id}/${encodeURIComponent(file.name)}`,
+							},
+						]
+					: [];
+			}),
+		});
+		const view = [...ws.views.values()].reverse().find((open) => open.user === LOCAL_USER.id);
+		return {
+			revision: ws.revision,
+			channel: shown,
+			conversations: CONVERSATIONS,
+			me: LOCAL_USER,
+			bot: { id: BOT.userId, name: BOT.displayName },
+			messages: ws.channelMessages(shown.id).map((message) => ({
+				...render(message),
+				replies: ws.replies(shown.id, message.ts).map(render),
+			})),
+			ephemerals: ws.ephemeralsFor(LOCAL_USER.id).filter((message) => message.channel === shown.id),
+			view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
+			home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
+			shortcuts: SHORTCUTS,
+		};
+	}
 
-  private events(req: IncomingMessage, res: ServerResponse): void {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
-    const push = (revision: number) => res.write(`data: ${revision}\n\n`);
-    push(this.workspace.revision);
-    this.workspace.on('change', push);
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
-    req.on('close', () => {
-      clearInterval(keepAlive);
-      this.workspace.off('change', push);
-    });
-  }
+	private events(req: IncomingMessage, res: ServerResponse): void {
+		res.writeHead(200, {
+			'content-type': 'text/event-stream',
+			'cache-control': 'no-store',
+			connection: 'keep-alive',
+		});
+		const push = (revision: number) => res.write(`data: ${revision}\n\n`);
+		push(this.workspace.revision);
+		this.workspace.on('change', push);
+		const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15_000);
+		req.on('close', () => {
+			clearInterval(keepAlive);
+			this.workspace.off('change', push);
+		});
+	}
 
-  /** Shows what Slack shows when an app fails to answer a command in time. */
-  private reportFailure(label: string, reply: AppReply, channel: string = DEFAULT_CHANNEL.id): void {
-    if (reply.status === 200) {
-      if (reply.body.trim().startsWith('{')) {
-        const body = JSON.parse(reply.body) as Record<string, unknown>;
-        if (body.text || body.blocks) {
-          this.workspace.postEphemeral({ channel, user: LOCAL_USER.id, text: text(body.text) ?? '', blocks: Array.isArray(body.blocks) ? body.blocks : undefined });
-        }
-      }
-      return;
-    }
-    this.workspace.postEphemeral({
-      channel,
-      user: LOCAL_USER.id,
-      text: `${label} failed with the error "${reply.status === 404 ? 'operation_timeout' : `http_${reply.status}`}"`,
-    });
-  }
+	/** Shows what Slack shows when an app fails to answer a command in time. */
+	private reportFailure(
+		label: string,
+		reply: AppReply,
+		channel: string = DEFAULT_CHANNEL.id,
+	): void {
+		if (reply.status === 200) {
+			if (reply.body.trim().startsWith('{')) {
+				const body = JSON.parse(reply.body) as Record<string, unknown>;
+				if (body.text || body.blocks) {
+					this.workspace.postEphemeral({
+						channel,
+						user: LOCAL_USER.id,
+						text: text(body.text) ?? '',
+						blocks: Array.isArray(body.blocks) ? body.blocks : undefined,
+					});
+				}
+			}
+			return;
+		}
+		this.workspace.postEphemeral({
+			channel,
+			user: LOCAL_USER.id,
+			text: `${label} failed with the error "${reply.status === 404 ? 'operation_timeout' : `http_${reply.status}`}"`,
+		});
+	}
 
-  private async uiAction(action: string, body: Record<string, unknown>, res: ServerResponse): Promise<void> {
-    const user = LOCAL_USER.id;
-    const channel = conversation(text(body.channel)).id;
-    switch (action) {
-      case 'command': {
-        const input = (text(body.text) ?? '').trim();
-        const command = /^(\/\S+)\s*([\s\S]*)$/.exec(input);
-        if (!command) {
-          await this.postAsUser(user, channel, input);
-          return send(res, 200, { ok: true });
-        }
-        if (command[1] !== '/gpu') {
-          this.workspace.postEphemeral({ channel, user, text: `${command[1]} is not a valid command. This workspace has /gpu.` });
-          return send(res, 200, { ok: true });
-        }
-        const reply = await this.app.slashCommand({ user, channel, text: command[2], userName: LOCAL_USER.name });
-        this.reportFailure('/gpu', reply, channel);
-        return send(res, 200, { ok: true });
-      }
-      case 'reply': {
-        const threadTs = text(body.threadTs);
-        const messageText = text(body.text)?.trim();
-        if (!threadTs || !messageText) return send(res, 400, { ok: false });
-        await this.postAsUser(user, channel, messageText, threadTs);
-        return send(res, 200, { ok: true });
-      }
-      case 'action': {
-        const messageTs = text(body.messageTs);
-        const message = messageTs ? this.workspace.find(channel, messageTs) : undefined;
-        const reply = await this.app.click({
-          user,
-          channel,
-          actionId: text(body.actionId) ?? '',
-          blockId: text(body.blockId),
-          value: text(body.value),
-          actionType: body.actionType === 'feedback_buttons' ? 'feedback_buttons' : undefined,
-          message,
-          ephemeralId: text(body.ephemeralId),
-        });
-        this.reportFailure('The button', reply, channel);
-        return send(res, 200, { ok: true });
-      }
-      case 'view-submit': {
-        const viewId = text(body.viewId) ?? '';
-        const values = body.values && typeof body.values === 'object' ? (body.values as Record<string, Record<string, unknown>>) : {};
-        if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
-        const reply = await this.app.submitView({ user, viewId, values });
-        this.applyViewResponse(viewId, reply);
-        return send(res, 200, { ok: true });
-      }
-      case 'shortcut': {
-        const shortcut = SHORTCUTS.find((candidate) => candidate.callbackId === text(body.callbackId));
-        if (!shortcut) return send(res, 404, { ok: false });
-        const message = shortcut.type === 'message' ? this.workspace.find(channel, text(body.messageTs) ?? '') : undefined;
-        if (shortcut.type === 'message' && !message) return send(res, 404, { ok: false });
-        const reply = message ? await this.app.messageShortcut(user, shortcut.callbackId, message) : await this.app.globalShortcut(user, shortcut.callbackId);
-        this.reportFailure(shortcut.name, reply, channel);
-        return send(res, 200, { ok: true });
-      }
-      case 'assistant-new': {
-        // Slack opens the thread in the app's direct messages; its root names the thread until the app titles it.
-        const root = this.workspace.post({ channel: DIRECT_MESSAGE.id, user: BOT.userId, botId: BOT.botId, text: 'New assistant thread' });
-        this.workspace.assistantThread(DIRECT_MESSAGE.id, root.ts);
-        this.reportFailure('The assistant', await this.app.assistantThreadStarted(user, DIRECT_MESSAGE.id, root.ts, DEFAULT_CHANNEL.id), DIRECT_MESSAGE.id);
-        return send(res, 200, { ok: true, threadTs: root.ts });
-      }
-      case 'home-opened': {
-        this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);
-        return send(res, 200, { ok: true });
-      }
-      case 'home-action': {
-        const reply = await this.app.clickInHome({ user, actionId: text(body.actionId) ?? '', blockId: text(body.blockId), value: text(body.value) });
-        this.reportFailure('The button', reply, channel);
-        return send(res, 200, { ok: true });
-      }
-      case 'view-close': {
-        this.workspace.closeView(text(body.viewId) ?? '');
-        return send(res, 200, { ok: true });
-      }
-      case 'dismiss': {
-        this.workspace.deleteEphemeral(text(body.ephemeralId) ?? '');
-        return send(res, 200, { ok: true });
-      }
-      default:
-        send(res, 404, { ok: false });
-    }
-  }
+	private async uiAction(
+		action: string,
+		body: Record<string, unknown>,
+		res: ServerResponse,
+	): Promise<void> {
+		const user = LOCAL_USER.id;
+		const channel = conversation(text(body.channel)).id;
+		switch (action) {
+			case 'command': {
+				const input = (text(body.text) ?? '').trim();
+				const command = /^(\/\S+)\s*([\s\S]*)$/.exec(input);
+				if (!command) {
+					await this.postAsUser(user, channel, input);
+					return send(res, 200, { ok: true });
+				}
+				if (command[1] !== '/gpu') {
+					this.workspace.postEphemeral({
+						channel,
+						user,
+						text: `${command[1]} is not a valid command. This workspace has /gpu.`,
+					});
+					return send(res, 200, { ok: true });
+				}
+				const reply = await this.app.slashCommand({
+					user,
+					channel,
+					text: command[2],
+					userName: LOCAL_USER.name,
+				});
+				this.reportFailure('/gpu', reply, channel);
+				return send(res, 200, { ok: true });
+			}
+			case 'reply': {
+				const threadTs = text(body.threadTs);
+				const messageText = text(body.text)?.trim();
+				if (!threadTs || !messageText) return send(res, 400, { ok: false });
+				await this.postAsUser(user, channel, messageText, threadTs);
+				return send(res, 200, { ok: true });
+			}
+			case 'action': {
+				const messageTs = text(body.messageTs);
+				const message = messageTs ? this.workspace.find(channel, messageTs) : undefined;
+				const reply = await this.app.click({
+					user,
+					channel,
+					actionId: text(body.actionId) ?? '',
+					blockId: text(body.blockId),
+					value: text(body.value),
+					actionType: body.actionType === 'feedback_buttons' ? 'feedback_buttons' : undefined,
+					message,
+					ephemeralId: text(body.ephemeralId),
+				});
+				this.reportFailure('The button', reply, channel);
+				return send(res, 200, { ok: true });
+			}
+			case 'view-submit': {
+				const viewId = text(body.viewId) ?? '';
+				const values =
+					body.values && typeof body.values === 'object'
+						? (body.values as Record<string, Record<string, unknown>>)
+						: {};
+				if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
+				const reply = await this.app.submitView({ user, viewId, values });
+				this.applyViewResponse(viewId, reply);
+				return send(res, 200, { ok: true });
+			}
+			case 'shortcut': {
+				const shortcut = SHORTCUTS.find(
+					(candidate) => candidate.callbackId === text(body.callbackId),
+				);
+				if (!shortcut) return send(res, 404, { ok: false });
+				const message =
+					shortcut.type === 'message'
+						? this.workspace.find(channel, text(body.messageTs) ?? '')
+						: undefined;
+				if (shortcut.type === 'message' && !message) return send(res, 404, { ok: false });
+				const reply = message
+					? await this.app.messageShortcut(user, shortcut.callbackId, message)
+					: await this.app.globalShortcut(user, shortcut.callbackId);
+				this.reportFailure(shortcut.name, reply, channel);
+				return send(res, 200, { ok: true });
+			}
+			case 'assistant-new': {
+				// Slack opens the thread in the app's direct messages; its root names the thread until the app titles it.
+				const root = this.workspace.post({
+					channel: DIRECT_MESSAGE.id,
+					user: BOT.userId,
+					botId: BOT.botId,
+					text: 'New assistant thread',
+				});
+				this.workspace.assistantThread(DIRECT_MESSAGE.id, root.ts);
+				this.reportFailure(
+					'The assistant',
+					await this.app.assistantThreadStarted(
+						user,
+						DIRECT_MESSAGE.id,
+						root.ts,
+						DEFAULT_CHANNEL.id,
+					),
+					DIRECT_MESSAGE.id,
+				);
+				return send(res, 200, { ok: true, threadTs: root.ts });
+			}
+			case 'home-opened': {
+				this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);
+				return send(res, 200, { ok: true });
+			}
+			case 'home-action': {
+				const reply = await this.app.clickInHome({
+					user,
+					actionId: text(body.actionId) ?? '',
+					blockId: text(body.blockId),
+					value: text(body.value),
+				});
+				this.reportFailure('The button', reply, channel);
+				return send(res, 200, { ok: true });
+			}
+			case 'view-close': {
+				this.workspace.closeView(text(body.viewId) ?? '');
+				return send(res, 200, { ok: true });
+			}
+			case 'dismiss': {
+				this.workspace.deleteEphemeral(text(body.ephemeralId) ?? '');
+				return send(res, 200, { ok: true });
+			}
+			default:
+				send(res, 404, { ok: false });
+		}
+	}
 
-  /** Applies the app's answer to a view submission the way Slack does. */
-  applyViewResponse(viewId: string, reply: AppReply): void {
-    const open = this.workspace.views.get(viewId);
-    if (!open) return;
-    if (reply.status !== 200) {
-      open.errors = { '': `The app did not accept the form (HTTP ${reply.status}).` };
-      this.workspace.changed();
-      return;
-    }
-    const body = reply.body.trim() ? (JSON.parse(reply.body) as Record<string, unknown>) : {};
-    if (body.response_action === 'errors' && body.errors && typeof body.errors === 'object') {
-      open.errors = Object.fromEntries(Object.entries(body.errors).map(([key, value]) => [key, String(value)]));
-      this.workspace.changed();
-    } else if (body.response_action === 'update' && body.view && typeof body.view === 'object') {
-      this.workspace.updateView(viewId, body.view as Record<string, unknown>);
-    } else {
-      this.workspace.closeView(viewId);
-    }
-  }
+	/** Applies the app's answer to a view submission the way Slack does. */
+	applyViewResponse(viewId: string, reply: AppReply): void {
+		const open = this.workspace.views.get(viewId);
+		if (!open) return;
+		if (reply.status !== 200) {
+			open.errors = { '': `The app did not accept the form (HTTP ${reply.status}).` };
+			this.workspace.changed();
+			return;
+		}
+		const body = reply.body.trim() ? (JSON.parse(reply.body) as Record<string, unknown>) : {};
+		if (body.response_action === 'errors' && body.errors && typeof body.errors === 'object') {
+			open.errors = Object.fromEntries(
+				Object.entries(body.errors).map(([key, value]) => [key, String(value)]),
+			);
+			this.workspace.changed();
+		} else if (body.response_action === 'update' && body.view && typeof body.view === 'object') {
+			this.workspace.updateView(viewId, body.view as Record<string, unknown>);
+		} else {
+			this.workspace.closeView(viewId);
+		}
+	}
 }
 
 export async function startStandin(options: StandinOptions & { port?: number }): Promise<Standin> {
-  const standin = new Standin(options);
-  await standin.listen(options.port ?? 0);
-  return standin;
+	const standin = new Standin(options);
+	await standin.listen(options.port ?? 0);
+	return standin;
 }

@@ -1,4 +1,12 @@
-import { BOT, LOCAL_USER, TEAM, Workspace, type MessageMetadata, type StoredFile, type StoredMessage } from './workspace';
+import {
+	BOT,
+	LOCAL_USER,
+	TEAM,
+	Workspace,
+	type MessageMetadata,
+	type StoredFile,
+	type StoredMessage,
+} from './workspace';
 
 /**
  * Slack's Web API as the stand-in speaks it: form-encoded (or JSON) `POST /api/<method>` with the
@@ -9,388 +17,471 @@ import { BOT, LOCAL_USER, TEAM, Workspace, type MessageMetadata, type StoredFile
 export type Params = Record<string, string>;
 
 export interface ApiReply {
-  status: number;
-  headers?: Record<string, string>;
-  body: Record<string, unknown>;
+	status: number;
+	headers?: Record<string, string>;
+	body: Record<string, unknown>;
 }
 
 export interface ApiCall {
-  method: string;
-  params: Params;
-  status: number;
-  error?: string;
+	method: string;
+	params: Params;
+	status: number;
+	error?: string;
 }
 
 interface RateLimitRule {
-  remaining: number;
-  retryAfterSeconds: number;
+	remaining: number;
+	retryAfterSeconds: number;
 }
 
 class ApiFailure extends Error {}
 
 function fail(error: string): never {
-  throw new ApiFailure(error);
+	throw new ApiFailure(error);
 }
 
 function required(params: Params, name: string): string {
-  const value = params[name];
-  if (value === undefined || value === '') fail(`invalid_arguments`);
-  return value;
+	const value = params[name];
+	if (value === undefined || value === '') fail(`invalid_arguments`);
+	return value;
 }
 
 function json<T>(text: string | undefined, fallback: T): T | unknown {
-  if (text === undefined || text === '') return fallback;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return fail('invalid_json');
-  }
+	if (text === undefined || text === '') return fallback;
+	try {
+		return JSON.parse(text);
+	} catch {
+		return fail('invalid_json');
+	}
 }
 
 function blocksParam(params: Params): unknown[] | undefined {
-  const blocks = json(params.blocks, undefined);
-  if (blocks === undefined) return undefined;
-  if (!Array.isArray(blocks)) fail('invalid_blocks');
-  if (blocks.length > 50) fail('invalid_blocks');
-  return blocks;
+	const blocks = json(params.blocks, undefined);
+	if (blocks === undefined) return undefined;
+	if (!Array.isArray(blocks)) fail('invalid_blocks');
+	if (blocks.length > 50) fail('invalid_blocks');
+	return blocks;
 }
 
 function metadataParam(params: Params): MessageMetadata | undefined {
-  const metadata = json(params.metadata, undefined);
-  if (metadata === undefined) return undefined;
-  if (
-    !metadata ||
-    typeof metadata !== 'object' ||
-    !('event_type' in metadata) ||
-    typeof metadata.event_type !== 'string' ||
-    !('event_payload' in metadata) ||
-    !metadata.event_payload ||
-    typeof metadata.event_payload !== 'object'
-  ) {
-    fail('invalid_metadata_format');
-  }
-  return { event_type: metadata.event_type, event_payload: metadata.event_payload as Record<string, unknown> };
+	const metadata = json(params.metadata, undefined);
+	if (metadata === undefined) return undefined;
+	if (
+		!metadata ||
+		typeof metadata !== 'object' ||
+		!('event_type' in metadata) ||
+		typeof metadata.event_type !== 'string' ||
+		!('event_payload' in metadata) ||
+		!metadata.event_payload ||
+		typeof metadata.event_payload !== 'object'
+	) {
+		fail('invalid_metadata_format');
+	}
+	return {
+		event_type: metadata.event_type,
+		event_payload: metadata.event_payload as Record<string, unknown>,
+	};
 }
 
 /** Text carried by streaming chunks: `[{ type: 'markdown_text', text }]`. */
 function chunkText(params: Params): string {
-  let text = params.markdown_text ?? '';
-  const chunks = json(params.chunks, []);
-  if (Array.isArray(chunks)) {
-    for (const chunk of chunks) {
-      if (chunk && typeof chunk === 'object' && 'text' in chunk && typeof chunk.text === 'string') text += chunk.text;
-    }
-  }
-  return text;
+	let text = params.markdown_text ?? '';
+	const chunks = json(params.chunks, []);
+	if (Array.isArray(chunks)) {
+		for (const chunk of chunks) {
+			if (chunk && typeof chunk === 'object' && 'text' in chunk && typeof chunk.text === 'string')
+				text += chunk.text;
+		}
+	}
+	return text;
 }
 
 export interface WebApiOptions {
-  botToken: string;
-  /** Serves chat.startStream/appendStream/stopStream; off makes them `unknown_method` like older workspaces. */
-  nativeStreaming: boolean;
-  /** Absolute URL prefix for upload URLs and file links, e.g. `http://127.0.0.1:4321`. */
-  baseUrl: () => string;
+	botToken: string;
+	/** Serves chat.startStream/appendStream/stopStream; off makes them `unknown_method` like older workspaces. */
+	nativeStreaming: boolean;
+	/** Absolute URL prefix for upload URLs and file links, e.g. `http://127.0.0.1:4321`. */
+	baseUrl: () => string;
 }
 
 export class WebApi {
-  readonly calls: ApiCall[] = [];
-  private readonly rateLimits = new Map<string, RateLimitRule>();
-  private readonly refusals = new Map<string, { error: string; remaining: number }>();
+	readonly calls: ApiCall[] = [];
+	private readonly rateLimits = new Map<string, RateLimitRule>();
+	private readonly refusals = new Map<string, { error: string; remaining: number }>();
 
-  constructor(
-    private readonly workspace: Workspace,
-    private readonly options: WebApiOptions,
-  ) {}
+	constructor(
+		private readonly workspace: Workspace,
+		private readonly options: WebApiOptions,
+	) {}
 
-  /** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSeconds`. */
-  rateLimit(method: string, times: number, retryAfterSeconds = 1): void {
-    this.rateLimits.set(method, { remaining: times, retryAfterSeconds });
-  }
+	/** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSeconds`. */
+	rateLimit(method: string, times: number, retryAfterSeconds = 1): void {
+		this.rateLimits.set(method, { remaining: times, retryAfterSeconds });
+	}
 
-  /** The next `times` calls of `method` answer `{ ok: false, error }` (`not_in_channel`, `is_archived`...). */
-  refuse(method: string, error: string, times = 1): void {
-    this.refusals.set(method, { error, remaining: times });
-  }
+	/** The next `times` calls of `method` answer `{ ok: false, error }` (`not_in_channel`, `is_archived`...). */
+	refuse(method: string, error: string, times = 1): void {
+		this.refusals.set(method, { error, remaining: times });
+	}
 
-  setNativeStreaming(enabled: boolean): void {
-    this.options.nativeStreaming = enabled;
-  }
+	setNativeStreaming(enabled: boolean): void {
+		this.options.nativeStreaming = enabled;
+	}
 
-  callsOf(method: string): ApiCall[] {
-    return this.calls.filter((call) => call.method === method);
-  }
+	callsOf(method: string): ApiCall[] {
+		return this.calls.filter((call) => call.method === method);
+	}
 
-  handle(method: string, authorization: string | undefined, params: Params): ApiReply {
-    const limit = this.rateLimits.get(method);
-    if (limit && limit.remaining > 0) {
-      limit.remaining--;
-      this.calls.push({ method, params, status: 429, error: 'ratelimited' });
-      return { status: 429, headers: { 'retry-after': String(limit.retryAfterSeconds) }, body: { ok: false, error: 'ratelimited' } };
-    }
-    const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
-    let reply: ApiReply;
-    try {
-      if (token !== this.options.botToken) fail(token ? 'invalid_auth' : 'not_authed');
-      const refusal = this.refusals.get(method);
-      if (refusal && refusal.remaining > 0) {
-        refusal.remaining--;
-        fail(refusal.error);
-      }
-      reply = { status: 200, body: { ok: true, ...this.dispatch(method, params) } };
-    } catch (error) {
-      if (!(error instanceof ApiFailure)) throw error;
-      reply = { status: 200, body: { ok: false, error: error.message } };
-    }
-    this.calls.push({ method, params, status: reply.status, error: reply.body.ok ? undefined : String(reply.body.error) });
-    return reply;
-  }
+	handle(method: string, authorization: string | undefined, params: Params): ApiReply {
+		const limit = this.rateLimits.get(method);
+		if (limit && limit.remaining > 0) {
+			limit.remaining--;
+			this.calls.push({ method, params, status: 429, error: 'ratelimited' });
+			return {
+				status: 429,
+				headers: { 'retry-after': String(limit.retryAfterSeconds) },
+				body: { ok: false, error: 'ratelimited' },
+			};
+		}
+		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
+		let reply: ApiReply;
+		try {
+			if (token !== this.options.botToken) fail(token ? 'invalid_auth' : 'not_authed');
+			const refusal = this.refusals.get(method);
+			if (refusal && refusal.remaining > 0) {
+				refusal.remaining--;
+				fail(refusal.error);
+			}
+			reply = { status: 200, body: { ok: true, ...this.dispatch(method, params) } };
+		} catch (error) {
+			if (!(error instanceof ApiFailure)) throw error;
+			reply = { status: 200, body: { ok: false, error: error.message } };
+		}
+		this.calls.push({
+			method,
+			params,
+			status: reply.status,
+			error: reply.body.ok ? undefined : String(reply.body.error),
+		});
+		return reply;
+	}
 
-  private dispatch(method: string, params: Params): Record<string, unknown> {
-    switch (method) {
-      case 'auth.test':
-        return { url: `https://${TEAM.domain}.slack.com/`, team: TEAM.name, user: BOT.name, team_id: TEAM.id, user_id: BOT.userId, bot_id: BOT.botId, is_enterprise_install: false };
-      case 'chat.postMessage':
-        return this.postMessage(params);
-      case 'chat.update':
-        return this.updateMessage(params);
-      case 'chat.postEphemeral': {
-        const message = this.workspace.postEphemeral({
-          channel: required(params, 'channel'),
-          user: required(params, 'user'),
-          text: params.text ?? '',
-          blocks: blocksParam(params),
-          threadTs: params.thread_ts,
-        });
-        return { message_ts: message.ts };
-      }
-      case 'chat.startStream':
-      case 'chat.appendStream':
-      case 'chat.stopStream':
-        if (!this.options.nativeStreaming) fail('unknown_method');
-        return this.stream(method, params);
-      case 'conversations.replies':
-        return this.replies(params);
-      case 'files.getUploadURLExternal': {
-        const filename = required(params, 'filename');
-        const length = Number(required(params, 'length'));
-        if (!Number.isInteger(length) || length < 0) fail('invalid_arguments');
-        const id = this.workspace.newId('F');
-        this.workspace.files.set(id, { id, name: filename, title: filename, mimetype: mimeType(filename), size: length, altText: params.alt_txt, shared: false });
-        return { upload_url: `${this.options.baseUrl()}/upload/${id}`, file_id: id };
-      }
-      case 'files.completeUploadExternal':
-        return this.completeUpload(params);
-      case 'views.open':
-        return this.openView(params);
-      case 'views.update': {
-        const id = required(params, 'view_id');
-        const open = this.workspace.views.get(id);
-        if (!open) fail('not_found');
-        if (params.hash && params.hash !== open.hash) fail('hash_conflict');
-        const view = this.viewParam(params);
-        const updated = this.workspace.updateView(id, view);
-        return { view: { ...updated?.view, id, hash: updated?.hash } };
-      }
-      case 'assistant.threads.setSuggestedPrompts':
-      case 'assistant.threads.setTitle':
-      case 'assistant.threads.setStatus': {
-        const channel = required(params, 'channel_id');
-        const threadTs = required(params, 'thread_ts');
-        if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
-        const thread = this.workspace.assistantThread(channel, threadTs);
-        if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
-        if (method === 'assistant.threads.setStatus') thread.status = params.status || undefined;
-        if (method === 'assistant.threads.setSuggestedPrompts') {
-          const prompts = json(required(params, 'prompts'), undefined);
-          if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4) fail('invalid_arguments');
-          thread.prompts = prompts.map((prompt: unknown) => {
-            const record = prompt && typeof prompt === 'object' ? (prompt as Record<string, unknown>) : {};
-            if (typeof record.title !== 'string' || typeof record.message !== 'string') fail('invalid_arguments');
-            return { title: record.title, message: record.message };
-          });
-        }
-        this.workspace.changed();
-        return {};
-      }
-      case 'views.publish': {
-        const user = required(params, 'user_id');
-        const view = json(required(params, 'view'), undefined);
-        if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
-        const record = view as Record<string, unknown>;
-        if (record.type !== 'home' || !Array.isArray(record.blocks) || record.blocks.length > 100) fail('invalid_arguments');
-        const home = this.workspace.publishHome(user, record);
-        return { view: { ...home.view, id: home.id, hash: home.hash, team_id: TEAM.id, app_id: BOT.appId } };
-      }
-      case 'users.info': {
-        const user = required(params, 'user');
-        return { user: { id: user, team_id: TEAM.id, name: user.toLowerCase(), is_bot: user === BOT.userId, is_admin: user === LOCAL_USER.id, is_owner: false } };
-      }
-      case 'chat.getPermalink': {
-        const channel = required(params, 'channel');
-        const ts = required(params, 'message_ts');
-        if (!this.workspace.find(channel, ts)) fail('message_not_found');
-        return { channel, permalink: `${this.options.baseUrl()}/?thread=${encodeURIComponent(ts)}` };
-      }
-      default:
-        return fail('unknown_method');
-    }
-  }
+	private dispatch(method: string, params: Params): Record<string, unknown> {
+		switch (method) {
+			case 'auth.test':
+				return {
+					url: `https://${TEAM.domain}.slack.com/`,
+					team: TEAM.name,
+					user: BOT.name,
+					team_id: TEAM.id,
+					user_id: BOT.userId,
+					bot_id: BOT.botId,
+					is_enterprise_install: false,
+				};
+			case 'chat.postMessage':
+				return this.postMessage(params);
+			case 'chat.update':
+				return this.updateMessage(params);
+			case 'chat.postEphemeral': {
+				const message = this.workspace.postEphemeral({
+					channel: required(params, 'channel'),
+					user: required(params, 'user'),
+					text: params.text ?? '',
+					blocks: blocksParam(params),
+					threadTs: params.thread_ts,
+				});
+				return { message_ts: message.ts };
+			}
+			case 'chat.startStream':
+			case 'chat.appendStream':
+			case 'chat.stopStream':
+				if (!this.options.nativeStreaming) fail('unknown_method');
+				return this.stream(method, params);
+			case 'conversations.replies':
+				return this.replies(params);
+			case 'files.getUploadURLExternal': {
+				const filename = required(params, 'filename');
+				const length = Number(required(params, 'length'));
+				if (!Number.isInteger(length) || length < 0) fail('invalid_arguments');
+				const id = this.workspace.newId('F');
+				this.workspace.files.set(id, {
+					id,
+					name: filename,
+					title: filename,
+					mimetype: mimeType(filename),
+					size: length,
+					altText: params.alt_txt,
+					shared: false,
+				});
+				return { upload_url: `${this.options.baseUrl()}/upload/${id}`, file_id: id };
+			}
+			case 'files.completeUploadExternal':
+				return this.completeUpload(params);
+			case 'views.open':
+				return this.openView(params);
+			case 'views.update': {
+				const id = required(params, 'view_id');
+				const open = this.workspace.views.get(id);
+				if (!open) fail('not_found');
+				if (params.hash && params.hash !== open.hash) fail('hash_conflict');
+				const view = this.viewParam(params);
+				const updated = this.workspace.updateView(id, view);
+				return { view: { ...updated?.view, id, hash: updated?.hash } };
+			}
+			case 'assistant.threads.setSuggestedPrompts':
+			case 'assistant.threads.setTitle':
+			case 'assistant.threads.setStatus': {
+				const channel = required(params, 'channel_id');
+				const threadTs = required(params, 'thread_ts');
+				if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+				const thread = this.workspace.assistantThread(channel, threadTs);
+				if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
+				if (method === 'assistant.threads.setStatus') thread.status = params.status || undefined;
+				if (method === 'assistant.threads.setSuggestedPrompts') {
+					const prompts = json(required(params, 'prompts'), undefined);
+					if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4)
+						fail('invalid_arguments');
+					thread.prompts = prompts.map((prompt: unknown) => {
+						const record =
+							prompt && typeof prompt === 'object' ? (prompt as Record<string, unknown>) : {};
+						if (typeof record.title !== 'string' || typeof record.message !== 'string')
+							fail('invalid_arguments');
+						return { title: record.title, message: record.message };
+					});
+				}
+				this.workspace.changed();
+				return {};
+			}
+			case 'views.publish': {
+				const user = required(params, 'user_id');
+				const view = json(required(params, 'view'), undefined);
+				if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
+				const record = view as Record<string, unknown>;
+				if (record.type !== 'home' || !Array.isArray(record.blocks) || record.blocks.length > 100)
+					fail('invalid_arguments');
+				const home = this.workspace.publishHome(user, record);
+				return {
+					view: { ...home.view, id: home.id, hash: home.hash, team_id: TEAM.id, app_id: BOT.appId },
+				};
+			}
+			case 'users.info': {
+				const user = required(params, 'user');
+				return {
+					user: {
+						id: user,
+						team_id: TEAM.id,
+						name: user.toLowerCase(),
+						is_bot: user === BOT.userId,
+						is_admin: user === LOCAL_USER.id,
+						is_owner: false,
+					},
+				};
+			}
+			case 'chat.getPermalink': {
+				const channel = required(params, 'channel');
+				const ts = required(params, 'message_ts');
+				if (!this.workspace.find(channel, ts)) fail('message_not_found');
+				return {
+					channel,
+					permalink: `${this.options.baseUrl()}/?thread=${encodeURIComponent(ts)}`,
+				};
+			}
+			default:
+				return fail('unknown_method');
+		}
+	}
 
-  private postMessage(params: Params): Record<string, unknown> {
-    const channel = required(params, 'channel');
-    const blocks = blocksParam(params);
-    if (!params.text && !blocks) fail('no_text');
-    const threadTs = params.thread_ts || undefined;
-    if (threadTs && !this.workspace.find(channel, threadTs)) fail('thread_not_found');
-    const message = this.workspace.post({
-      channel,
-      user: BOT.userId,
-      botId: BOT.botId,
-      text: params.text ?? '',
-      blocks,
-      threadTs,
-      metadata: metadataParam(params),
-    });
-    return { channel, ts: message.ts, message: publicMessage(message, true, this.files(message)) };
-  }
+	private postMessage(params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		const blocks = blocksParam(params);
+		if (!params.text && !blocks) fail('no_text');
+		const threadTs = params.thread_ts || undefined;
+		if (threadTs && !this.workspace.find(channel, threadTs)) fail('thread_not_found');
+		const message = this.workspace.post({
+			channel,
+			user: BOT.userId,
+			botId: BOT.botId,
+			text: params.text ?? '',
+			blocks,
+			threadTs,
+			metadata: metadataParam(params),
+		});
+		return { channel, ts: message.ts, message: publicMessage(message, true, this.files(message)) };
+	}
 
-  private updateMessage(params: Params): Record<string, unknown> {
-    const channel = required(params, 'channel');
-    const ts = required(params, 'ts');
-    const existing = this.workspace.find(channel, ts);
-    if (!existing) fail('message_not_found');
-    if (existing.user !== BOT.userId) fail('cant_update_message');
-    const change: Partial<StoredMessage> = {};
-    if (params.text !== undefined) change.text = params.text;
-    const blocks = blocksParam(params);
-    if (blocks !== undefined) change.blocks = blocks;
-    const metadata = metadataParam(params);
-    if (metadata) change.metadata = metadata;
-    const updated = this.workspace.update(channel, ts, change);
-    return { channel, ts, text: updated?.text };
-  }
+	private updateMessage(params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		const ts = required(params, 'ts');
+		const existing = this.workspace.find(channel, ts);
+		if (!existing) fail('message_not_found');
+		if (existing.user !== BOT.userId) fail('cant_update_message');
+		const change: Partial<StoredMessage> = {};
+		if (params.text !== undefined) change.text = params.text;
+		const blocks = blocksParam(params);
+		if (blocks !== undefined) change.blocks = blocks;
+		const metadata = metadataParam(params);
+		if (metadata) change.metadata = metadata;
+		const updated = this.workspace.update(channel, ts, change);
+		return { channel, ts, text: updated?.text };
+	}
 
-  private stream(method: string, params: Params): Record<string, unknown> {
-    const channel = required(params, 'channel');
-    if (method === 'chat.startStream') {
-      const threadTs = required(params, 'thread_ts');
-      if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
-      const message = this.workspace.post({ channel, user: BOT.userId, botId: BOT.botId, text: chunkText(params), threadTs, streaming: true });
-      return { channel, ts: message.ts };
-    }
-    const ts = required(params, 'ts');
-    const message = this.workspace.find(channel, ts);
-    if (!message) fail('message_not_found');
-    if (!message.streaming) fail('message_not_in_streaming_state');
-    const change: Partial<StoredMessage> = { text: message.text + chunkText(params) };
-    if (method === 'chat.stopStream') {
-      change.streaming = false;
-      const blocks = blocksParam(params);
-      if (blocks) change.blocks = blocks;
-      const metadata = metadataParam(params);
-      if (metadata) change.metadata = metadata;
-    }
-    this.workspace.update(channel, ts, change);
-    return { channel, ts };
-  }
+	private stream(method: string, params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		if (method === 'chat.startStream') {
+			const threadTs = required(params, 'thread_ts');
+			if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+			const message = this.workspace.post({
+				channel,
+				user: BOT.userId,
+				botId: BOT.botId,
+				text: chunkText(params),
+				threadTs,
+				streaming: true,
+			});
+			return { channel, ts: message.ts };
+		}
+		const ts = required(params, 'ts');
+		const message = this.workspace.find(channel, ts);
+		if (!message) fail('message_not_found');
+		if (!message.streaming) fail('message_not_in_streaming_state');
+		const change: Partial<StoredMessage> = { text: message.text + chunkText(params) };
+		if (method === 'chat.stopStream') {
+			change.streaming = false;
+			const blocks = blocksParam(params);
+			if (blocks) change.blocks = blocks;
+			const metadata = metadataParam(params);
+			if (metadata) change.metadata = metadata;
+		}
+		this.workspace.update(channel, ts, change);
+		return { channel, ts };
+	}
 
-  private replies(params: Params): Record<string, unknown> {
-    const channel = required(params, 'channel');
-    const ts = required(params, 'ts');
-    const parent = this.workspace.find(channel, ts);
-    if (!parent) fail('thread_not_found');
-    const root = parent.threadTs && parent.threadTs !== parent.ts ? parent.threadTs : parent.ts;
-    const withMetadata = params.include_all_metadata === 'true' || params.include_all_metadata === '1';
-    const limit = Math.min(Number(params.limit) || 1000, 1000);
-    const start = Number(params.cursor || 0);
-    const all = this.workspace.thread(channel, root);
-    const page = all.slice(start, start + limit);
-    const more = start + limit < all.length;
-    return {
-      messages: page.map((message) => publicMessage(message, withMetadata, this.files(message))),
-      has_more: more,
-      response_metadata: { next_cursor: more ? String(start + limit) : '' },
-    };
-  }
+	private replies(params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		const ts = required(params, 'ts');
+		const parent = this.workspace.find(channel, ts);
+		if (!parent) fail('thread_not_found');
+		const root = parent.threadTs && parent.threadTs !== parent.ts ? parent.threadTs : parent.ts;
+		const withMetadata =
+			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
+		const limit = Math.min(Number(params.limit) || 1000, 1000);
+		const start = Number(params.cursor || 0);
+		const all = this.workspace.thread(channel, root);
+		const page = all.slice(start, start + limit);
+		const more = start + limit < all.length;
+		return {
+			messages: page.map((message) => publicMessage(message, withMetadata, this.files(message))),
+			has_more: more,
+			response_metadata: { next_cursor: more ? String(start + limit) : '' },
+		};
+	}
 
-  private files(message: StoredMessage): StoredFile[] {
-    return message.fileIds.flatMap((id) => this.workspace.files.get(id) ?? []);
-  }
+	private files(message: StoredMessage): StoredFile[] {
+		return message.fileIds.flatMap((id) => this.workspace.files.get(id) ?? []);
+	}
 
-  private completeUpload(params: Params): Record<string, unknown> {
-    const list = json(required(params, 'files'), []);
-    if (!Array.isArray(list) || list.length === 0) fail('invalid_arguments');
-    const files: StoredFile[] = list.map((entry: unknown) => {
-      const id = entry && typeof entry === 'object' && 'id' in entry && typeof entry.id === 'string' ? entry.id : fail('invalid_arguments');
-      const file = this.workspace.files.get(id);
-      if (!file || !file.content) fail('file_not_found');
-      if (entry && typeof entry === 'object' && 'title' in entry && typeof entry.title === 'string') file.title = entry.title;
-      return file;
-    });
-    const channel = params.channel_id || params.channels;
-    if (channel) {
-      const threadTs = params.thread_ts || undefined;
-      if (threadTs && !this.workspace.find(channel, threadTs)) fail('thread_not_found');
-      for (const file of files) file.shared = true;
-      this.workspace.post({ channel, user: BOT.userId, botId: BOT.botId, text: params.initial_comment ?? '', threadTs, fileIds: files.map((file) => file.id) });
-    }
-    return { files: files.map((file) => this.publicFile(file)) };
-  }
+	private completeUpload(params: Params): Record<string, unknown> {
+		const list = json(required(params, 'files'), []);
+		if (!Array.isArray(list) || list.length === 0) fail('invalid_arguments');
+		const files: StoredFile[] = list.map((entry: unknown) => {
+			const id =
+				entry && typeof entry === 'object' && 'id' in entry && typeof entry.id === 'string'
+					? entry.id
+					: fail('invalid_arguments');
+			const file = this.workspace.files.get(id);
+			if (!file || !file.content) fail('file_not_found');
+			if (entry && typeof entry === 'object' && 'title' in entry && typeof entry.title === 'string')
+				file.title = entry.title;
+			return file;
+		});
+		const channel = params.channel_id || params.channels;
+		if (channel) {
+			const threadTs = params.thread_ts || undefined;
+			if (threadTs && !this.workspace.find(channel, threadTs)) fail('thread_not_found');
+			for (const file of files) file.shared = true;
+			this.workspace.post({
+				channel,
+				user: BOT.userId,
+				botId: BOT.botId,
+				text: params.initial_comment ?? '',
+				threadTs,
+				fileIds: files.map((file) => file.id),
+			});
+		}
+		return { files: files.map((file) => this.publicFile(file)) };
+	}
 
-  private viewParam(params: Params): Record<string, unknown> {
-    const view = json(required(params, 'view'), undefined);
-    if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
-    const record = view as Record<string, unknown>;
-    if (record.type !== 'modal' || !Array.isArray(record.blocks) || record.blocks.length > 100) fail('invalid_arguments');
-    return record;
-  }
+	private viewParam(params: Params): Record<string, unknown> {
+		const view = json(required(params, 'view'), undefined);
+		if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
+		const record = view as Record<string, unknown>;
+		if (record.type !== 'modal' || !Array.isArray(record.blocks) || record.blocks.length > 100)
+			fail('invalid_arguments');
+		return record;
+	}
 
-  private openView(params: Params): Record<string, unknown> {
-    const trigger = this.workspace.redeemTrigger(required(params, 'trigger_id'));
-    if (trigger === 'invalid') fail('invalid_trigger_id');
-    if (trigger === 'expired') fail('expired_trigger_id');
-    const open = this.workspace.openView(trigger.user, this.viewParam(params));
-    return { view: { ...open.view, id: open.id, hash: open.hash, team_id: TEAM.id, app_id: BOT.appId } };
-  }
+	private openView(params: Params): Record<string, unknown> {
+		const trigger = this.workspace.redeemTrigger(required(params, 'trigger_id'));
+		if (trigger === 'invalid') fail('invalid_trigger_id');
+		if (trigger === 'expired') fail('expired_trigger_id');
+		const open = this.workspace.openView(trigger.user, this.viewParam(params));
+		return {
+			view: { ...open.view, id: open.id, hash: open.hash, team_id: TEAM.id, app_id: BOT.appId },
+		};
+	}
 
-  publicFile(file: StoredFile): Record<string, unknown> {
-    return {
-      id: file.id,
-      name: file.name,
-      title: file.title,
-      mimetype: file.mimetype,
-      size: file.size,
-      url_private: `${this.options.baseUrl()}/files/${file.id}/${encodeURIComponent(file.name)}`,
-      ...(file.altText ? { alt_txt: file.altText } : {}),
-    };
-  }
+	publicFile(file: StoredFile): Record<string, unknown> {
+		return {
+			id: file.id,
+			name: file.name,
+			title: file.title,
+			mimetype: file.mimetype,
+			size: file.size,
+			url_private: `${this.options.baseUrl()}/files/${file.id}/${encodeURIComponent(file.name)}`,
+			...(file.altText ? { alt_txt: file.altText } : {}),
+		};
+	}
 }
 
-function publicMessage(message: StoredMessage, withMetadata: boolean, files: StoredFile[]): Record<string, unknown> {
-  return {
-    type: 'message',
-    ts: message.ts,
-    user: message.user,
-    ...(message.botId ? { bot_id: message.botId, app_id: BOT.appId } : {}),
-    text: message.text,
-    ...(message.blocks ? { blocks: message.blocks } : {}),
-    ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-    ...(withMetadata && message.metadata ? { metadata: message.metadata } : {}),
-    ...(files.length ? { files: files.map((file) => ({ id: file.id, name: file.name, title: file.title, mimetype: file.mimetype, size: file.size })) } : {}),
-    ...(message.edited ? { edited: { user: message.user, ts: message.ts } } : {}),
-  };
+function publicMessage(
+	message: StoredMessage,
+	withMetadata: boolean,
+	files: StoredFile[],
+): Record<string, unknown> {
+	return {
+		type: 'message',
+		ts: message.ts,
+		user: message.user,
+		...(message.botId ? { bot_id: message.botId, app_id: BOT.appId } : {}),
+		text: message.text,
+		...(message.blocks ? { blocks: message.blocks } : {}),
+		...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+		...(withMetadata && message.metadata ? { metadata: message.metadata } : {}),
+		...(files.length
+			? {
+					files: files.map((file) => ({
+						id: file.id,
+						name: file.name,
+						title: file.title,
+						mimetype: file.mimetype,
+						size: file.size,
+					})),
+				}
+			: {}),
+		...(message.edited ? { edited: { user: message.user, ts: message.ts } } : {}),
+	};
 }
 
 export function mimeType(filename: string): string {
-  const extension = filename.split('.').pop()?.toLowerCase();
-  const types: Record<string, string> = {
-    png: 'image/png',
-    jpg: 'image/jpeg',
-    jpeg: 'image/jpeg',
-    webp: 'image/webp',
-    gif: 'image/gif',
-    txt: 'text/plain',
-    json: 'application/json',
-  };
-  return types[extension ?? ''] ?? 'application/octet-stream';
+	const extension = filename.split('.').pop()?.toLowerCase();
+	const types: Record<string, string> = {
+		png: 'image/png',
+		jpg: 'image/jpeg',
+		jpeg: 'image/jpeg',
+		webp: 'image/webp',
+		gif: 'image/gif',
+		txt: 'text/plain',
+		json: 'application/json',
+	};
+	return types[extension ?? ''] ?? 'application/octet-stream';
 }

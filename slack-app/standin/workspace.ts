@@ -8,7 +8,13 @@ import { randomBytes } from 'node:crypto';
 
 export const TEAM = { id: 'T0STANDIN', domain: 'standin', name: 'Stand-in workspace' } as const;
 /** `name` is the bot user's handle; people see the app by its display name, as in Slack. */
-export const BOT = { userId: 'U0GPUBOT', botId: 'B0GPUBOT', appId: 'A0GPUCLOUD', name: 'gpu-cloud', displayName: 'GPU Cloud' } as const;
+export const BOT = {
+	userId: 'U0GPUBOT',
+	botId: 'B0GPUBOT',
+	appId: 'A0GPUCLOUD',
+	name: 'gpu-cloud',
+	displayName: 'GPU Cloud',
+} as const;
 export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
 export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
 /** The local person's direct messages with the app (its Messages tab). */
@@ -16,235 +22,269 @@ export const DIRECT_MESSAGE = { id: 'D0GPUCLOUD', name: 'GPU Cloud' } as const;
 
 /** The shortcuts the app declares in slack-app/manifest.yaml (test/slack/manifest.test.ts keeps them equal). */
 export const SHORTCUTS = [
-  { type: 'global', callbackId: 'gpu.run_job', name: 'Run a GPU job' },
-  { type: 'message', callbackId: 'gpu.ask_about_message', name: 'Ask GPU Cloud about this message' },
+	{ type: 'global', callbackId: 'gpu.run_job', name: 'Run a GPU job' },
+	{
+		type: 'message',
+		callbackId: 'gpu.ask_about_message',
+		name: 'Ask GPU Cloud about this message',
+	},
 ] as const;
 
 export interface MessageMetadata {
-  event_type: string;
-  event_payload: Record<string, unknown>;
+	event_type: string;
+	event_payload: Record<string, unknown>;
 }
 
 export interface StoredFile {
-  id: string;
-  name: string;
-  title: string;
-  mimetype: string;
-  size: number;
-  altText?: string;
-  content?: Buffer;
-  /** Set once files.completeUploadExternal shared it. */
-  shared: boolean;
+	id: string;
+	name: string;
+	title: string;
+	mimetype: string;
+	size: number;
+	altText?: string;
+	content?: Buffer;
+	/** Set once files.completeUploadExternal shared it. */
+	shared: boolean;
 }
 
 export interface StoredMessage {
-  ts: string;
-  channel: string;
-  /** The author: a user id, or the bot's user id for the app's messages. */
-  user: string;
-  botId?: string;
-  text: string;
-  blocks?: unknown[];
-  threadTs?: string;
-  metadata?: MessageMetadata;
-  fileIds: string[];
-  edited: boolean;
-  /** True while a chat.startStream message is still being appended to. */
-  streaming: boolean;
-  /** Created by chat.startStream: its text is standard Markdown, shown above its blocks. */
-  streamed: boolean;
+	ts: string;
+	channel: string;
+	/** The author: a user id, or the bot's user id for the app's messages. */
+	user: string;
+	botId?: string;
+	text: string;
+	blocks?: unknown[];
+	threadTs?: string;
+	metadata?: MessageMetadata;
+	fileIds: string[];
+	edited: boolean;
+	/** True while a chat.startStream message is still being appended to. */
+	streaming: boolean;
+	/** Created by chat.startStream: its text is standard Markdown, shown above its blocks. */
+	streamed: boolean;
 }
 
 export interface EphemeralMessage {
-  id: string;
-  ts: string;
-  channel: string;
-  user: string;
-  text: string;
-  blocks?: unknown[];
-  threadTs?: string;
+	id: string;
+	ts: string;
+	channel: string;
+	user: string;
+	text: string;
+	blocks?: unknown[];
+	threadTs?: string;
 }
 
 export interface OpenView {
-  id: string;
-  hash: string;
-  user: string;
-  view: Record<string, unknown>;
-  /** Field errors from the app's last `response_action: errors` answer. */
-  errors: Record<string, string>;
+	id: string;
+	hash: string;
+	user: string;
+	view: Record<string, unknown>;
+	/** Field errors from the app's last `response_action: errors` answer. */
+	errors: Record<string, string>;
 }
 
 /** An assistant thread's side panel state, set by the assistant.threads.* methods. */
 export interface AssistantThread {
-  title?: string;
-  status?: string;
-  prompts: { title: string; message: string }[];
+	title?: string;
+	status?: string;
+	prompts: { title: string; message: string }[];
 }
 
 export interface IssuedTrigger {
-  id: string;
-  user: string;
-  issuedAt: number;
+	id: string;
+	user: string;
+	issuedAt: number;
 }
 
 /** Slack's own rule: a trigger id is usable for 3 seconds. */
 export const TRIGGER_LIFETIME_MS = 3000;
 
 export class Workspace extends EventEmitter {
-  readonly messages: StoredMessage[] = [];
-  readonly ephemerals: EphemeralMessage[] = [];
-  readonly files = new Map<string, StoredFile>();
-  readonly views = new Map<string, OpenView>();
-  /** Assistant threads by `channel/thread_ts`. */
-  readonly assistantThreads = new Map<string, AssistantThread>();
-  /** Published Home tabs, by user. */
-  readonly homes = new Map<string, OpenView>();
-  readonly triggers = new Map<string, IssuedTrigger>();
-  readonly channelNames = new Map<string, string>([
-    [DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name],
-    [DIRECT_MESSAGE.id, DIRECT_MESSAGE.name],
-  ]);
-  private lastTs = 0;
-  private version = 0;
+	readonly messages: StoredMessage[] = [];
+	readonly ephemerals: EphemeralMessage[] = [];
+	readonly files = new Map<string, StoredFile>();
+	readonly views = new Map<string, OpenView>();
+	/** Assistant threads by `channel/thread_ts`. */
+	readonly assistantThreads = new Map<string, AssistantThread>();
+	/** Published Home tabs, by user. */
+	readonly homes = new Map<string, OpenView>();
+	readonly triggers = new Map<string, IssuedTrigger>();
+	readonly channelNames = new Map<string, string>([
+		[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name],
+		[DIRECT_MESSAGE.id, DIRECT_MESSAGE.name],
+	]);
+	private lastTs = 0;
+	private version = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
-    super();
-    this.setMaxListeners(100);
-  }
+	constructor(private readonly now: () => number = Date.now) {
+		super();
+		this.setMaxListeners(100);
+	}
 
-  get revision(): number {
-    return this.version;
-  }
+	get revision(): number {
+		return this.version;
+	}
 
-  /** Every change bumps the revision and tells listeners (the page, tests waiting for a state). */
-  changed(): void {
-    this.version++;
-    this.emit('change', this.version);
-  }
+	/** Every change bumps the revision and tells listeners (the page, tests waiting for a state). */
+	changed(): void {
+		this.version++;
+		this.emit('change', this.version);
+	}
 
-  /** Strictly increasing `seconds.micros` timestamps, like Slack's message ids. */
-  nextTs(): string {
-    const candidate = Math.max(this.now() * 1000, this.lastTs + 1);
-    this.lastTs = candidate;
-    return `${Math.floor(candidate / 1e6)}.${String(candidate % 1e6).padStart(6, '0')}`;
-  }
+	/** Strictly increasing `seconds.micros` timestamps, like Slack's message ids. */
+	nextTs(): string {
+		const candidate = Math.max(this.now() * 1000, this.lastTs + 1);
+		this.lastTs = candidate;
+		return `${Math.floor(candidate / 1e6)}.${String(candidate % 1e6).padStart(6, '0')}`;
+	}
 
-  newId(prefix: string): string {
-    return `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
-  }
+	newId(prefix: string): string {
+		return `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
+	}
 
-  post(message: Omit<StoredMessage, 'ts' | 'edited' | 'streaming' | 'streamed' | 'fileIds'> & Partial<Pick<StoredMessage, 'fileIds' | 'streaming'>>): StoredMessage {
-    const streaming = message.streaming ?? false;
-    const stored: StoredMessage = { ...message, ts: this.nextTs(), edited: false, streaming, streamed: streaming, fileIds: message.fileIds ?? [] };
-    this.messages.push(stored);
-    // As in Slack, the app's reply in an assistant thread clears its status.
-    const assistant = stored.threadTs && stored.user === BOT.userId ? this.assistantThreads.get(`${stored.channel}/${stored.threadTs}`) : undefined;
-    if (assistant) assistant.status = undefined;
-    this.changed();
-    return stored;
-  }
+	post(
+		message: Omit<StoredMessage, 'ts' | 'edited' | 'streaming' | 'streamed' | 'fileIds'> &
+			Partial<Pick<StoredMessage, 'fileIds' | 'streaming'>>,
+	): StoredMessage {
+		const streaming = message.streaming ?? false;
+		const stored: StoredMessage = {
+			...message,
+			ts: this.nextTs(),
+			edited: false,
+			streaming,
+			streamed: streaming,
+			fileIds: message.fileIds ?? [],
+		};
+		this.messages.push(stored);
+		// As in Slack, the app's reply in an assistant thread clears its status.
+		const assistant =
+			stored.threadTs && stored.user === BOT.userId
+				? this.assistantThreads.get(`${stored.channel}/${stored.threadTs}`)
+				: undefined;
+		if (assistant) assistant.status = undefined;
+		this.changed();
+		return stored;
+	}
 
-  find(channel: string, ts: string): StoredMessage | undefined {
-    return this.messages.find((message) => message.channel === channel && message.ts === ts);
-  }
+	find(channel: string, ts: string): StoredMessage | undefined {
+		return this.messages.find((message) => message.channel === channel && message.ts === ts);
+	}
 
-  update(channel: string, ts: string, change: Partial<Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming'>>): StoredMessage | undefined {
-    const message = this.find(channel, ts);
-    if (!message) return undefined;
-    Object.assign(message, change, { edited: true });
-    this.changed();
-    return message;
-  }
+	update(
+		channel: string,
+		ts: string,
+		change: Partial<Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming'>>,
+	): StoredMessage | undefined {
+		const message = this.find(channel, ts);
+		if (!message) return undefined;
+		Object.assign(message, change, { edited: true });
+		this.changed();
+		return message;
+	}
 
-  /** Top-level messages of a channel, oldest first. */
-  channelMessages(channel: string): StoredMessage[] {
-    return this.messages.filter((message) => message.channel === channel && (!message.threadTs || message.threadTs === message.ts));
-  }
+	/** Top-level messages of a channel, oldest first. */
+	channelMessages(channel: string): StoredMessage[] {
+		return this.messages.filter(
+			(message) =>
+				message.channel === channel && (!message.threadTs || message.threadTs === message.ts),
+		);
+	}
 
-  /** The parent followed by its replies, oldest first, as conversations.replies returns them. */
-  thread(channel: string, ts: string): StoredMessage[] {
-    return this.messages.filter((message) => message.channel === channel && (message.ts === ts || message.threadTs === ts));
-  }
+	/** The parent followed by its replies, oldest first, as conversations.replies returns them. */
+	thread(channel: string, ts: string): StoredMessage[] {
+		return this.messages.filter(
+			(message) => message.channel === channel && (message.ts === ts || message.threadTs === ts),
+		);
+	}
 
-  replies(channel: string, ts: string): StoredMessage[] {
-    return this.messages.filter((message) => message.channel === channel && message.threadTs === ts && message.ts !== ts);
-  }
+	replies(channel: string, ts: string): StoredMessage[] {
+		return this.messages.filter(
+			(message) => message.channel === channel && message.threadTs === ts && message.ts !== ts,
+		);
+	}
 
-  postEphemeral(message: Omit<EphemeralMessage, 'id' | 'ts'>): EphemeralMessage {
-    const stored = { ...message, id: this.newId('E'), ts: this.nextTs() };
-    this.ephemerals.push(stored);
-    this.changed();
-    return stored;
-  }
+	postEphemeral(message: Omit<EphemeralMessage, 'id' | 'ts'>): EphemeralMessage {
+		const stored = { ...message, id: this.newId('E'), ts: this.nextTs() };
+		this.ephemerals.push(stored);
+		this.changed();
+		return stored;
+	}
 
-  replaceEphemeral(id: string, change: Pick<EphemeralMessage, 'text' | 'blocks'>): boolean {
-    const message = this.ephemerals.find((candidate) => candidate.id === id);
-    if (!message) return false;
-    Object.assign(message, change);
-    this.changed();
-    return true;
-  }
+	replaceEphemeral(id: string, change: Pick<EphemeralMessage, 'text' | 'blocks'>): boolean {
+		const message = this.ephemerals.find((candidate) => candidate.id === id);
+		if (!message) return false;
+		Object.assign(message, change);
+		this.changed();
+		return true;
+	}
 
-  deleteEphemeral(id: string): void {
-    const index = this.ephemerals.findIndex((candidate) => candidate.id === id);
-    if (index >= 0) this.ephemerals.splice(index, 1);
-    this.changed();
-  }
+	deleteEphemeral(id: string): void {
+		const index = this.ephemerals.findIndex((candidate) => candidate.id === id);
+		if (index >= 0) this.ephemerals.splice(index, 1);
+		this.changed();
+	}
 
-  ephemeralsFor(user: string): EphemeralMessage[] {
-    return this.ephemerals.filter((message) => message.user === user);
-  }
+	ephemeralsFor(user: string): EphemeralMessage[] {
+		return this.ephemerals.filter((message) => message.user === user);
+	}
 
-  issueTrigger(user: string): string {
-    const id = `${Date.now()}.${this.newId('TRIG')}`;
-    this.triggers.set(id, { id, user, issuedAt: this.now() });
-    return id;
-  }
+	issueTrigger(user: string): string {
+		const id = `${Date.now()}.${this.newId('TRIG')}`;
+		this.triggers.set(id, { id, user, issuedAt: this.now() });
+		return id;
+	}
 
-  /** A trigger is good once, for a few seconds. */
-  redeemTrigger(id: string): IssuedTrigger | 'invalid' | 'expired' {
-    const trigger = this.triggers.get(id);
-    if (!trigger) return 'invalid';
-    this.triggers.delete(id);
-    return this.now() - trigger.issuedAt > TRIGGER_LIFETIME_MS ? 'expired' : trigger;
-  }
+	/** A trigger is good once, for a few seconds. */
+	redeemTrigger(id: string): IssuedTrigger | 'invalid' | 'expired' {
+		const trigger = this.triggers.get(id);
+		if (!trigger) return 'invalid';
+		this.triggers.delete(id);
+		return this.now() - trigger.issuedAt > TRIGGER_LIFETIME_MS ? 'expired' : trigger;
+	}
 
-  openView(user: string, view: Record<string, unknown>): OpenView {
-    const open: OpenView = { id: this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
-    this.views.set(open.id, open);
-    this.changed();
-    return open;
-  }
+	openView(user: string, view: Record<string, unknown>): OpenView {
+		const open: OpenView = { id: this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
+		this.views.set(open.id, open);
+		this.changed();
+		return open;
+	}
 
-  updateView(id: string, view: Record<string, unknown>): OpenView | undefined {
-    const open = this.views.get(id);
-    if (!open) return undefined;
-    Object.assign(open, { view, hash: this.newId('H'), errors: {} });
-    this.changed();
-    return open;
-  }
+	updateView(id: string, view: Record<string, unknown>): OpenView | undefined {
+		const open = this.views.get(id);
+		if (!open) return undefined;
+		Object.assign(open, { view, hash: this.newId('H'), errors: {} });
+		this.changed();
+		return open;
+	}
 
-  /** views.publish: each person's Home tab, replaced whole. */
-  publishHome(user: string, view: Record<string, unknown>): OpenView {
-    const home: OpenView = { id: this.homes.get(user)?.id ?? this.newId('V'), hash: this.newId('H'), user, view, errors: {} };
-    this.homes.set(user, home);
-    this.changed();
-    return home;
-  }
+	/** views.publish: each person's Home tab, replaced whole. */
+	publishHome(user: string, view: Record<string, unknown>): OpenView {
+		const home: OpenView = {
+			id: this.homes.get(user)?.id ?? this.newId('V'),
+			hash: this.newId('H'),
+			user,
+			view,
+			errors: {},
+		};
+		this.homes.set(user, home);
+		this.changed();
+		return home;
+	}
 
-  assistantThread(channel: string, threadTs: string): AssistantThread {
-    const key = `${channel}/${threadTs}`;
-    const thread = this.assistantThreads.get(key) ?? { prompts: [] };
-    this.assistantThreads.set(key, thread);
-    return thread;
-  }
+	assistantThread(channel: string, threadTs: string): AssistantThread {
+		const key = `${channel}/${threadTs}`;
+		const thread = this.assistantThreads.get(key) ?? { prompts: [] };
+		this.assistantThreads.set(key, thread);
+		return thread;
+	}
 
-  closeView(id: string): void {
-    this.views.delete(id);
-    this.changed();
-  }
+	closeView(id: string): void {
+		this.views.delete(id);
+		this.changed();
+	}
 
-  channelName(id: string): string {
-    return this.channelNames.get(id) ?? id.toLowerCase();
-  }
+	channelName(id: string): string {
+		return this.channelNames.get(id) ?? id.toLowerCase();
+	}
 }

@@ -20,39 +20,51 @@ let count = 0;
 const url = (database: string) => `postgres://n8n@127.0.0.1:${postgres.port}/${database}`;
 
 async function withClient<T>(database: string, work: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url(database) });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
+	const client = new Client({ connectionString: url(database) });
+	await client.connect();
+	try {
+		return await work(client);
+	} finally {
+		await client.end();
+	}
 }
 
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), 'installation-store-pg-'));
-  // As root, the server runs as `postgres`, which must reach its data folder inside.
-  await chmod(root, 0o755);
-  postgres = await Postgres.start(join(root, 'data'), root);
+	root = await mkdtemp(join(tmpdir(), 'installation-store-pg-'));
+	// As root, the server runs as `postgres`, which must reach its data folder inside.
+	await chmod(root, 0o755);
+	postgres = await Postgres.start(join(root, 'data'), root);
 });
 
 afterAll(async () => {
-  await postgres?.stop();
-  await rm(root, { recursive: true, force: true });
+	await postgres?.stop();
+	await rm(root, { recursive: true, force: true });
 });
 
 installationStoreCases({
-  location: async () => {
-    const database = `installations_${++count}`;
-    await withClient('n8n', (client) => client.query(`CREATE DATABASE ${database}`));
-    return { databaseUrl: url(database), sqliteFile: join(root, 'unused.sqlite') };
-  },
-  // Every row of every table the store made, as text.
-  raw: async (location) =>
-    withClient(new URL(location.databaseUrl ?? '').pathname.slice(1), async (client) => {
-      const tables = await client.query<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'");
-      expect(tables.rows.map((row) => row.table_name).sort()).toEqual(['installations', 'schema_migrations', 'workspace_links']);
-      const dumps = await Promise.all(tables.rows.map(async ({ table_name }) => (await client.query(`SELECT row_to_json(t)::text AS row FROM "${table_name}" t`)).rows.map((row: { row: string }) => row.row)));
-      return dumps.flat().join('\n');
-    }),
+	location: async () => {
+		const database = `installations_${++count}`;
+		await withClient('n8n', (client) => client.query(`CREATE DATABASE ${database}`));
+		return { databaseUrl: url(database), sqliteFile: join(root, 'unused.sqlite') };
+	},
+	// Every row of every table the store made, as text.
+	raw: async (location) =>
+		withClient(new URL(location.databaseUrl ?? '').pathname.slice(1), async (client) => {
+			const tables = await client.query<{ table_name: string }>(
+				"SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
+			);
+			expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
+				'installations',
+				'schema_migrations',
+				'workspace_links',
+			]);
+			const dumps = await Promise.all(
+				tables.rows.map(async ({ table_name }) =>
+					(
+						await client.query(`SELECT row_to_json(t)::text AS row FROM "${table_name}" t`)
+					).rows.map((row: { row: string }) => row.row),
+				),
+			);
+			return dumps.flat().join('\n');
+		}),
 });

@@ -11,102 +11,150 @@ export const PACKAGE_PREFIX = 'n8n-nodes-gpu-cloud';
 export const CUSTOM_PREFIX = 'CUSTOM';
 
 export const CREDENTIALS = {
-  management: { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' },
-  /** The second emulator, whose rate limit is far below what the credential allows itself. */
-  rateLimited: { id: 'e2eRateLimited01', name: 'GPU Cloud (emulator with a low rate limit)' },
-  /** The first emulator, with a credential that allows itself only a few requests a minute. */
-  selfLimited: { id: 'e2eSelfLimited01', name: 'GPU Cloud (credential with a low rate limit)' },
-  image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
-  chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
-  /** The AI checks' emulator (its workloads require the Service-Api-Key header): management, for the tool. */
-  aiManagement: { id: 'e2eAiManagement1', name: 'GPU Cloud (AI emulator)' },
-  aiChat: { id: 'e2eAiChatWorkld1', name: 'GPU Cloud chat workload (AI emulator)' },
-  /** n8n's own OpenAI credential pointed at the chat workload (the recipe in docs/ai-agent.md). */
-  openAi: { id: 'e2eOpenAiWorkld1', name: 'OpenAI-compatible: GPU Cloud chat workload (AI emulator)' },
+	management: { id: 'e2eGpuCloudApi01', name: 'GPU Cloud (emulator)' },
+	/** The second emulator, whose rate limit is far below what the credential allows itself. */
+	rateLimited: { id: 'e2eRateLimited01', name: 'GPU Cloud (emulator with a low rate limit)' },
+	/** The first emulator, with a credential that allows itself only a few requests a minute. */
+	selfLimited: { id: 'e2eSelfLimited01', name: 'GPU Cloud (credential with a low rate limit)' },
+	image: { id: 'e2eImageWorkload', name: 'GPU Cloud image workload (emulator)' },
+	chat: { id: 'e2eChatWorkload1', name: 'GPU Cloud chat workload (emulator)' },
+	/** The AI checks' emulator (its workloads require the Service-Api-Key header): management, for the tool. */
+	aiManagement: { id: 'e2eAiManagement1', name: 'GPU Cloud (AI emulator)' },
+	aiChat: { id: 'e2eAiChatWorkld1', name: 'GPU Cloud chat workload (AI emulator)' },
+	/** n8n's own OpenAI credential pointed at the chat workload (the recipe in docs/ai-agent.md). */
+	openAi: {
+		id: 'e2eOpenAiWorkld1',
+		name: 'OpenAI-compatible: GPU Cloud chat workload (AI emulator)',
+	},
 };
 
 export interface EmulatorAccess {
-  baseUrl: string;
-  imageUrl: string;
-  chatUrl: string;
-  apiKey: string;
-  organization: string;
-  project: string;
+	baseUrl: string;
+	imageUrl: string;
+	chatUrl: string;
+	apiKey: string;
+	organization: string;
+	project: string;
 }
 
 /** How many management requests a minute the self-limited credential allows itself. */
 export const SELF_LIMIT_PER_MINUTE = 6;
 
 function managementData(emulator: EmulatorAccess): Record<string, string | number> {
-  return { apiKey: emulator.apiKey, baseUrl: emulator.baseUrl, organizationName: emulator.organization, defaultProject: emulator.project };
+	return {
+		apiKey: emulator.apiKey,
+		baseUrl: emulator.baseUrl,
+		organizationName: emulator.organization,
+		defaultProject: emulator.project,
+	};
 }
 
-export function credentials(emulator: EmulatorAccess, rateLimitedEmulator: EmulatorAccess, aiEmulator: EmulatorAccess): unknown[] {
-  return [
-    { ...CREDENTIALS.management, type: 'gpuCloudApi', data: managementData(emulator) },
-    { ...CREDENTIALS.rateLimited, type: 'gpuCloudApi', data: managementData(rateLimitedEmulator) },
-    { ...CREDENTIALS.selfLimited, type: 'gpuCloudApi', data: { ...managementData(emulator), requestsPerMinute: SELF_LIMIT_PER_MINUTE } },
-    { ...CREDENTIALS.image, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey } },
-    { ...CREDENTIALS.chat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey } },
-    { ...CREDENTIALS.aiManagement, type: 'gpuCloudApi', data: managementData(aiEmulator) },
-    { ...CREDENTIALS.aiChat, type: 'gpuCloudWorkloadApi', data: { serviceUrl: aiEmulator.chatUrl, apiKey: aiEmulator.apiKey } },
-    {
-      ...CREDENTIALS.openAi,
-      type: 'openAiApi',
-      // The workload reads no OpenAI key; its gateway reads Service-Api-Key.
-      data: { apiKey: 'unused', url: `${aiEmulator.chatUrl}/v1`, header: true, headerName: 'Service-Api-Key', headerValue: aiEmulator.apiKey },
-    },
-  ];
+export function credentials(
+	emulator: EmulatorAccess,
+	rateLimitedEmulator: EmulatorAccess,
+	aiEmulator: EmulatorAccess,
+): unknown[] {
+	return [
+		{ ...CREDENTIALS.management, type: 'gpuCloudApi', data: managementData(emulator) },
+		{ ...CREDENTIALS.rateLimited, type: 'gpuCloudApi', data: managementData(rateLimitedEmulator) },
+		{
+			...CREDENTIALS.selfLimited,
+			type: 'gpuCloudApi',
+			data: { ...managementData(emulator), requestsPerMinute: SELF_LIMIT_PER_MINUTE },
+		},
+		{
+			...CREDENTIALS.image,
+			type: 'gpuCloudWorkloadApi',
+			data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey },
+		},
+		{
+			...CREDENTIALS.chat,
+			type: 'gpuCloudWorkloadApi',
+			data: { serviceUrl: emulator.chatUrl, apiKey: emulator.apiKey },
+		},
+		{ ...CREDENTIALS.aiManagement, type: 'gpuCloudApi', data: managementData(aiEmulator) },
+		{
+			...CREDENTIALS.aiChat,
+			type: 'gpuCloudWorkloadApi',
+			data: { serviceUrl: aiEmulator.chatUrl, apiKey: aiEmulator.apiKey },
+		},
+		{
+			...CREDENTIALS.openAi,
+			type: 'openAiApi',
+			// The workload reads no OpenAI key; its gateway reads Service-Api-Key.
+			data: {
+				apiKey: 'unused',
+				url: `${aiEmulator.chatUrl}/v1`,
+				header: true,
+				headerName: 'Service-Api-Key',
+				headerValue: aiEmulator.apiKey,
+			},
+		},
+	];
 }
 
 export interface NodeSpec {
-  name: string;
-  type: string;
-  typeVersion?: number;
-  parameters: Record<string, unknown>;
-  webhookId?: string;
-  credentials?: Record<string, { id: string; name: string }>;
+	name: string;
+	type: string;
+	typeVersion?: number;
+	parameters: Record<string, unknown>;
+	webhookId?: string;
+	credentials?: Record<string, { id: string; name: string }>;
 }
 
 const management = { gpuCloudApi: CREDENTIALS.management };
 
 export interface WorkflowJson {
-  id: string;
-  name: string;
-  nodes: Array<Record<string, unknown>>;
-  connections: Record<string, unknown>;
-  active: boolean;
-  settings: Record<string, unknown>;
+	id: string;
+	name: string;
+	nodes: Array<Record<string, unknown>>;
+	connections: Record<string, unknown>;
+	active: boolean;
+	settings: Record<string, unknown>;
 }
 
 function toNodes(specs: NodeSpec[]): Array<Record<string, unknown>> {
-  return specs.map((spec, index) => ({
-    id: randomUUID(),
-    name: spec.name,
-    type: spec.type,
-    typeVersion: spec.typeVersion ?? 1,
-    position: [index * 220, 0],
-    parameters: spec.parameters,
-    ...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
-    ...(spec.credentials ? { credentials: spec.credentials } : {}),
-  }));
+	return specs.map((spec, index) => ({
+		id: randomUUID(),
+		name: spec.name,
+		type: spec.type,
+		typeVersion: spec.typeVersion ?? 1,
+		position: [index * 220, 0],
+		parameters: spec.parameters,
+		...(spec.webhookId ? { webhookId: spec.webhookId } : {}),
+		...(spec.credentials ? { credentials: spec.credentials } : {}),
+	}));
 }
 
 const link = (node: string) => ({ node, type: 'main', index: 0 });
 
 /** A straight line of nodes, each feeding the next. */
 export function chain(id: string, name: string, specs: NodeSpec[]): WorkflowJson {
-  const connections: Record<string, unknown> = {};
-  for (let index = 0; index + 1 < specs.length; index++) {
-    connections[specs[index].name] = { main: [[link(specs[index + 1].name)]] };
-  }
-  return { id, name, nodes: toNodes(specs), connections, active: false, settings: { executionOrder: 'v1' } };
+	const connections: Record<string, unknown> = {};
+	for (let index = 0; index + 1 < specs.length; index++) {
+		connections[specs[index].name] = { main: [[link(specs[index + 1].name)]] };
+	}
+	return {
+		id,
+		name,
+		nodes: toNodes(specs),
+		connections,
+		active: false,
+		settings: { executionOrder: 'v1' },
+	};
 }
 
 /** One start node feeding several independent nodes. */
 function fanOut(id: string, name: string, first: NodeSpec, branches: NodeSpec[]): WorkflowJson {
-  const connections = { [first.name]: { main: [branches.map((branch) => link(branch.name))] } };
-  return { id, name, nodes: toNodes([first, ...branches]), connections, active: false, settings: { executionOrder: 'v1' } };
+	const connections = { [first.name]: { main: [branches.map((branch) => link(branch.name))] } };
+	return {
+		id,
+		name,
+		nodes: toNodes([first, ...branches]),
+		connections,
+		active: false,
+		settings: { executionOrder: 'v1' },
+	};
 }
 
 const start: NodeSpec = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', parameters: {} };
@@ -115,98 +163,109 @@ const byName = (value: string) => ({ __rl: true, mode: 'name', value });
 
 /** n8n's HTTP Request node posting the item it receives, and the execution id, to the receiver. */
 function report(url: string): NodeSpec {
-  return {
-    name: 'Report',
-    type: 'n8n-nodes-base.httpRequest',
-    typeVersion: 4.2,
-    parameters: {
-      method: 'POST',
-      url,
-      sendBody: true,
-      specifyBody: 'json',
-      jsonBody: '={{ JSON.stringify({ executionId: $execution.id, item: $json }) }}',
-      options: {},
-    },
-  };
+	return {
+		name: 'Report',
+		type: 'n8n-nodes-base.httpRequest',
+		typeVersion: 4.2,
+		parameters: {
+			method: 'POST',
+			url,
+			sendBody: true,
+			specifyBody: 'json',
+			jsonBody: '={{ JSON.stringify({ executionId: $execution.id, item: $json }) }}',
+			options: {},
+		},
+	};
 }
 
 export const IDS = {
-  listEndpoints: 'e2eListEndpoints',
-  transcribePoll: 'e2eTranscribePoll',
-  customList: 'e2eCustomList',
-  workloads: 'e2eWorkloads',
-  trigger: 'e2eTrigger',
-  resume: 'e2eWebhookResume',
-  jobLifecycle: 'e2eJobLifecycle',
-  deadline: 'e2eWebhookDeadline',
-  bulkThrough429: 'e2eBulkThrough429',
-  bulkSelfLimited: 'e2eBulkSelfLimited',
-  batchResume: 'e2eBatchResume',
-  agentOurModel: 'e2eAgentOurModel',
-  llmChain: 'e2eLlmChain',
-  agentOpenAiModel: 'e2eAgentOpenAiModel',
-  agentLegacyOrder: 'e2eAgentLegacyOrder',
+	listEndpoints: 'e2eListEndpoints',
+	transcribePoll: 'e2eTranscribePoll',
+	customList: 'e2eCustomList',
+	workloads: 'e2eWorkloads',
+	trigger: 'e2eTrigger',
+	resume: 'e2eWebhookResume',
+	jobLifecycle: 'e2eJobLifecycle',
+	deadline: 'e2eWebhookDeadline',
+	bulkThrough429: 'e2eBulkThrough429',
+	bulkSelfLimited: 'e2eBulkSelfLimited',
+	batchResume: 'e2eBatchResume',
+	agentOurModel: 'e2eAgentOurModel',
+	llmChain: 'e2eLlmChain',
+	agentOpenAiModel: 'e2eAgentOpenAiModel',
+	agentLegacyOrder: 'e2eAgentLegacyOrder',
 };
 
 export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
-  return chain(id, `e2e: list endpoints (${prefix})`, [
-    start,
-    {
-      name: 'List Endpoints',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: { resource: 'inferenceEndpoint', operation: 'getAll', returnAll: true, options: {} },
-    },
-  ]);
+	return chain(id, `e2e: list endpoints (${prefix})`, [
+		start,
+		{
+			name: 'List Endpoints',
+			type: `${prefix}.gpuCloud`,
+			credentials: management,
+			parameters: {
+				resource: 'inferenceEndpoint',
+				operation: 'getAll',
+				returnAll: true,
+				options: {},
+			},
+		},
+	]);
 }
 
 export function transcribePoll(prefix: string): WorkflowJson {
-  return chain(IDS.transcribePoll, 'e2e: transcribe, polling', [
-    start,
-    {
-      name: 'Transcribe',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: {
-        resource: 'transcription',
-        operation: 'transcribe',
-        url: 'https://files.example/e2e-poll.mp3?signature=e2e',
-        transcriptionOptions: { summarize: 20 },
-        waitMode: 'poll',
-        timeoutMinutes: 2,
-        options: {},
-      },
-    },
-  ]);
+	return chain(IDS.transcribePoll, 'e2e: transcribe, polling', [
+		start,
+		{
+			name: 'Transcribe',
+			type: `${prefix}.gpuCloud`,
+			credentials: management,
+			parameters: {
+				resource: 'transcription',
+				operation: 'transcribe',
+				url: 'https://files.example/e2e-poll.mp3?signature=e2e',
+				transcriptionOptions: { summarize: 20 },
+				waitMode: 'poll',
+				timeoutMinutes: 2,
+				options: {},
+			},
+		},
+	]);
 }
 
 /** The two deployed workloads: an image as a file, and a chat reply read from a stream. */
 export function workloads(prefix: string): WorkflowJson {
-  return fanOut(IDS.workloads, 'e2e: image and chat workloads', start, [
-    {
-      name: 'Generate Image',
-      type: `${prefix}.gpuCloud`,
-      credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
-      parameters: {
-        resource: 'image',
-        operation: 'generate',
-        source: 'text',
-        prompt: 'A lighthouse on a cliff at dawn, watercolor',
-        workflowName: 'txt2img',
-        imageSettings: { width: 512, height: 512, seed: 7 },
-        delivery: 'wait',
-        outputMode: 'perImage',
-        binaryPropertyName: 'data',
-        options: {},
-      },
-    },
-    {
-      name: 'Chat',
-      type: `${prefix}.gpuCloud`,
-      credentials: { gpuCloudWorkloadApi: CREDENTIALS.chat },
-      parameters: { resource: 'chat', operation: 'message', inputMode: 'prompt', prompt: 'What is an interruptible GPU node?', options: { maxTokens: 40 } },
-    },
-  ]);
+	return fanOut(IDS.workloads, 'e2e: image and chat workloads', start, [
+		{
+			name: 'Generate Image',
+			type: `${prefix}.gpuCloud`,
+			credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
+			parameters: {
+				resource: 'image',
+				operation: 'generate',
+				source: 'text',
+				prompt: 'A lighthouse on a cliff at dawn, watercolor',
+				workflowName: 'txt2img',
+				imageSettings: { width: 512, height: 512, seed: 7 },
+				delivery: 'wait',
+				outputMode: 'perImage',
+				binaryPropertyName: 'data',
+				options: {},
+			},
+		},
+		{
+			name: 'Chat',
+			type: `${prefix}.gpuCloud`,
+			credentials: { gpuCloudWorkloadApi: CREDENTIALS.chat },
+			parameters: {
+				resource: 'chat',
+				operation: 'message',
+				inputMode: 'prompt',
+				prompt: 'What is an interruptible GPU node?',
+				options: { maxTokens: 40 },
+			},
+		},
+	]);
 }
 
 export const TRIGGER_WEBHOOK_ID = randomUUID();
@@ -214,16 +273,20 @@ export const TRIGGER_WEBHOOK_ID = randomUUID();
 export const TRIGGER_PATH = `/webhook/${TRIGGER_WEBHOOK_ID}/job-events`;
 
 export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
-  return chain(IDS.trigger, 'e2e: GPU Cloud Trigger', [
-    {
-      name: 'GPU Cloud Trigger',
-      type: `${prefix}.gpuCloudTrigger`,
-      webhookId: TRIGGER_WEBHOOK_ID,
-      credentials: management,
-      parameters: { verification: 'credential', events: ['succeeded', 'failed', 'cancelled'], options: {} },
-    },
-    report(receiverUrl),
-  ]);
+	return chain(IDS.trigger, 'e2e: GPU Cloud Trigger', [
+		{
+			name: 'GPU Cloud Trigger',
+			type: `${prefix}.gpuCloudTrigger`,
+			webhookId: TRIGGER_WEBHOOK_ID,
+			credentials: management,
+			parameters: {
+				verification: 'credential',
+				events: ['succeeded', 'failed', 'cancelled'],
+				options: {},
+			},
+		},
+		report(receiverUrl),
+	]);
 }
 
 export const RESUME_START_PATH = '/webhook/e2e-webhook-resume';
@@ -232,42 +295,55 @@ export const RESUME_START_PATH = '/webhook/e2e-webhook-resume';
  * n8n's Webhook node. By default it answers at once and the workflow goes on in the background;
  * `lastNode`: it answers with the last node's first item when the workflow has ended.
  */
-function startWebhook(path: string, responseMode: 'onReceived' | 'lastNode' = 'onReceived'): NodeSpec {
-  return {
-    name: 'Start Webhook',
-    type: 'n8n-nodes-base.webhook',
-    typeVersion: 2,
-    webhookId: randomUUID(),
-    parameters: { httpMethod: 'POST', path: path.replace('/webhook/', ''), responseMode, options: {} },
-  };
+function startWebhook(
+	path: string,
+	responseMode: 'onReceived' | 'lastNode' = 'onReceived',
+): NodeSpec {
+	return {
+		name: 'Start Webhook',
+		type: 'n8n-nodes-base.webhook',
+		typeVersion: 2,
+		webhookId: randomUUID(),
+		parameters: {
+			httpMethod: 'POST',
+			path: path.replace('/webhook/', ''),
+			responseMode,
+			options: {},
+		},
+	};
 }
 
 /** Started over HTTP; the transcription parks the execution until GPU Cloud calls its resume URL. */
 export function webhookResume(prefix: string, receiverUrl: string): WorkflowJson {
-  return chain(IDS.resume, 'e2e: transcribe, paused until the webhook', [
-    startWebhook(RESUME_START_PATH),
-    {
-      name: 'Transcribe',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: {
-        resource: 'transcription',
-        operation: 'transcribe',
-        url: '={{ $json.body.url }}',
-        waitMode: 'webhook',
-        timeoutMinutes: 5,
-        options: { metadata: '={{ JSON.stringify({ e2e: $json.body.marker }) }}' },
-      },
-    },
-    report(receiverUrl),
-  ]);
+	return chain(IDS.resume, 'e2e: transcribe, paused until the webhook', [
+		startWebhook(RESUME_START_PATH),
+		{
+			name: 'Transcribe',
+			type: `${prefix}.gpuCloud`,
+			credentials: management,
+			parameters: {
+				resource: 'transcription',
+				operation: 'transcribe',
+				url: '={{ $json.body.url }}',
+				waitMode: 'webhook',
+				timeoutMinutes: 5,
+				options: { metadata: '={{ JSON.stringify({ e2e: $json.body.marker }) }}' },
+			},
+		},
+		report(receiverUrl),
+	]);
 }
 
-const job = (name: string, parameters: Record<string, unknown>, prefix: string, credential = CREDENTIALS.management): NodeSpec => ({
-  name,
-  type: `${prefix}.gpuCloud`,
-  credentials: { gpuCloudApi: credential },
-  parameters: { resource: 'job', options: {}, ...parameters },
+const job = (
+	name: string,
+	parameters: Record<string, unknown>,
+	prefix: string,
+	credential = CREDENTIALS.management,
+): NodeSpec => ({
+	name,
+	type: `${prefix}.gpuCloud`,
+	credentials: { gpuCloudApi: credential },
+	parameters: { resource: 'job', options: {}, ...parameters },
 });
 
 /** The id of the job a node output for the current item. */
@@ -279,37 +355,86 @@ const jobIdOf = (node: string) => `={{ $('${node}').item.json.id }}`;
  * waited for, read, created-and-waited-for, and a slow job is created, cancelled and read again.
  */
 export function jobLifecycle(prefix: string, marker: string, queueName: string): WorkflowJson {
-  return chain(IDS.jobLifecycle, 'e2e: every management operation, polling', [
-    start,
-    job(
-      'Create Job',
-      {
-        operation: 'create',
-        endpoint: byName('transcribe'),
-        input: JSON.stringify({ url: 'https://files.example/e2e-life.mp3?signature=e2e' }),
-        options: { metadata: JSON.stringify({ e2e: marker }) },
-      },
-      prefix,
-    ),
-    job('Wait for Completion', { operation: 'waitForCompletion', endpoint: byName('transcribe'), jobId: jobIdOf('Create Job'), timeoutMinutes: 2 }, prefix),
-    job('Get Job', { operation: 'get', endpoint: byName('transcribe'), jobId: jobIdOf('Create Job') }, prefix),
-    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('echo'), input: JSON.stringify({ e2e: 'create-and-wait' }), waitMode: 'poll', timeoutMinutes: 2 }, prefix),
-    job('Create Slow Job', { operation: 'create', endpoint: byName('batch-echo'), input: JSON.stringify({ e2e: 'to-cancel' }) }, prefix),
-    job('Cancel Job', { operation: 'cancel', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') }, prefix),
-    job('Get Cancelled Job', { operation: 'get', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') }, prefix),
-    {
-      name: 'Get Endpoint',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: { resource: 'inferenceEndpoint', operation: 'get', endpoint: byName('transcribe'), options: {} },
-    },
-    {
-      name: 'Create Queue',
-      type: `${prefix}.gpuCloud`,
-      credentials: management,
-      parameters: { resource: 'queue', operation: 'create', name: queueName, options: { description: 'Created by the end-to-end run' } },
-    },
-  ]);
+	return chain(IDS.jobLifecycle, 'e2e: every management operation, polling', [
+		start,
+		job(
+			'Create Job',
+			{
+				operation: 'create',
+				endpoint: byName('transcribe'),
+				input: JSON.stringify({ url: 'https://files.example/e2e-life.mp3?signature=e2e' }),
+				options: { metadata: JSON.stringify({ e2e: marker }) },
+			},
+			prefix,
+		),
+		job(
+			'Wait for Completion',
+			{
+				operation: 'waitForCompletion',
+				endpoint: byName('transcribe'),
+				jobId: jobIdOf('Create Job'),
+				timeoutMinutes: 2,
+			},
+			prefix,
+		),
+		job(
+			'Get Job',
+			{ operation: 'get', endpoint: byName('transcribe'), jobId: jobIdOf('Create Job') },
+			prefix,
+		),
+		job(
+			'Create and Wait',
+			{
+				operation: 'createAndWait',
+				endpoint: byName('echo'),
+				input: JSON.stringify({ e2e: 'create-and-wait' }),
+				waitMode: 'poll',
+				timeoutMinutes: 2,
+			},
+			prefix,
+		),
+		job(
+			'Create Slow Job',
+			{
+				operation: 'create',
+				endpoint: byName('batch-echo'),
+				input: JSON.stringify({ e2e: 'to-cancel' }),
+			},
+			prefix,
+		),
+		job(
+			'Cancel Job',
+			{ operation: 'cancel', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') },
+			prefix,
+		),
+		job(
+			'Get Cancelled Job',
+			{ operation: 'get', endpoint: byName('batch-echo'), jobId: jobIdOf('Create Slow Job') },
+			prefix,
+		),
+		{
+			name: 'Get Endpoint',
+			type: `${prefix}.gpuCloud`,
+			credentials: management,
+			parameters: {
+				resource: 'inferenceEndpoint',
+				operation: 'get',
+				endpoint: byName('transcribe'),
+				options: {},
+			},
+		},
+		{
+			name: 'Create Queue',
+			type: `${prefix}.gpuCloud`,
+			credentials: management,
+			parameters: {
+				resource: 'queue',
+				operation: 'create',
+				name: queueName,
+				options: { description: 'Created by the end-to-end run' },
+			},
+		},
+	]);
 }
 
 export const DEADLINE_START_PATH = '/webhook/e2e-webhook-deadline';
@@ -321,53 +446,97 @@ export const HOLD_INPUT = { hold: true };
  * what reaches the next node when n8n gives up waiting.
  */
 export function webhookDeadline(prefix: string, receiverUrl: string): WorkflowJson {
-  return chain(IDS.deadline, 'e2e: webhook wait, job outlives the deadline', [
-    startWebhook(DEADLINE_START_PATH),
-    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('batch-echo'), input: JSON.stringify(HOLD_INPUT), waitMode: 'webhook', timeoutMinutes: 1 }, prefix),
-    report(receiverUrl),
-  ]);
+	return chain(IDS.deadline, 'e2e: webhook wait, job outlives the deadline', [
+		startWebhook(DEADLINE_START_PATH),
+		job(
+			'Create and Wait',
+			{
+				operation: 'createAndWait',
+				endpoint: byName('batch-echo'),
+				input: JSON.stringify(HOLD_INPUT),
+				waitMode: 'webhook',
+				timeoutMinutes: 1,
+			},
+			prefix,
+		),
+		report(receiverUrl),
+	]);
 }
 
 /** One item per entry of the request body's `items`. */
-const splitItems: NodeSpec = { name: 'Split Out', type: 'n8n-nodes-base.splitOut', typeVersion: 1, parameters: { fieldToSplitOut: 'body.items', options: {} } };
+const splitItems: NodeSpec = {
+	name: 'Split Out',
+	type: 'n8n-nodes-base.splitOut',
+	typeVersion: 1,
+	parameters: { fieldToSplitOut: 'body.items', options: {} },
+};
 
 export const BATCH_RESUME_START_PATH = '/webhook/e2e-batch-resume';
 
 /** Several jobs in one webhook-mode wait: the execution resumes once GPU Cloud has reported every one. */
 export function batchResume(prefix: string, receiverUrl: string): WorkflowJson {
-  return chain(IDS.batchResume, 'e2e: create and wait for several jobs, paused until their webhooks', [
-    startWebhook(BATCH_RESUME_START_PATH),
-    splitItems,
-    job('Create and Wait', { operation: 'createAndWait', endpoint: byName('echo'), input: '={{ JSON.stringify({ batch: $json.n }) }}', waitMode: 'webhook', timeoutMinutes: 5 }, prefix),
-    report(receiverUrl),
-  ]);
+	return chain(
+		IDS.batchResume,
+		'e2e: create and wait for several jobs, paused until their webhooks',
+		[
+			startWebhook(BATCH_RESUME_START_PATH),
+			splitItems,
+			job(
+				'Create and Wait',
+				{
+					operation: 'createAndWait',
+					endpoint: byName('echo'),
+					input: '={{ JSON.stringify({ batch: $json.n }) }}',
+					waitMode: 'webhook',
+					timeoutMinutes: 5,
+				},
+				prefix,
+			),
+			report(receiverUrl),
+		],
+	);
 }
 
-export const BULK_PATHS = { [IDS.bulkThrough429]: '/webhook/e2e-bulk-through-429', [IDS.bulkSelfLimited]: '/webhook/e2e-bulk-self-limited' };
+export const BULK_PATHS = {
+	[IDS.bulkThrough429]: '/webhook/e2e-bulk-through-429',
+	[IDS.bulkSelfLimited]: '/webhook/e2e-bulk-self-limited',
+};
 
 /** Job > Create for every entry of the request's `items`: more jobs than the rate limit lets through in a minute. */
-export function bulkCreate(prefix: string, id: typeof IDS.bulkThrough429 | typeof IDS.bulkSelfLimited): WorkflowJson {
-  const credential = id === IDS.bulkThrough429 ? CREDENTIALS.rateLimited : CREDENTIALS.selfLimited;
-  return chain(id, `e2e: bulk create (${credential.name})`, [
-    startWebhook(BULK_PATHS[id]),
-    splitItems,
-    job('Create Jobs', { operation: 'create', endpoint: byName('echo'), input: '={{ JSON.stringify({ bulk: $json.n }) }}' }, prefix, credential),
-  ]);
+export function bulkCreate(
+	prefix: string,
+	id: typeof IDS.bulkThrough429 | typeof IDS.bulkSelfLimited,
+): WorkflowJson {
+	const credential = id === IDS.bulkThrough429 ? CREDENTIALS.rateLimited : CREDENTIALS.selfLimited;
+	return chain(id, `e2e: bulk create (${credential.name})`, [
+		startWebhook(BULK_PATHS[id]),
+		splitItems,
+		job(
+			'Create Jobs',
+			{
+				operation: 'create',
+				endpoint: byName('echo'),
+				input: '={{ JSON.stringify({ bulk: $json.n }) }}',
+			},
+			prefix,
+			credential,
+		),
+	]);
 }
 
 const LANGCHAIN = '@n8n/n8n-nodes-langchain';
 
 /** A sub-node of an AI root node and the kind of connection it supplies. */
 interface SubNode {
-  spec: NodeSpec;
-  connection: 'ai_languageModel' | 'ai_tool';
+	spec: NodeSpec;
+	connection: 'ai_languageModel' | 'ai_tool';
 }
 
 export const AI_PATHS = {
-  [IDS.agentOurModel]: '/webhook/e2e-agent-our-model',
-  [IDS.llmChain]: '/webhook/e2e-llm-chain',
-  [IDS.agentOpenAiModel]: '/webhook/e2e-agent-openai-model',
-  [IDS.agentLegacyOrder]: '/webhook/e2e-agent-legacy-order',
+	[IDS.agentOurModel]: '/webhook/e2e-agent-our-model',
+	[IDS.llmChain]: '/webhook/e2e-llm-chain',
+	[IDS.agentOpenAiModel]: '/webhook/e2e-agent-openai-model',
+	[IDS.agentLegacyOrder]: '/webhook/e2e-agent-legacy-order',
 };
 
 /**
@@ -375,10 +544,15 @@ export const AI_PATHS = {
  * connected to the root. Settings as the editor saves a new workflow (execution order v1).
  */
 function aiWorkflow(id: string, name: string, root: NodeSpec, subNodes: SubNode[]): WorkflowJson {
-  const workflow = chain(id, name, [startWebhook(AI_PATHS[id], 'lastNode'), root]);
-  const connections: Record<string, unknown> = { ...workflow.connections };
-  for (const { spec, connection } of subNodes) connections[spec.name] = { [connection]: [[{ node: root.name, type: connection, index: 0 }]] };
-  return { ...workflow, nodes: [...workflow.nodes, ...toNodes(subNodes.map((sub) => sub.spec))], connections };
+	const workflow = chain(id, name, [startWebhook(AI_PATHS[id], 'lastNode'), root]);
+	const connections: Record<string, unknown> = { ...workflow.connections };
+	for (const { spec, connection } of subNodes)
+		connections[spec.name] = { [connection]: [[{ node: root.name, type: connection, index: 0 }]] };
+	return {
+		...workflow,
+		nodes: [...workflow.nodes, ...toNodes(subNodes.map((sub) => sub.spec))],
+		connections,
+	};
 }
 
 const PROMPT = '={{ $json.body.prompt }}';
@@ -389,70 +563,92 @@ export const TOOL_NODE = 'List Inference Endpoints';
 export const TOOL_NAME = 'List_Inference_Endpoints';
 
 const agent: NodeSpec = {
-  name: 'AI Agent',
-  type: `${LANGCHAIN}.agent`,
-  typeVersion: 3.1,
-  parameters: { promptType: 'define', text: PROMPT, options: { returnIntermediateSteps: true } },
+	name: 'AI Agent',
+	type: `${LANGCHAIN}.agent`,
+	typeVersion: 3.1,
+	parameters: { promptType: 'define', text: PROMPT, options: { returnIntermediateSteps: true } },
 };
 
 /** Our GPU Cloud node as the agent's tool (the variant n8n derives from `usableAsTool`). */
 function listEndpointsTool(prefix: string): SubNode {
-  return {
-    connection: 'ai_tool',
-    spec: {
-      name: TOOL_NODE,
-      type: `${prefix}.gpuCloudTool`,
-      credentials: { gpuCloudApi: CREDENTIALS.aiManagement },
-      parameters: {
-        descriptionType: 'manual',
-        toolDescription: 'Lists the inference endpoints of the GPU Cloud organization: their names and what each one runs.',
-        resource: 'inferenceEndpoint',
-        operation: 'getAll',
-        returnAll: false,
-        limit: TOOL_ENDPOINT_LIMIT,
-        options: {},
-      },
-    },
-  };
+	return {
+		connection: 'ai_tool',
+		spec: {
+			name: TOOL_NODE,
+			type: `${prefix}.gpuCloudTool`,
+			credentials: { gpuCloudApi: CREDENTIALS.aiManagement },
+			parameters: {
+				descriptionType: 'manual',
+				toolDescription:
+					'Lists the inference endpoints of the GPU Cloud organization: their names and what each one runs.',
+				resource: 'inferenceEndpoint',
+				operation: 'getAll',
+				returnAll: false,
+				limit: TOOL_ENDPOINT_LIMIT,
+				options: {},
+			},
+		},
+	};
 }
 
 function ourChatModel(prefix: string): SubNode {
-  return {
-    connection: 'ai_languageModel',
-    spec: {
-      name: 'GPU Cloud Chat Model',
-      type: `${prefix}.gpuCloudChatModel`,
-      credentials: { gpuCloudWorkloadApi: CREDENTIALS.aiChat },
-      parameters: { model: { __rl: true, mode: 'list', value: '' }, options: {} },
-    },
-  };
+	return {
+		connection: 'ai_languageModel',
+		spec: {
+			name: 'GPU Cloud Chat Model',
+			type: `${prefix}.gpuCloudChatModel`,
+			credentials: { gpuCloudWorkloadApi: CREDENTIALS.aiChat },
+			parameters: { model: { __rl: true, mode: 'list', value: '' }, options: {} },
+		},
+	};
 }
 
 /** (a) The AI Agent with the GPU Cloud Chat Model and our node as its tool. */
 export function agentWithOurModel(prefix: string): WorkflowJson {
-  return aiWorkflow(IDS.agentOurModel, 'e2e: AI Agent, GPU Cloud Chat Model, GPU Cloud tool', agent, [ourChatModel(prefix), listEndpointsTool(prefix)]);
+	return aiWorkflow(
+		IDS.agentOurModel,
+		'e2e: AI Agent, GPU Cloud Chat Model, GPU Cloud tool',
+		agent,
+		[ourChatModel(prefix), listEndpointsTool(prefix)],
+	);
 }
 
 /** (b) The Basic LLM Chain with the GPU Cloud Chat Model. */
 export function llmChain(prefix: string): WorkflowJson {
-  const root: NodeSpec = { name: 'Basic LLM Chain', type: `${LANGCHAIN}.chainLlm`, typeVersion: 1.9, parameters: { promptType: 'define', text: PROMPT } };
-  return aiWorkflow(IDS.llmChain, 'e2e: Basic LLM Chain, GPU Cloud Chat Model', root, [ourChatModel(prefix)]);
+	const root: NodeSpec = {
+		name: 'Basic LLM Chain',
+		type: `${LANGCHAIN}.chainLlm`,
+		typeVersion: 1.9,
+		parameters: { promptType: 'define', text: PROMPT },
+	};
+	return aiWorkflow(IDS.llmChain, 'e2e: Basic LLM Chain, GPU Cloud Chat Model', root, [
+		ourChatModel(prefix),
+	]);
 }
 
 /** (c) The AI Agent with n8n's own OpenAI Chat Model pointed at the workload (docs/ai-agent.md), and our node as its tool. */
 export function agentWithOpenAiModel(prefix: string, model: string): WorkflowJson {
-  const openAiModel: SubNode = {
-    connection: 'ai_languageModel',
-    spec: {
-      name: 'OpenAI Chat Model',
-      type: `${LANGCHAIN}.lmChatOpenAi`,
-      typeVersion: 1.3,
-      credentials: { openAiApi: CREDENTIALS.openAi },
-      // The workload serves /v1/chat/completions only.
-      parameters: { model: { __rl: true, mode: 'id', value: model }, responsesApiEnabled: false, options: {} },
-    },
-  };
-  return aiWorkflow(IDS.agentOpenAiModel, "e2e: AI Agent, n8n's OpenAI Chat Model on the workload, GPU Cloud tool", agent, [openAiModel, listEndpointsTool(prefix)]);
+	const openAiModel: SubNode = {
+		connection: 'ai_languageModel',
+		spec: {
+			name: 'OpenAI Chat Model',
+			type: `${LANGCHAIN}.lmChatOpenAi`,
+			typeVersion: 1.3,
+			credentials: { openAiApi: CREDENTIALS.openAi },
+			// The workload serves /v1/chat/completions only.
+			parameters: {
+				model: { __rl: true, mode: 'id', value: model },
+				responsesApiEnabled: false,
+				options: {},
+			},
+		},
+	};
+	return aiWorkflow(
+		IDS.agentOpenAiModel,
+		"e2e: AI Agent, n8n's OpenAI Chat Model on the workload, GPU Cloud tool",
+		agent,
+		[openAiModel, listEndpointsTool(prefix)],
+	);
 }
 
 /**
@@ -462,8 +658,18 @@ export function agentWithOpenAiModel(prefix: string, model: string): WorkflowJso
  * last node to run is the tool, which outputs no main item.
  */
 export function agentWithLegacyOrder(prefix: string): WorkflowJson {
-  const workflow = agentWithOurModel(prefix);
-  const webhook = startWebhook(AI_PATHS[IDS.agentLegacyOrder]);
-  const nodes = workflow.nodes.map((node) => (node.name === webhook.name ? { ...node, webhookId: webhook.webhookId, parameters: webhook.parameters } : node));
-  return { ...workflow, id: IDS.agentLegacyOrder, name: 'e2e: AI Agent in the legacy execution order', nodes, settings: {} };
+	const workflow = agentWithOurModel(prefix);
+	const webhook = startWebhook(AI_PATHS[IDS.agentLegacyOrder]);
+	const nodes = workflow.nodes.map((node) =>
+		node.name === webhook.name
+			? { ...node, webhookId: webhook.webhookId, parameters: webhook.parameters }
+			: node,
+	);
+	return {
+		...workflow,
+		id: IDS.agentLegacyOrder,
+		name: 'e2e: AI Agent in the legacy execution order',
+		nodes,
+		settings: {},
+	};
 }

@@ -1,12 +1,12 @@
 import {
-  NodeConnectionTypes,
-  NodeOperationError,
-  type IExecuteFunctions,
-  type INodeExecutionData,
-  type INodeType,
-  type INodeTypeDescription,
-  type ISupplyDataFunctions,
-  type SupplyData,
+	NodeConnectionTypes,
+	NodeOperationError,
+	type IExecuteFunctions,
+	type INodeExecutionData,
+	type INodeType,
+	type INodeTypeDescription,
+	type ISupplyDataFunctions,
+	type SupplyData,
 } from 'n8n-workflow';
 import { z } from 'zod/v4';
 
@@ -17,98 +17,163 @@ import { z } from 'zod/v4';
  * model, answer each tool call with the tool's fixed result, call the model again.
  */
 
-const toolSpecSchema = z.array(z.object({ name: z.string(), description: z.string(), parameters: z.record(z.string(), z.unknown()), result: z.string() }));
+const toolSpecSchema = z.array(
+	z.object({
+		name: z.string(),
+		description: z.string(),
+		parameters: z.record(z.string(), z.unknown()),
+		result: z.string(),
+	}),
+);
 
-const toolCallSchema = z.object({ id: z.string().optional(), name: z.string(), args: z.record(z.string(), z.unknown()) });
-const contentSchema = z.union([z.string(), z.array(z.looseObject({ type: z.string(), text: z.string().optional() }))]);
-const aiMessageSchema = z.looseObject({ content: contentSchema, tool_calls: z.array(toolCallSchema).optional() });
+const toolCallSchema = z.object({
+	id: z.string().optional(),
+	name: z.string(),
+	args: z.record(z.string(), z.unknown()),
+});
+const contentSchema = z.union([
+	z.string(),
+	z.array(z.looseObject({ type: z.string(), text: z.string().optional() })),
+]);
+const aiMessageSchema = z.looseObject({
+	content: contentSchema,
+	tool_calls: z.array(toolCallSchema).optional(),
+});
 
 interface LanguageModel {
-  invoke(messages: unknown[]): Promise<unknown>;
-  stream(messages: unknown[]): Promise<AsyncIterable<unknown>>;
-  bindTools(tools: unknown[]): LanguageModel;
+	invoke(messages: unknown[]): Promise<unknown>;
+	stream(messages: unknown[]): Promise<AsyncIterable<unknown>>;
+	bindTools(tools: unknown[]): LanguageModel;
 }
 
 function isLanguageModel(value: unknown): value is LanguageModel {
-  return typeof value === 'object' && value !== null && 'invoke' in value && 'stream' in value && 'bindTools' in value;
+	return (
+		typeof value === 'object' &&
+		value !== null &&
+		'invoke' in value &&
+		'stream' in value &&
+		'bindTools' in value
+	);
 }
 
 type Reply = { text: string; toolCalls: z.infer<typeof toolCallSchema>[] };
 
 function textOf(content: z.infer<typeof contentSchema>): string {
-  return typeof content === 'string' ? content : content.map((part) => part.text ?? '').join('');
+	return typeof content === 'string' ? content : content.map((part) => part.text ?? '').join('');
 }
 
 async function ask(model: LanguageModel, messages: unknown[], streaming: boolean): Promise<Reply> {
-  if (!streaming) {
-    const message = aiMessageSchema.parse(await model.invoke(messages));
-    return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
-  }
-  // Chunks are joined as LangChain joins them: tool calls are whole only in the joined message.
-  let joined: MessageChunk | undefined;
-  for await (const chunk of await model.stream(messages)) {
-    if (!isMessageChunk(chunk)) throw new Error('The model streamed something that is not a message chunk');
-    joined = joined ? joined.concat(chunk) : chunk;
-  }
-  const message = aiMessageSchema.parse(joined);
-  return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
+	if (!streaming) {
+		const message = aiMessageSchema.parse(await model.invoke(messages));
+		return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
+	}
+	// Chunks are joined as LangChain joins them: tool calls are whole only in the joined message.
+	let joined: MessageChunk | undefined;
+	for await (const chunk of await model.stream(messages)) {
+		if (!isMessageChunk(chunk))
+			throw new Error('The model streamed something that is not a message chunk');
+		joined = joined ? joined.concat(chunk) : chunk;
+	}
+	const message = aiMessageSchema.parse(joined);
+	return { text: textOf(message.content), toolCalls: message.tool_calls ?? [] };
 }
 
 interface MessageChunk {
-  concat(chunk: MessageChunk): MessageChunk;
+	concat(chunk: MessageChunk): MessageChunk;
 }
 
 function isMessageChunk(value: unknown): value is MessageChunk {
-  return typeof value === 'object' && value !== null && 'concat' in value && typeof value.concat === 'function';
+	return (
+		typeof value === 'object' &&
+		value !== null &&
+		'concat' in value &&
+		typeof value.concat === 'function'
+	);
 }
 
 export class TestAgent implements INodeType {
-  description: INodeTypeDescription = {
-    displayName: 'Test Agent',
-    name: 'agent',
-    group: ['transform'],
-    version: 1,
-    description: 'Asks the connected chat model, answering its tool calls',
-    defaults: { name: 'Agent' },
-    inputs: [NodeConnectionTypes.Main, { type: NodeConnectionTypes.AiLanguageModel, displayName: 'Model', required: true, maxConnections: 1 }],
-    outputs: [NodeConnectionTypes.Main],
-    properties: [
-      { displayName: 'Prompt', name: 'prompt', type: 'string', default: '' },
-      { displayName: 'Tools', name: 'tools', type: 'json', default: '[]' },
-      { displayName: 'Stream', name: 'stream', type: 'boolean', default: false },
-    ],
-  };
+	description: INodeTypeDescription = {
+		displayName: 'Test Agent',
+		name: 'agent',
+		group: ['transform'],
+		version: 1,
+		description: 'Asks the connected chat model, answering its tool calls',
+		defaults: { name: 'Agent' },
+		inputs: [
+			NodeConnectionTypes.Main,
+			{
+				type: NodeConnectionTypes.AiLanguageModel,
+				displayName: 'Model',
+				required: true,
+				maxConnections: 1,
+			},
+		],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{ displayName: 'Prompt', name: 'prompt', type: 'string', default: '' },
+			{ displayName: 'Tools', name: 'tools', type: 'json', default: '[]' },
+			{ displayName: 'Stream', name: 'stream', type: 'boolean', default: false },
+		],
+	};
 
-  async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-    const supplied: unknown = await this.getInputConnectionData(NodeConnectionTypes.AiLanguageModel, 0);
-    const model = Array.isArray(supplied) ? supplied[0] : supplied;
-    if (!isLanguageModel(model)) throw new NodeOperationError(this.getNode(), 'The connected node did not supply a chat model');
-    const output: INodeExecutionData[] = [];
-    for (let item = 0; item < this.getInputData().length; item++) {
-      const tools = toolSpecSchema.parse(JSON.parse(String(this.getNodeParameter('tools', item))));
-      const streaming = this.getNodeParameter('stream', item) === true;
-      const bound =
-        tools.length > 0
-          ? model.bindTools(tools.map(({ name, description, parameters }) => ({ type: 'function', function: { name, description, parameters } })))
-          : model;
-      const messages: unknown[] = [{ role: 'user', content: String(this.getNodeParameter('prompt', item)) }];
-      const first = await ask(bound, messages, streaming);
-      let answer = first;
-      if (first.toolCalls.length > 0) {
-        messages.push({
-          role: 'assistant',
-          content: first.text,
-          tool_calls: first.toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: JSON.stringify(call.args) } })),
-        });
-        for (const call of first.toolCalls) {
-          messages.push({ role: 'tool', tool_call_id: call.id, content: tools.find((tool) => tool.name === call.name)?.result ?? 'no such tool' });
-        }
-        answer = await ask(bound, messages, streaming);
-      }
-      output.push({ json: { answer: answer.text, toolCalls: first.toolCalls.map(({ name, args }) => ({ name, args })) }, pairedItem: { item } });
-    }
-    return [output];
-  }
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const supplied: unknown = await this.getInputConnectionData(
+			NodeConnectionTypes.AiLanguageModel,
+			0,
+		);
+		const model = Array.isArray(supplied) ? supplied[0] : supplied;
+		if (!isLanguageModel(model))
+			throw new NodeOperationError(
+				this.getNode(),
+				'The connected node did not supply a chat model',
+			);
+		const output: INodeExecutionData[] = [];
+		for (let item = 0; item < this.getInputData().length; item++) {
+			const tools = toolSpecSchema.parse(JSON.parse(String(this.getNodeParameter('tools', item))));
+			const streaming = this.getNodeParameter('stream', item) === true;
+			const bound =
+				tools.length > 0
+					? model.bindTools(
+							tools.map(({ name, description, parameters }) => ({
+								type: 'function',
+								function: { name, description, parameters },
+							})),
+						)
+					: model;
+			const messages: unknown[] = [
+				{ role: 'user', content: String(this.getNodeParameter('prompt', item)) },
+			];
+			const first = await ask(bound, messages, streaming);
+			let answer = first;
+			if (first.toolCalls.length > 0) {
+				messages.push({
+					role: 'assistant',
+					content: first.text,
+					tool_calls: first.toolCalls.map((call) => ({
+						id: call.id,
+						type: 'function',
+						function: { name: call.name, arguments: JSON.stringify(call.args) },
+					})),
+				});
+				for (const call of first.toolCalls) {
+					messages.push({
+						role: 'tool',
+						tool_call_id: call.id,
+						content: tools.find((tool) => tool.name === call.name)?.result ?? 'no such tool',
+					});
+				}
+				answer = await ask(bound, messages, streaming);
+			}
+			output.push({
+				json: {
+					answer: answer.text,
+					toolCalls: first.toolCalls.map(({ name, args }) => ({ name, args })),
+				},
+				pairedItem: { item },
+			});
+		}
+		return [output];
+	}
 }
 
 /**
@@ -118,33 +183,35 @@ export class TestAgent implements INodeType {
  * in a Service-Api-Key header, the Responses API off.
  */
 export class TestOpenAiModel implements INodeType {
-  description: INodeTypeDescription = {
-    displayName: 'Test OpenAI-Compatible Model',
-    name: 'openAiModel',
-    group: ['transform'],
-    version: 1,
-    description: 'Supplies an OpenAI-compatible chat model',
-    defaults: { name: 'OpenAI Model' },
-    inputs: [],
-    outputs: [NodeConnectionTypes.AiLanguageModel],
-    properties: [
-      { displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
-      { displayName: 'Service API Key', name: 'serviceApiKey', type: 'string', default: '' },
-      { displayName: 'Model', name: 'model', type: 'string', default: '' },
-      { displayName: 'Streaming', name: 'streaming', type: 'boolean', default: false },
-    ],
-  };
+	description: INodeTypeDescription = {
+		displayName: 'Test OpenAI-Compatible Model',
+		name: 'openAiModel',
+		group: ['transform'],
+		version: 1,
+		description: 'Supplies an OpenAI-compatible chat model',
+		defaults: { name: 'OpenAI Model' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.AiLanguageModel],
+		properties: [
+			{ displayName: 'Base URL', name: 'baseUrl', type: 'string', default: '' },
+			{ displayName: 'Service API Key', name: 'serviceApiKey', type: 'string', default: '' },
+			{ displayName: 'Model', name: 'model', type: 'string', default: '' },
+			{ displayName: 'Streaming', name: 'streaming', type: 'boolean', default: false },
+		],
+	};
 
-  async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
-    const { supplyModel } = await import('@n8n/ai-node-sdk');
-    return supplyModel(this, {
-      type: 'openai',
-      baseUrl: String(this.getNodeParameter('baseUrl', itemIndex)),
-      apiKey: 'unused',
-      defaultHeaders: { 'Service-Api-Key': String(this.getNodeParameter('serviceApiKey', itemIndex)) },
-      model: String(this.getNodeParameter('model', itemIndex)),
-      useResponsesApi: false,
-      streaming: this.getNodeParameter('streaming', itemIndex) === true,
-    });
-  }
+	async supplyData(this: ISupplyDataFunctions, itemIndex: number): Promise<SupplyData> {
+		const { supplyModel } = await import('@n8n/ai-node-sdk');
+		return supplyModel(this, {
+			type: 'openai',
+			baseUrl: String(this.getNodeParameter('baseUrl', itemIndex)),
+			apiKey: 'unused',
+			defaultHeaders: {
+				'Service-Api-Key': String(this.getNodeParameter('serviceApiKey', itemIndex)),
+			},
+			model: String(this.getNodeParameter('model', itemIndex)),
+			useResponsesApi: false,
+			streaming: this.getNodeParameter('streaming', itemIndex) === true,
+		});
+	}
 }

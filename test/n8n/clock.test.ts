@@ -7,24 +7,26 @@ import { n8nClock } from '../../nodes/GpuCloud/transport';
  * breaks them all at once.
  */
 describe("The nodes' clock on the installed n8n-workflow", () => {
-  test('sleeps for the time asked, with and without a cancel signal', async () => {
-    for (const signal of [undefined, new AbortController().signal]) {
-      const started = performance.now();
-      await n8nClock.sleep(60, signal);
-      expect(performance.now() - started).toBeGreaterThanOrEqual(55);
-    }
-  });
+	test('sleeps for the time asked, with and without a cancel signal', async () => {
+		for (const signal of [undefined, new AbortController().signal]) {
+			const started = performance.now();
+			await n8nClock.sleep(60, signal);
+			expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+		}
+	});
 
-  test('stops at once with the reason when the execution is cancelled', async () => {
-    const controller = new AbortController();
-    const started = performance.now();
-    const sleeping = n8nClock.sleep(30_000, controller.signal);
-    controller.abort(new Error('execution cancelled'));
-    await expect(sleeping).rejects.toThrow('execution cancelled');
-    expect(performance.now() - started).toBeLessThan(1_000);
-  });
+	test('stops at once with the reason when the execution is cancelled', async () => {
+		const controller = new AbortController();
+		const started = performance.now();
+		const sleeping = n8nClock.sleep(30_000, controller.signal);
+		controller.abort(new Error('execution cancelled'));
+		await expect(sleeping).rejects.toThrow('execution cancelled');
+		expect(performance.now() - started).toBeLessThan(1_000);
+	});
 
-  test('refuses at once when the signal was already cancelled', async () => {
-    await expect(n8nClock.sleep(30_000, AbortSignal.abort(new Error('already cancelled')))).rejects.toThrow('already cancelled');
-  });
+	test('refuses at once when the signal was already cancelled', async () => {
+		await expect(
+			n8nClock.sleep(30_000, AbortSignal.abort(new Error('already cancelled'))),
+		).rejects.toThrow('already cancelled');
+	});
 });

@@ -3,86 +3,114 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
-import { Harness, itemsIntoGpuCloud, type NodeSpec, type ProcessedDataStore, type StaticDataStore, type WorkflowSpec } from './harness';
+import {
+	Harness,
+	itemsIntoGpuCloud,
+	type NodeSpec,
+	type ProcessedDataStore,
+	type StaticDataStore,
+	type WorkflowSpec,
+} from './harness';
 
 /** One emulator and one n8n harness for a test file, the harness holding credentials for both APIs. */
 export interface Rig {
-  emulator: RunningEmulator;
-  harness: Harness;
-  /** The harness's stand-in for n8n's database of workflow static data. */
-  staticData: StaticDataStore;
-  processedData: ProcessedDataStore;
-  close(): Promise<void>;
+	emulator: RunningEmulator;
+	harness: Harness;
+	/** The harness's stand-in for n8n's database of workflow static data. */
+	staticData: StaticDataStore;
+	processedData: ProcessedDataStore;
+	close(): Promise<void>;
 }
 
 export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
-  const emulator = await startEmulator({ jobDurationMs: 300, webhookRetryDelaysMs: [200, 400, 800], ...options });
-  const staticData: StaticDataStore = new Map();
-  const processedData: ProcessedDataStore = new Map();
-  const harness = await Harness.start({ staticData, processedData });
-  harness.setCredentials('management', 'gpuCloudApi', {
-    apiKey: emulator.apiKey,
-    baseUrl: emulator.baseUrl,
-    organizationName: emulator.organization,
-    defaultProject: emulator.project,
-  });
-  harness.setCredentials('images', 'gpuCloudWorkloadApi', { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey });
-  harness.setCredentials('chat', 'gpuCloudWorkloadApi', { serviceUrl: emulator.chatUrl, apiKey: '' });
-  return {
-    emulator,
-    harness,
-    staticData,
-    processedData,
-    async close() {
-      await harness.close();
-      await emulator.close();
-    },
-  };
+	const emulator = await startEmulator({
+		jobDurationMs: 300,
+		webhookRetryDelaysMs: [200, 400, 800],
+		...options,
+	});
+	const staticData: StaticDataStore = new Map();
+	const processedData: ProcessedDataStore = new Map();
+	const harness = await Harness.start({ staticData, processedData });
+	harness.setCredentials('management', 'gpuCloudApi', {
+		apiKey: emulator.apiKey,
+		baseUrl: emulator.baseUrl,
+		organizationName: emulator.organization,
+		defaultProject: emulator.project,
+	});
+	harness.setCredentials('images', 'gpuCloudWorkloadApi', {
+		serviceUrl: emulator.imageUrl,
+		apiKey: emulator.apiKey,
+	});
+	harness.setCredentials('chat', 'gpuCloudWorkloadApi', {
+		serviceUrl: emulator.chatUrl,
+		apiKey: '',
+	});
+	return {
+		emulator,
+		harness,
+		staticData,
+		processedData,
+		async close() {
+			await harness.close();
+			await emulator.close();
+		},
+	};
 }
 
 let workflowCount = 0;
 
-const CREDENTIAL_TYPES = { management: 'gpuCloudApi', images: 'gpuCloudWorkloadApi', chat: 'gpuCloudWorkloadApi' } as const;
+const CREDENTIAL_TYPES = {
+	management: 'gpuCloudApi',
+	images: 'gpuCloudWorkloadApi',
+	chat: 'gpuCloudWorkloadApi',
+} as const;
 
 /** Test Items -> GPU Cloud, the node configured with `parameters` and one of the rig's credentials. */
 export function gpuCloudWorkflow(
-  parameters: INodeParameters,
-  options: { items?: unknown[]; credential?: keyof typeof CREDENTIAL_TYPES; node?: Partial<NodeSpec> } = {},
+	parameters: INodeParameters,
+	options: {
+		items?: unknown[];
+		credential?: keyof typeof CREDENTIAL_TYPES;
+		node?: Partial<NodeSpec>;
+	} = {},
 ): WorkflowSpec {
-  const credential = options.credential ?? 'management';
-  return itemsIntoGpuCloud(`workflow-${++workflowCount}`, options.items ?? [{}], {
-    parameters,
-    credentials: { [CREDENTIAL_TYPES[credential]]: credential },
-    ...options.node,
-  });
+	const credential = options.credential ?? 'management';
+	return itemsIntoGpuCloud(`workflow-${++workflowCount}`, options.items ?? [{}], {
+		parameters,
+		credentials: { [CREDENTIAL_TYPES[credential]]: credential },
+		...options.node,
+	});
 }
 
 /** A resource locator value as the editor stores it. */
 export function byName(name: string): INodeParameters {
-  return { __rl: true, mode: 'name', value: name };
+	return { __rl: true, mode: 'name', value: name };
 }
 
 /** Requests that reached the emulator's management API (not counting webhook deliveries). */
 export function managementRequests(emulator: RunningEmulator) {
-  return emulator.requests.filter((request) => request.surface === 'management');
+	return emulator.requests.filter((request) => request.surface === 'management');
 }
 
 /** Resolves with the first truthy value of `check`, looked at every 20 ms (for work the emulator does in the background). */
-export async function eventually<T>(check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`Not true within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+export async function eventually<T>(
+	check: () => T | undefined | false,
+	timeoutMs = 10_000,
+): Promise<T> {
+	const deadline = Date.now() + timeoutMs;
+	for (;;) {
+		const value = check();
+		if (value) return value;
+		if (Date.now() > deadline) throw new Error(`Not true within ${timeoutMs} ms`);
+		await new Promise((resolve) => setTimeout(resolve, 20));
+	}
 }
 
 export interface ProxyHooks {
-  /** Runs when a request arrives; the request is forwarded once it resolves. */
-  before?: (incoming: IncomingMessage) => void | Promise<void>;
-  /** Runs when the emulator's reply has been passed on whole. */
-  after?: (incoming: IncomingMessage) => void;
+	/** Runs when a request arrives; the request is forwarded once it resolves. */
+	before?: (incoming: IncomingMessage) => void | Promise<void>;
+	/** Runs when the emulator's reply has been passed on whole. */
+	after?: (incoming: IncomingMessage) => void;
 }
 
 /**
@@ -90,31 +118,37 @@ export interface ProxyHooks {
  * management credential `proxied`: lets a test see or hold back requests on their way.
  */
 export async function startProxy(rig: Rig, hooks: ProxyHooks): Promise<{ close(): Promise<void> }> {
-  const target = new URL(rig.emulator.origin);
-  const proxy = createServer((incoming, outgoing) => {
-    void Promise.resolve(hooks.before?.(incoming)).then(() => {
-      const forwarded = request(
-        { host: target.hostname, port: target.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
-        (response) => {
-          outgoing.writeHead(response.statusCode ?? 502, response.headers);
-          response.pipe(outgoing);
-          response.on('end', () => hooks.after?.(incoming));
-        },
-      );
-      incoming.pipe(forwarded);
-    });
-  });
-  proxy.listen(0, '127.0.0.1');
-  await once(proxy, 'listening');
-  rig.harness.setCredentials('proxied', 'gpuCloudApi', {
-    apiKey: rig.emulator.apiKey,
-    baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/public`,
-    organizationName: rig.emulator.organization,
-  });
-  return {
-    async close() {
-      proxy.closeAllConnections();
-      await new Promise<void>((resolve) => proxy.close(() => resolve()));
-    },
-  };
+	const target = new URL(rig.emulator.origin);
+	const proxy = createServer((incoming, outgoing) => {
+		void Promise.resolve(hooks.before?.(incoming)).then(() => {
+			const forwarded = request(
+				{
+					host: target.hostname,
+					port: target.port,
+					method: incoming.method,
+					path: incoming.url,
+					headers: incoming.headers,
+				},
+				(response) => {
+					outgoing.writeHead(response.statusCode ?? 502, response.headers);
+					response.pipe(outgoing);
+					response.on('end', () => hooks.after?.(incoming));
+				},
+			);
+			incoming.pipe(forwarded);
+		});
+	});
+	proxy.listen(0, '127.0.0.1');
+	await once(proxy, 'listening');
+	rig.harness.setCredentials('proxied', 'gpuCloudApi', {
+		apiKey: rig.emulator.apiKey,
+		baseUrl: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/public`,
+		organizationName: rig.emulator.organization,
+	});
+	return {
+		async close() {
+			proxy.closeAllConnections();
+			await new Promise<void>((resolve) => proxy.close(() => resolve()));
+		},
+	};
 }

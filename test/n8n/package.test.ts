@@ -19,56 +19,75 @@ const AI_NODE_SDK = '@n8n/ai-node-sdk';
 const CHAT_MODEL_FILE = join('nodes', 'GpuCloudChatModel', 'GpuCloudChatModel.node.js');
 
 function filesUnder(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    return statSync(path).isDirectory() ? filesUnder(path) : [path];
-  });
+	return readdirSync(dir).flatMap((name) => {
+		const path = join(dir, name);
+		return statSync(path).isDirectory() ? filesUnder(path) : [path];
+	});
 }
 
 beforeAll(() => {
-  if (!existsSync(join(DIST, 'nodes', 'GpuCloud', 'GpuCloud.node.js'))) throw new Error('dist is missing: run `npm run build` first');
+	if (!existsSync(join(DIST, 'nodes', 'GpuCloud', 'GpuCloud.node.js')))
+		throw new Error('dist is missing: run `npm run build` first');
 });
 
 describe('The built package', () => {
-  test("loads through n8n's package loader with the three nodes, both credentials, icons and codex", async () => {
-    const loader = new PackageDirectoryLoader(ROOT);
-    await loader.loadAll();
-    expect(Object.keys(loader.known.nodes).sort()).toEqual(['gpuCloud', 'gpuCloudChatModel', 'gpuCloudTrigger']);
-    expect(Object.keys(loader.known.credentials).sort()).toEqual(['gpuCloudApi', 'gpuCloudWorkloadApi']);
+	test("loads through n8n's package loader with the three nodes, both credentials, icons and codex", async () => {
+		const loader = new PackageDirectoryLoader(ROOT);
+		await loader.loadAll();
+		expect(Object.keys(loader.known.nodes).sort()).toEqual([
+			'gpuCloud',
+			'gpuCloudChatModel',
+			'gpuCloudTrigger',
+		]);
+		expect(Object.keys(loader.known.credentials).sort()).toEqual([
+			'gpuCloudApi',
+			'gpuCloudWorkloadApi',
+		]);
 
-    for (const description of loader.types.nodes) {
-      expect(description.iconUrl).toEqual({ light: expect.any(String), dark: expect.any(String) });
-      const iconUrl = description.iconUrl;
-      const icons = typeof iconUrl === 'object' && iconUrl ? [iconUrl.light, iconUrl.dark] : [];
-      for (const icon of icons) expect(existsSync(join(ROOT, icon.replace(/^icons\/n8n-nodes-gpu-cloud\//, '')))).toBe(true);
-      expect(description.codex?.categories).toEqual(['Development', 'AI']);
-      expect(description.codex?.resources?.primaryDocumentation?.[0]?.url).toMatch(/^https:\/\//);
-    }
-    const gpuCloud = loader.types.nodes.find((description) => description.name === 'gpuCloud');
-    expect(gpuCloud?.usableAsTool).toBe(true);
-    expect(loader.types.credentials.map((credential) => credential.iconUrl)).toEqual([
-      { light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/), dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/) },
-      { light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/), dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/) },
-    ]);
-  });
+		for (const description of loader.types.nodes) {
+			expect(description.iconUrl).toEqual({ light: expect.any(String), dark: expect.any(String) });
+			const iconUrl = description.iconUrl;
+			const icons = typeof iconUrl === 'object' && iconUrl ? [iconUrl.light, iconUrl.dark] : [];
+			for (const icon of icons)
+				expect(existsSync(join(ROOT, icon.replace(/^icons\/n8n-nodes-gpu-cloud\//, '')))).toBe(
+					true,
+				);
+			expect(description.codex?.categories).toEqual(['Development', 'AI']);
+			expect(description.codex?.resources?.primaryDocumentation?.[0]?.url).toMatch(/^https:\/\//);
+		}
+		const gpuCloud = loader.types.nodes.find((description) => description.name === 'gpuCloud');
+		expect(gpuCloud?.usableAsTool).toBe(true);
+		expect(loader.types.credentials.map((credential) => credential.iconUrl)).toEqual([
+			{
+				light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/),
+				dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/),
+			},
+			{
+				light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/),
+				dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/),
+			},
+		]);
+	});
 
-  test('requires nothing at run time but n8n-workflow, zod/v4, crypto, its own files and (in the chat model, lazily) the AI node SDK', () => {
-    const external = new Set<string>();
-    for (const file of filesUnder(DIST).filter((path) => path.endsWith('.js'))) {
-      for (const [, name] of readFileSync(file, 'utf8').matchAll(/require\(["']([^"']+)["']\)/g)) {
-        if (!name.startsWith('.')) external.add(`${name} (${relative(DIST, file)})`);
-      }
-    }
-    const unexpected = [...external].filter((entry) => !PROVIDED_BY_N8N.has(entry.split(' ')[0]));
-    expect(unexpected).toEqual([`${AI_NODE_SDK} (${CHAT_MODEL_FILE})`]);
-    // TypeScript's form of a dynamic import(): a require run only when the promise chain runs.
-    const chatModel = readFileSync(join(DIST, CHAT_MODEL_FILE), 'utf8');
-    expect(chatModel).toContain(`Promise.resolve().then(() => __importStar(require('${AI_NODE_SDK}')))`);
-  });
+	test('requires nothing at run time but n8n-workflow, zod/v4, crypto, its own files and (in the chat model, lazily) the AI node SDK', () => {
+		const external = new Set<string>();
+		for (const file of filesUnder(DIST).filter((path) => path.endsWith('.js'))) {
+			for (const [, name] of readFileSync(file, 'utf8').matchAll(/require\(["']([^"']+)["']\)/g)) {
+				if (!name.startsWith('.')) external.add(`${name} (${relative(DIST, file)})`);
+			}
+		}
+		const unexpected = [...external].filter((entry) => !PROVIDED_BY_N8N.has(entry.split(' ')[0]));
+		expect(unexpected).toEqual([`${AI_NODE_SDK} (${CHAT_MODEL_FILE})`]);
+		// TypeScript's form of a dynamic import(): a require run only when the promise chain runs.
+		const chatModel = readFileSync(join(DIST, CHAT_MODEL_FILE), 'utf8');
+		expect(chatModel).toContain(
+			`Promise.resolve().then(() => __importStar(require('${AI_NODE_SDK}')))`,
+		);
+	});
 
-  test('loads on an n8n without the AI node SDK (before 2.16): every node and credential is there, and the chat model says what it needs', () => {
-    // A separate Node process whose module resolution fails for the SDK, as in n8n 2.8.4.
-    const script = `
+	test('loads on an n8n without the AI node SDK (before 2.16): every node and credential is there, and the chat model says what it needs', () => {
+		// A separate Node process whose module resolution fails for the SDK, as in n8n 2.8.4.
+		const script = `
       const Module = require('node:module');
       const resolve = Module._resolveFilename;
       Module._resolveFilename = function (request, ...rest) {
@@ -91,12 +110,16 @@ describe('The built package', () => {
           process.stdout.write(JSON.stringify({ sdkMissing, nodes: Object.keys(loader.known.nodes).sort(), credentials: Object.keys(loader.known.credentials).sort(), used }));
         }, (error) => { process.stderr.write(String(error)); process.exit(1); });
     `;
-    const output = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, encoding: 'utf8', env: { ...process.env } });
-    expect(JSON.parse(output)).toEqual({
-      sdkMissing: true,
-      nodes: ['gpuCloud', 'gpuCloudChatModel', 'gpuCloudTrigger'],
-      credentials: ['gpuCloudApi', 'gpuCloudWorkloadApi'],
-      used: 'The GPU Cloud Chat Model needs n8n 2.16 or newer.',
-    });
-  });
+		const output = execFileSync(process.execPath, ['-e', script], {
+			cwd: ROOT,
+			encoding: 'utf8',
+			env: { ...process.env },
+		});
+		expect(JSON.parse(output)).toEqual({
+			sdkMissing: true,
+			nodes: ['gpuCloud', 'gpuCloudChatModel', 'gpuCloudTrigger'],
+			credentials: ['gpuCloudApi', 'gpuCloudWorkloadApi'],
+			used: 'The GPU Cloud Chat Model needs n8n 2.16 or newer.',
+		});
+	});
 });

@@ -6,95 +6,132 @@ import { errorOf, outputOf } from './harness';
 let rig: Rig;
 
 beforeAll(async () => {
-  rig = await startRig();
+	rig = await startRig();
 });
 
 afterAll(async () => {
-  await rig.close();
+	await rig.close();
 });
 
 afterEach(async () => {
-  await rig.emulator.deliveriesSettled();
-  expect(rig.harness.webhookErrors).toEqual([]);
+	await rig.emulator.deliveriesSettled();
+	expect(rig.harness.webhookErrors).toEqual([]);
 });
 
 const everything = {
-  languageCode: 'en',
-  wordLevelTimestamps: true,
-  sentenceLevelTimestamps: true,
-  diarization: true,
-  srt: true,
-  summarize: 12,
-  llmTranslation: ['French', 'German'],
-  customVocabulary: 'onboarding, milestone',
+	languageCode: 'en',
+	wordLevelTimestamps: true,
+	sentenceLevelTimestamps: true,
+	diarization: true,
+	srt: true,
+	summarize: 12,
+	llmTranslation: ['French', 'German'],
+	customVocabulary: 'onboarding, milestone',
 };
 
 describe('Transcription', () => {
-  test('transcribes a file and outputs text, summary, translations, segments, words and subtitles on one flat item', async () => {
-    const execution = await rig.harness.run(
-      gpuCloudWorkflow({
-        resource: 'transcription',
-        operation: 'transcribe',
-        url: 'https://files.example/weekly-meeting.mp3?signature=abc',
-        transcriptionOptions: everything,
-      }),
-    );
-    expect(errorOf(execution)).toBeUndefined();
-    const [{ json }] = outputOf(execution, 'GPU Cloud');
-    expect(json).toMatchObject({ status: 'succeeded', text: expect.any(String), summary: expect.any(String), srt: expect.stringContaining('-->') });
-    expect(String(json.summary).split(' ').length).toBeLessThanOrEqual(12);
-    expect(Object.keys(json.translations as object).sort()).toEqual(['French', 'German']);
-    expect(json.segments).toEqual(expect.arrayContaining([expect.objectContaining({ text: expect.any(String), start: expect.any(Number), speaker: 'SPEAKER_00' })]));
-    expect(json.words).toEqual(expect.arrayContaining([expect.objectContaining({ word: expect.any(String), end: expect.any(Number) })]));
-    expect(json.durationSeconds).toEqual(expect.any(Number));
-    expect(json).not.toHaveProperty('output');
+	test('transcribes a file and outputs text, summary, translations, segments, words and subtitles on one flat item', async () => {
+		const execution = await rig.harness.run(
+			gpuCloudWorkflow({
+				resource: 'transcription',
+				operation: 'transcribe',
+				url: 'https://files.example/weekly-meeting.mp3?signature=abc',
+				transcriptionOptions: everything,
+			}),
+		);
+		expect(errorOf(execution)).toBeUndefined();
+		const [{ json }] = outputOf(execution, 'GPU Cloud');
+		expect(json).toMatchObject({
+			status: 'succeeded',
+			text: expect.any(String),
+			summary: expect.any(String),
+			srt: expect.stringContaining('-->'),
+		});
+		expect(String(json.summary).split(' ').length).toBeLessThanOrEqual(12);
+		expect(Object.keys(json.translations as object).sort()).toEqual(['French', 'German']);
+		expect(json.segments).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({
+					text: expect.any(String),
+					start: expect.any(Number),
+					speaker: 'SPEAKER_00',
+				}),
+			]),
+		);
+		expect(json.words).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({ word: expect.any(String), end: expect.any(Number) }),
+			]),
+		);
+		expect(json.durationSeconds).toEqual(expect.any(Number));
+		expect(json).not.toHaveProperty('output');
 
-    const job = rig.emulator.getJob(String(json.jobId));
-    expect(job?.input).toEqual({
-      url: 'https://files.example/weekly-meeting.mp3?signature=abc',
-      language_code: 'en',
-      word_level_timestamps: true,
-      sentence_level_timestamps: true,
-      diarization: true,
-      srt: true,
-      summarize: 12,
-      llm_translation: 'French,German',
-      custom_vocabulary: 'onboarding, milestone',
-    });
-  });
+		const job = rig.emulator.getJob(String(json.jobId));
+		expect(job?.input).toEqual({
+			url: 'https://files.example/weekly-meeting.mp3?signature=abc',
+			language_code: 'en',
+			word_level_timestamps: true,
+			sentence_level_timestamps: true,
+			diarization: true,
+			srt: true,
+			summarize: 12,
+			llm_translation: 'French,German',
+			custom_vocabulary: 'onboarding, milestone',
+		});
+	});
 
-  test('offers exactly the languages the service translates into', () => {
-    const options = new GpuCloud().description.properties.find((property) => property.name === 'transcriptionOptions')?.options ?? [];
-    const translateInto = options.find((option) => 'name' in option && option.name === 'llmTranslation');
-    const languages = translateInto && 'options' in translateInto ? translateInto.options?.map((option) => ('value' in option ? option.value : undefined)) : [];
-    expect(languages).toEqual([...TRANSLATION_LANGUAGES]);
-  });
+	test('offers exactly the languages the service translates into', () => {
+		const options =
+			new GpuCloud().description.properties.find(
+				(property) => property.name === 'transcriptionOptions',
+			)?.options ?? [];
+		const translateInto = options.find(
+			(option) => 'name' in option && option.name === 'llmTranslation',
+		);
+		const languages =
+			translateInto && 'options' in translateInto
+				? translateInto.options?.map((option) => ('value' in option ? option.value : undefined))
+				: [];
+		expect(languages).toEqual([...TRANSLATION_LANGUAGES]);
+	});
 
-  test('transcribes in webhook mode: the execution pauses and resumes with the flat result', async () => {
-    const execution = await rig.harness.run(
-      gpuCloudWorkflow(
-        {
-          resource: 'transcription',
-          operation: 'transcribe',
-          url: '={{ $json.file }}',
-          transcriptionOptions: { summarize: 8 },
-          waitMode: 'webhook',
-        },
-        { items: [{ file: 'https://files.example/a.mp3?sig=1' }, { file: 'https://files.example/b.mp3?sig=2' }] },
-      ),
-    );
-    expect(execution.status).toBe('waiting');
-    const finished = await rig.harness.finished(execution.id);
-    expect(errorOf(finished)).toBeUndefined();
-    const output = outputOf(finished, 'GPU Cloud');
-    expect(output.map((item) => [item.json.status, typeof item.json.text, typeof item.json.summary, item.pairedItem])).toEqual([
-      ['succeeded', 'string', 'string', { item: 0 }],
-      ['succeeded', 'string', 'string', { item: 1 }],
-    ]);
-    const inputs = output.map((item) => rig.emulator.getJob(String(item.json.jobId))?.input);
-    expect(inputs).toEqual([
-      { url: 'https://files.example/a.mp3?sig=1', summarize: 8 },
-      { url: 'https://files.example/b.mp3?sig=2', summarize: 8 },
-    ]);
-  });
+	test('transcribes in webhook mode: the execution pauses and resumes with the flat result', async () => {
+		const execution = await rig.harness.run(
+			gpuCloudWorkflow(
+				{
+					resource: 'transcription',
+					operation: 'transcribe',
+					url: '={{ $json.file }}',
+					transcriptionOptions: { summarize: 8 },
+					waitMode: 'webhook',
+				},
+				{
+					items: [
+						{ file: 'https://files.example/a.mp3?sig=1' },
+						{ file: 'https://files.example/b.mp3?sig=2' },
+					],
+				},
+			),
+		);
+		expect(execution.status).toBe('waiting');
+		const finished = await rig.harness.finished(execution.id);
+		expect(errorOf(finished)).toBeUndefined();
+		const output = outputOf(finished, 'GPU Cloud');
+		expect(
+			output.map((item) => [
+				item.json.status,
+				typeof item.json.text,
+				typeof item.json.summary,
+				item.pairedItem,
+			]),
+		).toEqual([
+			['succeeded', 'string', 'string', { item: 0 }],
+			['succeeded', 'string', 'string', { item: 1 }],
+		]);
+		const inputs = output.map((item) => rig.emulator.getJob(String(item.json.jobId))?.input);
+		expect(inputs).toEqual([
+			{ url: 'https://files.example/a.mp3?sig=1', summarize: 8 },
+			{ url: 'https://files.example/b.mp3?sig=2', summarize: 8 },
+		]);
+	});
 });

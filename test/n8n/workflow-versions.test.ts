@@ -15,57 +15,66 @@ import { z } from 'zod';
 const ROOT = join(__dirname, '..', '..');
 
 const reportSchema = z.object({
-  target: z.string(),
-  version: z.string(),
-  redirected: z.number(),
-  loaded: z.array(z.string()),
-  reads: z.object({ required: z.array(z.string()), optional: z.array(z.string()) }),
-  exports: z.record(z.string(), z.string()),
-  exercised: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })),
+	target: z.string(),
+	version: z.string(),
+	redirected: z.number(),
+	loaded: z.array(z.string()),
+	reads: z.object({ required: z.array(z.string()), optional: z.array(z.string()) }),
+	exports: z.record(z.string(), z.string()),
+	exercised: z.record(z.string(), z.object({ ok: z.boolean(), detail: z.string() })),
 });
 
 async function probe(target: string): Promise<z.infer<typeof reportSchema>> {
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', join(__dirname, 'dist-probe.ts'), target], { cwd: ROOT });
-  return reportSchema.parse(JSON.parse(stdout));
+	const { stdout } = await promisify(execFile)(
+		process.execPath,
+		['--import', 'tsx', join(__dirname, 'dist-probe.ts'), target],
+		{ cwd: ROOT },
+	);
+	return reportSchema.parse(JSON.parse(stdout));
 }
 
 beforeAll(() => {
-  if (!existsSync(join(ROOT, 'dist', 'nodes', 'GpuCloud', 'GpuCloud.node.js'))) throw new Error('dist is missing: run `npm run build` first');
+	if (!existsSync(join(ROOT, 'dist', 'nodes', 'GpuCloud', 'GpuCloud.node.js')))
+		throw new Error('dist is missing: run `npm run build` first');
 });
 
 describe.each([
-  ['the newest n8n tested', 'n8n-workflow', '2.41.0'],
-  ['the oldest n8n claimed', 'n8n-workflow-floor', '2.8.0'],
+	['the newest n8n tested', 'n8n-workflow', '2.41.0'],
+	['the oldest n8n claimed', 'n8n-workflow-floor', '2.8.0'],
 ])('The built package on the n8n-workflow of %s', (_label, target, version) => {
-  let report: z.infer<typeof reportSchema>;
-  beforeAll(async () => {
-    report = await probe(target);
-  }, 30_000);
+	let report: z.infer<typeof reportSchema>;
+	beforeAll(async () => {
+		report = await probe(target);
+	}, 30_000);
 
-  test(`loads every node and credential from dist with n8n-workflow ${version}`, () => {
-    expect(report.version).toBe(version);
-    expect(report.redirected).toBeGreaterThan(0);
-    expect(report.loaded).toEqual([
-      expect.stringMatching(/^node gpuCloud /),
-      expect.stringMatching(/^node gpuCloudTrigger /),
-      // Its description loads on any n8n; only using it needs the AI SDK of n8n 2.16+.
-      expect.stringMatching(/^node gpuCloudChatModel /),
-      'credential gpuCloudApi',
-      'credential gpuCloudWorkloadApi',
-    ]);
-  });
+	test(`loads every node and credential from dist with n8n-workflow ${version}`, () => {
+		expect(report.version).toBe(version);
+		expect(report.redirected).toBeGreaterThan(0);
+		expect(report.loaded).toEqual([
+			expect.stringMatching(/^node gpuCloud /),
+			expect.stringMatching(/^node gpuCloudTrigger /),
+			// Its description loads on any n8n; only using it needs the AI SDK of n8n 2.16+.
+			expect.stringMatching(/^node gpuCloudChatModel /),
+			'credential gpuCloudApi',
+			'credential gpuCloudWorkloadApi',
+		]);
+	});
 
-  test('finds every export dist relies on, and only looks up the ones that may be missing', () => {
-    // Guards the scan itself: an empty list would make the checks below pass vacuously.
-    expect(report.reads.required).toEqual(expect.arrayContaining(['NodeOperationError', 'updateDisplayOptions']));
-    const missing = report.reads.required.filter((name) => report.exports[name] === 'undefined');
-    expect(missing).toEqual([]);
-  });
+	test('finds every export dist relies on, and only looks up the ones that may be missing', () => {
+		// Guards the scan itself: an empty list would make the checks below pass vacuously.
+		expect(report.reads.required).toEqual(
+			expect.arrayContaining(['NodeOperationError', 'updateDisplayOptions']),
+		);
+		const missing = report.reads.required.filter((name) => report.exports[name] === 'undefined');
+		expect(missing).toEqual([]);
+	});
 
-  test('runs the dist code behind each of those exports, and it works', () => {
-    const present = [...report.reads.required, ...report.reads.optional].filter((name) => report.exports[name] !== 'undefined');
-    expect(Object.keys(report.exercised).sort()).toEqual(present.sort());
-    const failed = Object.entries(report.exercised).filter(([, result]) => !result.ok);
-    expect(failed).toEqual([]);
-  });
+	test('runs the dist code behind each of those exports, and it works', () => {
+		const present = [...report.reads.required, ...report.reads.optional].filter(
+			(name) => report.exports[name] !== 'undefined',
+		);
+		expect(Object.keys(report.exercised).sort()).toEqual(present.sort());
+		const failed = Object.entries(report.exercised).filter(([, result]) => !result.ok);
+		expect(failed).toEqual([]);
+	});
 });

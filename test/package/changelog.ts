@@ -9,17 +9,21 @@ import { z } from 'zod';
 const ROOT = join(__dirname, '..', '..');
 
 export function packageVersion(): string {
-  return z.object({ version: z.string() }).parse(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))).version;
+	return z
+		.object({ version: z.string() })
+		.parse(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))).version;
 }
 
 /** Whether CHANGELOG.md has a `## <version>` section. */
 export function changelogHasSection(version: string): boolean {
-  return readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')
-    .split('\n')
-    .some((line) => line.trim() === `## ${version}` || line.startsWith(`## ${version} `));
+	return readFileSync(join(ROOT, 'CHANGELOG.md'), 'utf8')
+		.split('\n')
+		.some((line) => line.trim() === `## ${version}` || line.startsWith(`## ${version} `));
 }
 
 if (require.main === module && !changelogHasSection(packageVersion())) {
-  process.stderr.write(`CHANGELOG.md has no "## ${packageVersion()}" section: add what this version changes, then run the release again.\n`);
-  process.exitCode = 1;
+	process.stderr.write(
+		`CHANGELOG.md has no "## ${packageVersion()}" section: add what this version changes, then run the release again.\n`,
+	);
+	process.exitCode = 1;
 }

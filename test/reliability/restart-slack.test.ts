@@ -22,100 +22,136 @@ const RETRY_DELAYS_MS = [300, 600, 1200];
  * runs 15 s, so some surely end after the restarted app listens, however slowly it starts.
  */
 function duration(_endpoint: string, input: unknown): number {
-  const n = Number(/\/r(\d+)\.mp3/.exec(JSON.stringify(input))?.[1] ?? 0);
-  return n % 10 === 9 ? 15_000 : 6000 + (n % 10) * 500;
+	const n = Number(/\/r(\d+)\.mp3/.exec(JSON.stringify(input))?.[1] ?? 0);
+	return n % 10 === 9 ? 15_000 : 6000 + (n % 10) * 500;
 }
 
 function jobIdOf(text: string): string | undefined {
-  return /Job `([0-9a-f-]{36})`/.exec(text)?.[1];
+	return /Job `([0-9a-f-]{36})`/.exec(text)?.[1];
 }
 
 /** The exactly-once keys of the results posted in a thread (a message key or a file name each). */
 function resultKeys(stack: Stack, parentTs: string): string[] {
-  return stack.replies(parentTs, CHANNEL).flatMap((message) => {
-    const key = message.metadata?.event_payload.key;
-    const files = message.fileIds.map((id) => stack.standin.workspace.files.get(id)?.name ?? id);
-    return [...(typeof key === 'string' ? [key] : []), ...files];
-  });
+	return stack.replies(parentTs, CHANNEL).flatMap((message) => {
+		const key = message.metadata?.event_payload.key;
+		const files = message.fileIds.map((id) => stack.standin.workspace.files.get(id)?.name ?? id);
+		return [...(typeof key === 'string' ? [key] : []), ...files];
+	});
 }
 
 it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in its thread exactly once`, async () => {
-  const stack = await Stack.start({ app: false, emulator: { jobDurationMs: duration, webhookRetryDelaysMs: RETRY_DELAYS_MS } });
-  const port = await freePort();
-  const env = {
-    SLACK_PUBLIC_URL: `http://127.0.0.1:${port}`,
-    SLACK_MAX_JOBS_PER_USER: String(JOBS / USERS),
-    // Completion by webhook (or by the look at start-up); status polling kept out of the way.
-    SLACK_POLL_INTERVAL_MS: '600000',
-  };
-  const runs: AppProcess[] = [];
-  try {
-    runs.push(await startAppProcess(stack, port, env));
-    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+	const stack = await Stack.start({
+		app: false,
+		emulator: { jobDurationMs: duration, webhookRetryDelaysMs: RETRY_DELAYS_MS },
+	});
+	const port = await freePort();
+	const env = {
+		SLACK_PUBLIC_URL: `http://127.0.0.1:${port}`,
+		SLACK_MAX_JOBS_PER_USER: String(JOBS / USERS),
+		// Completion by webhook (or by the look at start-up); status polling kept out of the way.
+		SLACK_POLL_INTERVAL_MS: '600000',
+	};
+	const runs: AppProcess[] = [];
+	try {
+		runs.push(await startAppProcess(stack, port, env));
+		stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
 
-    const commands = Array.from({ length: JOBS }, (_, n) => stack.command(`transcribe https://files.example/r${n}.mp3`, `U0FIFTY${n % USERS}`, CHANNEL));
-    for (const reply of await Promise.all(commands)) expect(reply.status).toBe(200);
-    const parents = await stack.standin.waitFor(
-      () => {
-        const all = stack.parents(CHANNEL);
-        return all.length === JOBS && all.every((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts)))) ? all : undefined;
-      },
-      20_000,
-      `${JOBS} running jobs`,
-    );
-    const jobIds = parents.map((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ?? '');
+		const commands = Array.from({ length: JOBS }, (_, n) =>
+			stack.command(`transcribe https://files.example/r${n}.mp3`, `U0FIFTY${n % USERS}`, CHANNEL),
+		);
+		for (const reply of await Promise.all(commands)) expect(reply.status).toBe(200);
+		const parents = await stack.standin.waitFor(
+			() => {
+				const all = stack.parents(CHANNEL);
+				return all.length === JOBS &&
+					all.every((parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts))))
+					? all
+					: undefined;
+			},
+			20_000,
+			`${JOBS} running jobs`,
+		);
+		const jobIds = parents.map(
+			(parent) => jobIdOf(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ?? '',
+		);
 
-    await kill(runs[0].child);
-    // Most jobs were still running when the app died (on a slow machine the first few may have ended
-    // while the 50 parents were being posted); no running job had anything in its thread.
-    const ended = (id: string) => { const job = stack.emulator.getJob(id); return !job || isTerminalStatus(job.status); };
-    const inFlightAtKill = jobIds.filter((id) => !ended(id));
-    expect(inFlightAtKill.length).toBeGreaterThanOrEqual(JOBS / 2);
-    expect(parents.filter((parent, i) => inFlightAtKill.includes(jobIds[i]) && stack.replies(parent.ts, CHANNEL).length > 0)).toEqual([]);
-    // Stay down until the service has given up reporting at least one job to the dead app.
-    const attempts = RETRY_DELAYS_MS.length + 1;
-    await eventually(() => stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok), 20_000, 'a delivery given up');
-    const endedWhileDown = jobIds.filter((id) => { const job = stack.emulator.getJob(id); return job && isTerminalStatus(job.status); }).length;
+		await kill(runs[0].child);
+		// Most jobs were still running when the app died (on a slow machine the first few may have ended
+		// while the 50 parents were being posted); no running job had anything in its thread.
+		const ended = (id: string) => {
+			const job = stack.emulator.getJob(id);
+			return !job || isTerminalStatus(job.status);
+		};
+		const inFlightAtKill = jobIds.filter((id) => !ended(id));
+		expect(inFlightAtKill.length).toBeGreaterThanOrEqual(JOBS / 2);
+		expect(
+			parents.filter(
+				(parent, i) =>
+					inFlightAtKill.includes(jobIds[i]) && stack.replies(parent.ts, CHANNEL).length > 0,
+			),
+		).toEqual([]);
+		// Stay down until the service has given up reporting at least one job to the dead app.
+		const attempts = RETRY_DELAYS_MS.length + 1;
+		await eventually(
+			() =>
+				stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok),
+			20_000,
+			'a delivery given up',
+		);
+		const endedWhileDown = jobIds.filter((id) => {
+			const job = stack.emulator.getJob(id);
+			return job && isTerminalStatus(job.status);
+		}).length;
 
-    const restarting = Date.now();
-    runs.push(await startAppProcess(stack, port, env));
-    const restartMs = Date.now() - restarting;
-    await stack.standin.waitFor(
-      () => parents.every((parent, i) => /Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) && resultKeys(stack, parent.ts).includes(`${jobIds[i]}:result`)),
-      40_000,
-      `all ${JOBS} results`,
-    );
-    await stack.emulator.deliveriesSettled();
+		const restarting = Date.now();
+		runs.push(await startAppProcess(stack, port, env));
+		const restartMs = Date.now() - restarting;
+		await stack.standin.waitFor(
+			() =>
+				parents.every(
+					(parent, i) =>
+						/Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) &&
+						resultKeys(stack, parent.ts).includes(`${jobIds[i]}:result`),
+				),
+			40_000,
+			`all ${JOBS} results`,
+		);
+		await stack.emulator.deliveriesSettled();
 
-    // Killed and started once more: nothing is posted again.
-    const posts = stack.standin.api.callsOf('chat.postMessage').length;
-    await kill(runs[1].child);
-    runs.push(await startAppProcess(stack, port, env));
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+		// Killed and started once more: nothing is posted again.
+		const posts = stack.standin.api.callsOf('chat.postMessage').length;
+		await kill(runs[1].child);
+		runs.push(await startAppProcess(stack, port, env));
+		await new Promise((resolve) => setTimeout(resolve, 1000));
 
-    expect(stack.parents(CHANNEL)).toHaveLength(JOBS);
-    expect(parents.map((parent) => resultKeys(stack, parent.ts))).toEqual(jobIds.map((id) => [`${id}:result`]));
-    expect(stack.standin.api.callsOf('chat.postMessage').length).toBe(posts);
-    // One job per command, none created twice by a retried or recovered create.
-    expect(stack.serviceCalls('POST', /\/inference-endpoints\/transcribe\/jobs$/)).toBe(JOBS);
-    expect(new Set(jobIds).size).toBe(JOBS);
+		expect(stack.parents(CHANNEL)).toHaveLength(JOBS);
+		expect(parents.map((parent) => resultKeys(stack, parent.ts))).toEqual(
+			jobIds.map((id) => [`${id}:result`]),
+		);
+		expect(stack.standin.api.callsOf('chat.postMessage').length).toBe(posts);
+		// One job per command, none created twice by a retried or recovered create.
+		expect(stack.serviceCalls('POST', /\/inference-endpoints\/transcribe\/jobs$/)).toBe(JOBS);
+		expect(new Set(jobIds).size).toBe(JOBS);
 
-    // Both paths were exercised: deliveries refused while the app was down, and delivered to the new one.
-    const refused = stack.emulator.deliveries.filter((delivery) => !delivery.ok);
-    const reported = new Set(stack.emulator.deliveries.filter((delivery) => delivery.ok).map((delivery) => delivery.jobId));
-    expect(endedWhileDown).toBeGreaterThan(0);
-    expect(endedWhileDown).toBeLessThan(JOBS);
-    expect(reported.size).toBeGreaterThan(0);
-    console.info(
-      `restart at scale: ${inFlightAtKill.length} of ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} had ended when the restart began, ` +
-        `the restart took ${restartMs} ms; ${refused.length} delivery attempts refused (connection refused while down or starting); ` +
-        `${reported.size} jobs reported by webhook to the restarted app; ` +
-        `${JOBS - reported.size} never reported (every attempt refused), so delivered by the restarted app's look at its jobs; ` +
-        `${posts} chat.postMessage calls in all`,
-    );
-    for (const secret of stack.secrets()) expect(runs.map((run) => run.output()).join('\n')).not.toContain(secret);
-  } finally {
-    for (const run of runs) await kill(run.child);
-    await stack.close();
-  }
+		// Both paths were exercised: deliveries refused while the app was down, and delivered to the new one.
+		const refused = stack.emulator.deliveries.filter((delivery) => !delivery.ok);
+		const reported = new Set(
+			stack.emulator.deliveries.filter((delivery) => delivery.ok).map((delivery) => delivery.jobId),
+		);
+		expect(endedWhileDown).toBeGreaterThan(0);
+		expect(endedWhileDown).toBeLessThan(JOBS);
+		expect(reported.size).toBeGreaterThan(0);
+		console.info(
+			`restart at scale: ${inFlightAtKill.length} of ${JOBS} jobs in flight at SIGKILL; ${endedWhileDown} had ended when the restart began, ` +
+				`the restart took ${restartMs} ms; ${refused.length} delivery attempts refused (connection refused while down or starting); ` +
+				`${reported.size} jobs reported by webhook to the restarted app; ` +
+				`${JOBS - reported.size} never reported (every attempt refused), so delivered by the restarted app's look at its jobs; ` +
+				`${posts} chat.postMessage calls in all`,
+		);
+		for (const secret of stack.secrets())
+			expect(runs.map((run) => run.output()).join('\n')).not.toContain(secret);
+	} finally {
+		for (const run of runs) await kill(run.child);
+		await stack.close();
+	}
 }, 100_000);

@@ -10,42 +10,53 @@ import { appProcessEnv, type Stack } from '../slack/harness';
 const ROOT = join(__dirname, '..', '..');
 
 export interface AppProcess {
-  child: ChildProcess;
-  /** Everything the process printed so far (stdout and stderr). */
-  output(): string;
+	child: ChildProcess;
+	/** Everything the process printed so far (stdout and stderr). */
+	output(): string;
 }
 
-export function startAppProcess(stack: Stack, port: number, env: Record<string, string> = {}): Promise<AppProcess> {
-  const childEnv: Record<string, string> = {
-    ...appProcessEnv(stack, port),
-    ...env,
-  };
-  // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The app did not start in time:\n${output}`)), 30_000);
-    const check = () => {
-      if (!output.includes('Slack requests go to')) return;
-      clearTimeout(timer);
-      child.stdout?.off('data', check);
-      resolve({ child, output: () => output });
-    };
-    child.stdout?.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`The app exited with ${code}:\n${output}`));
-    });
-  });
+export function startAppProcess(
+	stack: Stack,
+	port: number,
+	env: Record<string, string> = {},
+): Promise<AppProcess> {
+	const childEnv: Record<string, string> = {
+		...appProcessEnv(stack, port),
+		...env,
+	};
+	// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
+	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
+		cwd: ROOT,
+		env: childEnv,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(
+			() => reject(new Error(`The app did not start in time:\n${output}`)),
+			30_000,
+		);
+		const check = () => {
+			if (!output.includes('Slack requests go to')) return;
+			clearTimeout(timer);
+			child.stdout?.off('data', check);
+			resolve({ child, output: () => output });
+		};
+		child.stdout?.on('data', check);
+		child.once('exit', (code) => {
+			clearTimeout(timer);
+			reject(new Error(`The app exited with ${code}:\n${output}`));
+		});
+	});
 }
 
 /** SIGKILL: no shutdown hook runs, nothing is flushed. */
 export function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+	return new Promise((resolve) => {
+		if (child.exitCode !== null || child.signalCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill('SIGKILL');
+	});
 }

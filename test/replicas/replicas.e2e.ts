@@ -21,118 +21,177 @@ jest.setTimeout(240_000);
 type Disruption = 'kill a replica' | 'restart Redis';
 
 async function run(disruption: Disruption, redis = true): Promise<void> {
-  const cluster = await Cluster.start({
-    replicas: 3,
-    redis,
-    emulator: { jobDurationMs: 8000 },
-    env: { SLACK_MAX_JOBS_PER_USER: String(LIMIT), SLACK_POLL_INTERVAL_MS: '2000', LOG_LEVEL: 'info' },
-  });
-  const { stack } = cluster;
-  let maxRunning = 0;
-  const sampler = setInterval(() => (maxRunning = Math.max(maxRunning, mostRunningPerUser(cluster))), 100);
-  try {
-    const users = Array.from({ length: USERS }, (_, i) => `U0R${String(i).padStart(3, '0')}`);
-    const sends: Promise<{ status: number }>[] = [];
-    for (let round = 0; round < COMMANDS_PER_USER; round++) {
-      for (const [i, user] of users.entries()) {
-        const body = stack.standin.app.slashCommandBody({ user, channel: CHANNEL, text: `transcribe https://files.example/${user}-${round}.mp3` });
-        const timestampSeconds = Math.floor(Date.now() / 1000);
-        sends.push(stack.standin.app.send(body, 'application/x-www-form-urlencoded', { timestampSeconds }));
-        // The same signed request again: the proxy sends it to the next replica.
-        if (round === 0 && i < REPLAYS) sends.push(stack.standin.app.send(body, 'application/x-www-form-urlencoded', { timestampSeconds }));
-      }
-    }
-    const statuses = (await Promise.all(sends)).map((reply) => reply.status);
-    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+	const cluster = await Cluster.start({
+		replicas: 3,
+		redis,
+		emulator: { jobDurationMs: 8000 },
+		env: {
+			SLACK_MAX_JOBS_PER_USER: String(LIMIT),
+			SLACK_POLL_INTERVAL_MS: '2000',
+			LOG_LEVEL: 'info',
+		},
+	});
+	const { stack } = cluster;
+	let maxRunning = 0;
+	const sampler = setInterval(
+		() => (maxRunning = Math.max(maxRunning, mostRunningPerUser(cluster))),
+		100,
+	);
+	try {
+		const users = Array.from({ length: USERS }, (_, i) => `U0R${String(i).padStart(3, '0')}`);
+		const sends: Promise<{ status: number }>[] = [];
+		for (let round = 0; round < COMMANDS_PER_USER; round++) {
+			for (const [i, user] of users.entries()) {
+				const body = stack.standin.app.slashCommandBody({
+					user,
+					channel: CHANNEL,
+					text: `transcribe https://files.example/${user}-${round}.mp3`,
+				});
+				const timestampSeconds = Math.floor(Date.now() / 1000);
+				sends.push(
+					stack.standin.app.send(body, 'application/x-www-form-urlencoded', { timestampSeconds }),
+				);
+				// The same signed request again: the proxy sends it to the next replica.
+				if (round === 0 && i < REPLAYS)
+					sends.push(
+						stack.standin.app.send(body, 'application/x-www-form-urlencoded', { timestampSeconds }),
+					);
+			}
+		}
+		const statuses = (await Promise.all(sends)).map((reply) => reply.status);
+		expect(statuses.filter((status) => status !== 200)).toEqual([]);
 
-    const refusals = () => users.reduce((sum, user) => sum + stack.ephemeralTexts(user).filter((text) => /the limit is 2/.test(text)).length, 0);
-    const jobIdOf = (text: string) => /Job `([^`]+)`/.exec(text)?.[1];
-    // Every command either has its parent with a job, or was refused.
-    await stack.standin.waitFor(
-      () => {
-        const parents = stack.parents(CHANNEL);
-        return parents.length + refusals() >= USERS * COMMANDS_PER_USER && parents.every((parent) => jobIdOf(content(parent))) ? true : undefined;
-      },
-      60_000,
-      'a job or a refusal for every command',
-    );
-    const parents = stack.parents(CHANNEL);
-    // More jobs than commands answered: a replayed request ran twice.
-    const replayedIntoJobs = parents.length + refusals() - USERS * COMMANDS_PER_USER;
+		const refusals = () =>
+			users.reduce(
+				(sum, user) =>
+					sum + stack.ephemeralTexts(user).filter((text) => /the limit is 2/.test(text)).length,
+				0,
+			);
+		const jobIdOf = (text: string) => /Job `([^`]+)`/.exec(text)?.[1];
+		// Every command either has its parent with a job, or was refused.
+		await stack.standin.waitFor(
+			() => {
+				const parents = stack.parents(CHANNEL);
+				return parents.length + refusals() >= USERS * COMMANDS_PER_USER &&
+					parents.every((parent) => jobIdOf(content(parent)))
+					? true
+					: undefined;
+			},
+			60_000,
+			'a job or a refusal for every command',
+		);
+		const parents = stack.parents(CHANNEL);
+		// More jobs than commands answered: a replayed request ran twice.
+		const replayedIntoJobs = parents.length + refusals() - USERS * COMMANDS_PER_USER;
 
-    // Each replica reports Redis among what it needs (with REDIS_URL).
-    const readiness = await fetch(`http://127.0.0.1:${cluster.replicas[0].port}/readyz`);
-    expect(await readiness.json()).toEqual({ status: 'ready', checks: { slack: 'ok', service: 'ok', ...(redis ? { store: 'ok' } : {}) } });
+		// Each replica reports Redis among what it needs (with REDIS_URL).
+		const readiness = await fetch(`http://127.0.0.1:${cluster.replicas[0].port}/readyz`);
+		expect(await readiness.json()).toEqual({
+			status: 'ready',
+			checks: { slack: 'ok', service: 'ok', ...(redis ? { store: 'ok' } : {}) },
+		});
 
-    // Midway: the jobs run, none has finished yet.
-    if (disruption === 'kill a replica') {
-      await cluster.replicas[1].kill('SIGKILL');
-    } else {
-      await cluster.redis?.stop();
-      // Down while the first jobs finish: the replicas wait for it.
-      await until(() => parents.some((parent) => isTerminalStatus(stack.emulator.getJob(jobIdOf(content(parent)) ?? '')?.status ?? 'pending')), 30_000, 'a job to finish');
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      await cluster.redis?.restart();
-    }
+		// Midway: the jobs run, none has finished yet.
+		if (disruption === 'kill a replica') {
+			await cluster.replicas[1].kill('SIGKILL');
+		} else {
+			await cluster.redis?.stop();
+			// Down while the first jobs finish: the replicas wait for it.
+			await until(
+				() =>
+					parents.some((parent) =>
+						isTerminalStatus(
+							stack.emulator.getJob(jobIdOf(content(parent)) ?? '')?.status ?? 'pending',
+						),
+					),
+				30_000,
+				'a job to finish',
+			);
+			await new Promise((resolve) => setTimeout(resolve, 3000));
+			await cluster.redis?.restart();
+		}
 
-    for (const parent of parents) {
-      await stack.standin.waitFor(() => stack.replies(parent.ts, CHANNEL).length > 0 || undefined, 90_000, `the result of ${jobIdOf(content(parent))}`);
-    }
-    // Time for a second post, if any replica were to make one: two sweeps and lease expiries.
-    await new Promise((resolve) => setTimeout(resolve, 12_000));
+		for (const parent of parents) {
+			await stack.standin.waitFor(
+				() => stack.replies(parent.ts, CHANNEL).length > 0 || undefined,
+				90_000,
+				`the result of ${jobIdOf(content(parent))}`,
+			);
+		}
+		// Time for a second post, if any replica were to make one: two sweeps and lease expiries.
+		await new Promise((resolve) => setTimeout(resolve, 12_000));
 
-    const posts = parents.map((parent) => stack.replies(parent.ts, CHANNEL).length);
-    const jobIds = parents.map((parent) => jobIdOf(content(parent)));
-    // Every way the replicas could break their promises, listed together so a failure shows them all.
-    const problems = [
-      ...(replayedIntoJobs !== 0 ? [`${replayedIntoJobs} replayed commands created jobs`] : []),
-      ...posts.flatMap((count, i) => (count === 1 ? [] : [`job ${jobIds[i]}: result posted ${count} times`])),
-      ...(new Set(jobIds).size !== parents.length ? ['two parents show the same job'] : []),
-      ...(stack.serviceCalls('POST', /\/jobs$/) !== parents.length ? [`${stack.serviceCalls('POST', /\/jobs$/)} jobs created for ${parents.length} parents`] : []),
-      ...parents.flatMap((parent, i) => (/Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts))) ? [] : [`job ${jobIds[i]}: the parent does not show its end`])),
-      ...(maxRunning > LIMIT ? [`a user had ${maxRunning} jobs running (limit ${LIMIT})`] : []),
-    ];
-    expect(problems).toEqual([]);
-    expect(maxRunning).toBeGreaterThan(0);
-    // The proxy spread the work over every replica.
-    expect(cluster.proxy.served.size).toBe(3);
-  } catch (error) {
-    // The replicas' own account of what happened, for whoever reads the failure.
-    for (const replica of cluster.replicas) console.log(`--- replica on ${replica.port}:\n${replica.output.split('\n').filter((line) => /"level":"(warn|error)"/.test(line)).slice(-30).join('\n')}`);
-    throw error;
-  } finally {
-    clearInterval(sampler);
-    await cluster.close();
-  }
+		const posts = parents.map((parent) => stack.replies(parent.ts, CHANNEL).length);
+		const jobIds = parents.map((parent) => jobIdOf(content(parent)));
+		// Every way the replicas could break their promises, listed together so a failure shows them all.
+		const problems = [
+			...(replayedIntoJobs !== 0 ? [`${replayedIntoJobs} replayed commands created jobs`] : []),
+			...posts.flatMap((count, i) =>
+				count === 1 ? [] : [`job ${jobIds[i]}: result posted ${count} times`],
+			),
+			...(new Set(jobIds).size !== parents.length ? ['two parents show the same job'] : []),
+			...(stack.serviceCalls('POST', /\/jobs$/) !== parents.length
+				? [`${stack.serviceCalls('POST', /\/jobs$/)} jobs created for ${parents.length} parents`]
+				: []),
+			...parents.flatMap((parent, i) =>
+				/Succeeded in/.test(content(stack.standin.workspace.find(CHANNEL, parent.ts)))
+					? []
+					: [`job ${jobIds[i]}: the parent does not show its end`],
+			),
+			...(maxRunning > LIMIT ? [`a user had ${maxRunning} jobs running (limit ${LIMIT})`] : []),
+		];
+		expect(problems).toEqual([]);
+		expect(maxRunning).toBeGreaterThan(0);
+		// The proxy spread the work over every replica.
+		expect(cluster.proxy.served.size).toBe(3);
+	} catch (error) {
+		// The replicas' own account of what happened, for whoever reads the failure.
+		for (const replica of cluster.replicas)
+			console.log(
+				`--- replica on ${replica.port}:\n${replica.output
+					.split('\n')
+					.filter((line) => /"level":"(warn|error)"/.test(line))
+					.slice(-30)
+					.join('\n')}`,
+			);
+		throw error;
+	} finally {
+		clearInterval(sampler);
+		await cluster.close();
+	}
 
-  /** The most jobs any one user has running in the service right now. */
-  function mostRunningPerUser(c: Cluster): number {
-    const running = new Map<string, number>();
-    for (const parent of c.stack.parents(CHANNEL)) {
-      const id = /Job `([^`]+)`/.exec(content(parent))?.[1];
-      const job = id ? c.stack.emulator.getJob(id) : undefined;
-      const user = job?.metadata?.slack_user;
-      if (!job || typeof user !== 'string' || isTerminalStatus(job.status)) continue;
-      running.set(user, (running.get(user) ?? 0) + 1);
-    }
-    return Math.max(0, ...running.values());
-  }
+	/** The most jobs any one user has running in the service right now. */
+	function mostRunningPerUser(c: Cluster): number {
+		const running = new Map<string, number>();
+		for (const parent of c.stack.parents(CHANNEL)) {
+			const id = /Job `([^`]+)`/.exec(content(parent))?.[1];
+			const job = id ? c.stack.emulator.getJob(id) : undefined;
+			const user = job?.metadata?.slack_user;
+			if (!job || typeof user !== 'string' || isTerminalStatus(job.status)) continue;
+			running.set(user, (running.get(user) ?? 0) + 1);
+		}
+		return Math.max(0, ...running.values());
+	}
 }
 
 /** Polls what the stand-in does not announce (the service's own state). */
 async function until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+	const deadline = Date.now() + timeoutMs;
+	while (!predicate()) {
+		if (Date.now() > deadline)
+			throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
+		await new Promise((resolve) => setTimeout(resolve, 100));
+	}
 }
 
-it('three replicas, one SIGKILLed midway: every result posted once, no user above the limit, no duplicate job', () => run('kill a replica'));
+it('three replicas, one SIGKILLed midway: every result posted once, no user above the limit, no duplicate job', () =>
+	run('kill a replica'));
 
-it('three replicas, Redis restarted midway: they wait for it and lose nothing', () => run('restart Redis'));
+it('three replicas, Redis restarted midway: they wait for it and lose nothing', () =>
+	run('restart Redis'));
 
 /** Set REPLICAS_WITHOUT_REDIS=1 to see the same run fail with each process keeping its own memory. */
 if (process.env.REPLICAS_WITHOUT_REDIS === '1') {
-  it('without Redis (expected to fail: replayed requests create jobs, users exceed their limit)', () => run('kill a replica', false));
+	it('without Redis (expected to fail: replayed requests create jobs, users exceed their limit)', () =>
+		run('kill a replica', false));
 }

@@ -16,82 +16,91 @@ let redis: RedisServer;
 const open: RedisSharedState[] = [];
 
 async function replica(): Promise<RedisSharedState> {
-  const store = await RedisSharedState.connect({ url: redis.url, logger: new CapturingLogger(), leaseMs: LEASE_MS });
-  open.push(store);
-  return store;
+	const store = await RedisSharedState.connect({
+		url: redis.url,
+		logger: new CapturingLogger(),
+		leaseMs: LEASE_MS,
+	});
+	open.push(store);
+	return store;
 }
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-shared-state-'));
-  redis = await RedisServer.start(dir);
+	dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-shared-state-'));
+	redis = await RedisServer.start(dir);
 });
 
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((store) => store.close()));
+	await Promise.all(open.splice(0).map((store) => store.close()));
 });
 
 afterAll(async () => {
-  await redis.stop();
-  await rm(dir, { recursive: true, force: true });
+	await redis.stop();
+	await rm(dir, { recursive: true, force: true });
 });
 
 it('gives a lease to one replica, keeps it renewed while held, and frees it on release', async () => {
-  const [a, b] = [await replica(), await replica()];
-  expect(await a.lease('follow:j1')).toBe(true);
-  expect(await b.lease('follow:j1')).toBe(false);
-  // Well past the lease time: renewed by its holder, still not free.
-  await pause(LEASE_MS * 3);
-  expect(await b.lease('follow:j1')).toBe(false);
-  await a.releaseLease('follow:j1');
-  expect(await b.lease('follow:j1')).toBe(true);
+	const [a, b] = [await replica(), await replica()];
+	expect(await a.lease('follow:j1')).toBe(true);
+	expect(await b.lease('follow:j1')).toBe(false);
+	// Well past the lease time: renewed by its holder, still not free.
+	await pause(LEASE_MS * 3);
+	expect(await b.lease('follow:j1')).toBe(false);
+	await a.releaseLease('follow:j1');
+	expect(await b.lease('follow:j1')).toBe(true);
 });
 
 it("lets another replica take a dead replica's lease and slots once they expire", async () => {
-  const [a, b] = [await replica(), await replica()];
-  expect(await a.lease('deliver:r1')).toBe(true);
-  expect(await a.acquireSlot('U1', 'r1', 1)).toBeUndefined();
-  expect(await b.acquireSlot('U1', 'r2', 1)).toBe(1);
-  // A dies: no release, no renewal (destroying the client without giving anything back).
-  (a as unknown as { client: { destroy(): void } }).client.destroy();
-  open.splice(open.indexOf(a), 1);
-  expect(await b.lease('deliver:r1')).toBe(false);
-  await pause(LEASE_MS * 2);
-  expect(await b.lease('deliver:r1')).toBe(true);
-  expect(await b.acquireSlot('U1', 'r2', 1)).toBeUndefined();
+	const [a, b] = [await replica(), await replica()];
+	expect(await a.lease('deliver:r1')).toBe(true);
+	expect(await a.acquireSlot('U1', 'r1', 1)).toBeUndefined();
+	expect(await b.acquireSlot('U1', 'r2', 1)).toBe(1);
+	// A dies: no release, no renewal (destroying the client without giving anything back).
+	(a as unknown as { client: { destroy(): void } }).client.destroy();
+	open.splice(open.indexOf(a), 1);
+	expect(await b.lease('deliver:r1')).toBe(false);
+	await pause(LEASE_MS * 2);
+	expect(await b.lease('deliver:r1')).toBe(true);
+	expect(await b.acquireSlot('U1', 'r2', 1)).toBeUndefined();
 });
 
 it('counts slots across replicas, lets adopted work past the limit, and frees released ones', async () => {
-  const [a, b] = [await replica(), await replica()];
-  expect(await a.acquireSlot('U2', 'x', 2)).toBeUndefined();
-  expect(await b.acquireSlot('U2', 'y', 2)).toBeUndefined();
-  expect(await a.acquireSlot('U2', 'z', 2)).toBe(2);
-  await b.adoptSlot('U2', 'taken-over');
-  expect(await a.acquireSlot('U2', 'z', 2)).toBe(3);
-  await a.releaseSlot('U2', 'x');
-  await b.releaseSlot('U2', 'taken-over');
-  expect(await a.acquireSlot('U2', 'z', 2)).toBeUndefined();
+	const [a, b] = [await replica(), await replica()];
+	expect(await a.acquireSlot('U2', 'x', 2)).toBeUndefined();
+	expect(await b.acquireSlot('U2', 'y', 2)).toBeUndefined();
+	expect(await a.acquireSlot('U2', 'z', 2)).toBe(2);
+	await b.adoptSlot('U2', 'taken-over');
+	expect(await a.acquireSlot('U2', 'z', 2)).toBe(3);
+	await a.releaseSlot('U2', 'x');
+	await b.releaseSlot('U2', 'taken-over');
+	expect(await a.acquireSlot('U2', 'z', 2)).toBeUndefined();
 });
 
 it('sees a key first once across replicas, and waits for Redis while it restarts', async () => {
-  const [a, b] = [await replica(), await replica()];
-  expect(await a.claimOnce('webhook:w1', 60_000)).toBe(true);
-  expect(await b.claimOnce('webhook:w1', 60_000)).toBe(false);
-  await a.markDelivered('r9');
-  await redis.stop();
-  await expect(a.ping()).rejects.toThrow();
-  // Asked while Redis is down: it waits, then answers from the data Redis kept.
-  const waiting = b.isDelivered('r9');
-  const claim = b.claimOnce('webhook:w2', 60_000);
-  await pause(1000);
-  await redis.restart();
-  expect(await waiting).toBe(true);
-  expect(await claim).toBe(true);
-  // The readiness probe recovers by itself once the client has reconnected.
-  const deadline = Date.now() + 5000;
-  while (!(await a.ping().then(() => true, () => false))) {
-    if (Date.now() > deadline) throw new Error('the store probe did not recover');
-    await pause(100);
-  }
+	const [a, b] = [await replica(), await replica()];
+	expect(await a.claimOnce('webhook:w1', 60_000)).toBe(true);
+	expect(await b.claimOnce('webhook:w1', 60_000)).toBe(false);
+	await a.markDelivered('r9');
+	await redis.stop();
+	await expect(a.ping()).rejects.toThrow();
+	// Asked while Redis is down: it waits, then answers from the data Redis kept.
+	const waiting = b.isDelivered('r9');
+	const claim = b.claimOnce('webhook:w2', 60_000);
+	await pause(1000);
+	await redis.restart();
+	expect(await waiting).toBe(true);
+	expect(await claim).toBe(true);
+	// The readiness probe recovers by itself once the client has reconnected.
+	const deadline = Date.now() + 5000;
+	while (
+		!(await a.ping().then(
+			() => true,
+			() => false,
+		))
+	) {
+		if (Date.now() > deadline) throw new Error('the store probe did not recover');
+		await pause(100);
+	}
 }, 30_000);

@@ -5,73 +5,108 @@
  * error or a garbled 2xx the job may still appear later, and a second create would be a paid job
  * run twice.
  */
-import { CreateOutcomeUnknownError, REQUEST_ID_METADATA_KEY, type ManagementClient } from '../../shared/client';
+import {
+	CreateOutcomeUnknownError,
+	REQUEST_ID_METADATA_KEY,
+	type ManagementClient,
+} from '../../shared/client';
 import { AmbiguousOutcomeError } from '../../shared/request';
 import { FakeClock } from '../support/fake-clock';
 import { jobFixture } from '../support/fixtures';
-import { jsonReply, problem, scriptedManagementClient, useScriptedServer, type ScriptedReply } from '../support/scripted-server';
+import {
+	jsonReply,
+	problem,
+	scriptedManagementClient,
+	useScriptedServer,
+	type ScriptedReply,
+} from '../support/scripted-server';
 
 const emptyPage = jsonReply(200, { items: [], page: 1, page_size: 100, total_size: 0 });
 
 const lostReplies: Array<[string, ScriptedReply]> = [
-  ['the connection is dropped before any reply', { status: 0, reset: true }],
-  ['no reply comes before the timeout', { status: 0, hang: true }],
-  ['the gateway answers 502', { status: 502, headers: { 'content-type': 'text/html' }, body: '<html>Bad gateway</html>' }],
-  ['the gateway times out (504)', problem(504, 'Gateway Timeout')],
-  ['a 201 arrives with a garbled body', { status: 201, body: '{"id": "trunc' }],
+	['the connection is dropped before any reply', { status: 0, reset: true }],
+	['no reply comes before the timeout', { status: 0, hang: true }],
+	[
+		'the gateway answers 502',
+		{ status: 502, headers: { 'content-type': 'text/html' }, body: '<html>Bad gateway</html>' },
+	],
+	['the gateway times out (504)', problem(504, 'Gateway Timeout')],
+	['a 201 arrives with a garbled body', { status: 201, body: '{"id": "trunc' }],
 ];
 
 describe('jobs.create when the outcome of the create is unknown', () => {
-  const { server, transport } = useScriptedServer();
-  let clock: FakeClock;
-  let client: ManagementClient;
+	const { server, transport } = useScriptedServer();
+	let clock: FakeClock;
+	let client: ManagementClient;
 
-  beforeEach(() => {
-    server.reset();
-    clock = new FakeClock();
-    client = scriptedManagementClient(server, transport, clock, { timeoutMs: 300 });
-  });
+	beforeEach(() => {
+		server.reset();
+		clock = new FakeClock();
+		client = scriptedManagementClient(server, transport, clock, { timeoutMs: 300 });
+	});
 
-  const sentRequestId = () => (JSON.parse(server.received[0].body) as { metadata: Record<string, string> }).metadata[REQUEST_ID_METADATA_KEY];
-  const methods = () => server.received.map((r) => r.method);
+	const sentRequestId = () =>
+		(JSON.parse(server.received[0].body) as { metadata: Record<string, string> }).metadata[
+			REQUEST_ID_METADATA_KEY
+		];
+	const methods = () => server.received.map((r) => r.method);
 
-  it.each(lostReplies)('finds the job that appears only after the first look-up when %s, creating once', async (_, lost) => {
-    const job = jobFixture();
-    const listingTheJob = () =>
-      jsonReply(200, { items: [{ ...job, metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() } }], page: 1, page_size: 100, total_size: 1 });
-    server.script(lost, emptyPage, listingTheJob);
-    server.always(problem(500, 'Not part of the script'));
-    await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({ id: job.id });
-    expect(methods()).toEqual(['POST', 'GET', 'GET']);
-    expect(clock.sleeps).toEqual([500]);
-  });
+	it.each(lostReplies)(
+		'finds the job that appears only after the first look-up when %s, creating once',
+		async (_, lost) => {
+			const job = jobFixture();
+			const listingTheJob = () =>
+				jsonReply(200, {
+					items: [{ ...job, metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() } }],
+					page: 1,
+					page_size: 100,
+					total_size: 1,
+				});
+			server.script(lost, emptyPage, listingTheJob);
+			server.always(problem(500, 'Not part of the script'));
+			await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
+				id: job.id,
+			});
+			expect(methods()).toEqual(['POST', 'GET', 'GET']);
+			expect(clock.sleeps).toEqual([500]);
+		},
+	);
 
-  it.each(lostReplies)('reports the request id instead of creating twice when %s and the job never shows', async (_, lost) => {
-    server.script(lost);
-    server.always(emptyPage);
-    const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
-    expect(methods()).toEqual(['POST', 'GET', 'GET', 'GET', 'GET']);
-    expect(clock.sleeps).toEqual([500, 2_000, 5_000]);
-    expect(error).toBeInstanceOf(AmbiguousOutcomeError);
-    expect(error).toBeInstanceOf(CreateOutcomeUnknownError);
-    expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
-    expect((error as Error).message).toContain(`${REQUEST_ID_METADATA_KEY} "${sentRequestId()}"`);
-  });
+	it.each(lostReplies)(
+		'reports the request id instead of creating twice when %s and the job never shows',
+		async (_, lost) => {
+			server.script(lost);
+			server.always(emptyPage);
+			const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
+			expect(methods()).toEqual(['POST', 'GET', 'GET', 'GET', 'GET']);
+			expect(clock.sleeps).toEqual([500, 2_000, 5_000]);
+			expect(error).toBeInstanceOf(AmbiguousOutcomeError);
+			expect(error).toBeInstanceOf(CreateOutcomeUnknownError);
+			expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
+			expect((error as Error).message).toContain(`${REQUEST_ID_METADATA_KEY} "${sentRequestId()}"`);
+		},
+	);
 
-  it('reports the request id when the look-up itself fails', async () => {
-    server.script({ status: 0, reset: true });
-    server.always(problem(503, 'Unavailable'));
-    const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
-    expect(methods().filter((method) => method === 'POST')).toHaveLength(1);
-    expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
-  });
+	it('reports the request id when the look-up itself fails', async () => {
+		server.script({ status: 0, reset: true });
+		server.always(problem(503, 'Unavailable'));
+		const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
+		expect(methods().filter((method) => method === 'POST')).toHaveLength(1);
+		expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
+	});
 
-  it('creates again, with the same request id, when the service itself answered 503 and the look-up finds nothing', async () => {
-    const job = jobFixture();
-    server.script(problem(503, 'Unavailable'), emptyPage, jsonReply(201, job));
-    await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({ id: job.id });
-    expect(methods()).toEqual(['POST', 'GET', 'POST']);
-    const [first, , second] = server.received.map((r) => JSON.parse(r.body || '{}') as { metadata?: Record<string, string> });
-    expect(second.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(first.metadata?.[REQUEST_ID_METADATA_KEY]);
-  });
+	it('creates again, with the same request id, when the service itself answered 503 and the look-up finds nothing', async () => {
+		const job = jobFixture();
+		server.script(problem(503, 'Unavailable'), emptyPage, jsonReply(201, job));
+		await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
+			id: job.id,
+		});
+		expect(methods()).toEqual(['POST', 'GET', 'POST']);
+		const [first, , second] = server.received.map(
+			(r) => JSON.parse(r.body || '{}') as { metadata?: Record<string, string> },
+		);
+		expect(second.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(
+			first.metadata?.[REQUEST_ID_METADATA_KEY],
+		);
+	});
 });

@@ -41,290 +41,392 @@ const logLines: string[] = [];
 const workspaces: (OAuthWorkspace & { admin: string; member: string })[] = [];
 
 beforeAll(async () => {
-  emulator = await startEmulator({ port: 0, jobDurationMs: 300, organizations: [BRAVO_ORG] });
-  for (const [id, name] of [
-    ['T0ALPHA', 'Alpha'],
-    ['T0BRAVO', 'Bravo'],
-  ] as const) {
-    const standinToken = `xoxb-standin-${randomBytes(8).toString('hex')}`;
-    const standin: Standin = await startStandin({
-      botToken: standinToken,
-      signingSecret,
-    });
-    const admin = `U0ADMIN${name.toUpperCase()}`;
-    workspaces.push({
-      team: { id, name },
-      standin,
-      standinToken,
-      botToken: `xoxb-${id}-${randomBytes(12).toString('hex')}`,
-      botUserId: BOT.userId,
-      admins: [admin],
-      admin,
-      member: `U0MEMBER${name.toUpperCase()}`,
-    });
-  }
-  oauth = await OAuthStandin.start({
-    clientId: CLIENT_ID,
-    clientSecret: CLIENT_SECRET,
-    workspaces,
-  });
-  const port = await freePort();
-  origin = `http://127.0.0.1:${port}`;
-  const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-distribution-'));
-  dbFile = join(dir, 'installations.sqlite');
-  const config = loadConfig({
-    SLACK_SIGNING_SECRET: signingSecret,
-    SLACK_CLIENT_ID: CLIENT_ID,
-    SLACK_CLIENT_SECRET: CLIENT_SECRET,
-    SLACK_STATE_SECRET: randomBytes(32).toString('hex'),
-    SLACK_INSTALLATION_KEY: randomBytes(32).toString('hex'),
-    SLACK_INSTALLATION_DB: dbFile,
-    SLACK_API_URL: oauth.apiUrl,
-    SLACK_PUBLIC_URL: origin,
-    SLACK_STATE_FILE: join(dir, 'state.json'),
-    SLACK_POLL_INTERVAL_MS: '200',
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GPU_CLOUD_BASE_URL: emulator.baseUrl,
-    GPU_CLOUD_IMAGE_URL: emulator.imageUrl,
-  });
-  const logger = new JsonLogger({
-    level: LogLevel.DEBUG,
-    secrets: configSecrets(config),
-    write: (line) => logLines.push(line),
-  });
-  app = await startSlackApp({
-    config,
-    logger,
-    logLevel: LogLevel.DEBUG,
-    streamIntervalMs: 200,
-    slackAuthorizationUrl: oauth.authorizationUrl,
-  });
-  for (const workspace of workspaces) workspace.standin.setAppUrl(app.eventsUrl ?? '');
+	emulator = await startEmulator({ port: 0, jobDurationMs: 300, organizations: [BRAVO_ORG] });
+	for (const [id, name] of [
+		['T0ALPHA', 'Alpha'],
+		['T0BRAVO', 'Bravo'],
+	] as const) {
+		const standinToken = `xoxb-standin-${randomBytes(8).toString('hex')}`;
+		const standin: Standin = await startStandin({
+			botToken: standinToken,
+			signingSecret,
+		});
+		const admin = `U0ADMIN${name.toUpperCase()}`;
+		workspaces.push({
+			team: { id, name },
+			standin,
+			standinToken,
+			botToken: `xoxb-${id}-${randomBytes(12).toString('hex')}`,
+			botUserId: BOT.userId,
+			admins: [admin],
+			admin,
+			member: `U0MEMBER${name.toUpperCase()}`,
+		});
+	}
+	oauth = await OAuthStandin.start({
+		clientId: CLIENT_ID,
+		clientSecret: CLIENT_SECRET,
+		workspaces,
+	});
+	const port = await freePort();
+	origin = `http://127.0.0.1:${port}`;
+	const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-distribution-'));
+	dbFile = join(dir, 'installations.sqlite');
+	const config = loadConfig({
+		SLACK_SIGNING_SECRET: signingSecret,
+		SLACK_CLIENT_ID: CLIENT_ID,
+		SLACK_CLIENT_SECRET: CLIENT_SECRET,
+		SLACK_STATE_SECRET: randomBytes(32).toString('hex'),
+		SLACK_INSTALLATION_KEY: randomBytes(32).toString('hex'),
+		SLACK_INSTALLATION_DB: dbFile,
+		SLACK_API_URL: oauth.apiUrl,
+		SLACK_PUBLIC_URL: origin,
+		SLACK_STATE_FILE: join(dir, 'state.json'),
+		SLACK_POLL_INTERVAL_MS: '200',
+		PORT: String(port),
+		HOST: '127.0.0.1',
+		GPU_CLOUD_BASE_URL: emulator.baseUrl,
+		GPU_CLOUD_IMAGE_URL: emulator.imageUrl,
+	});
+	const logger = new JsonLogger({
+		level: LogLevel.DEBUG,
+		secrets: configSecrets(config),
+		write: (line) => logLines.push(line),
+	});
+	app = await startSlackApp({
+		config,
+		logger,
+		logLevel: LogLevel.DEBUG,
+		streamIntervalMs: 200,
+		slackAuthorizationUrl: oauth.authorizationUrl,
+	});
+	for (const workspace of workspaces) workspace.standin.setAppUrl(app.eventsUrl ?? '');
 });
 
 afterAll(async () => {
-  await app?.idle().catch(() => undefined);
-  await app?.stop();
-  await oauth?.close();
-  for (const workspace of workspaces) await workspace.standin.close();
-  await emulator?.close();
+	await app?.idle().catch(() => undefined);
+	await app?.stop();
+	await oauth?.close();
+	for (const workspace of workspaces) await workspace.standin.close();
+	await emulator?.close();
 });
 
 /** The browser's part of the install: follows the redirects by hand, keeping the app's state cookie. */
 async function install(team: string, options: { keepCookie?: boolean } = {}): Promise<Response> {
-  oauth.signIn(team);
-  const start = await fetch(`${origin}/slack/install`, { redirect: 'manual' });
-  expect(start.status).toBe(302);
-  const cookie = start.headers.get('set-cookie')?.split(';')[0] ?? '';
-  expect(cookie).not.toBe('');
-  const consent = await fetch(start.headers.get('location') ?? '', {
-    redirect: 'manual',
-  });
-  expect(consent.status).toBe(302);
-  const back = consent.headers.get('location') ?? '';
-  expect(back.startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
-  return fetch(back, {
-    headers: options.keepCookie === false ? {} : { cookie },
-    redirect: 'manual',
-  });
+	oauth.signIn(team);
+	const start = await fetch(`${origin}/slack/install`, { redirect: 'manual' });
+	expect(start.status).toBe(302);
+	const cookie = start.headers.get('set-cookie')?.split(';')[0] ?? '';
+	expect(cookie).not.toBe('');
+	const consent = await fetch(start.headers.get('location') ?? '', {
+		redirect: 'manual',
+	});
+	expect(consent.status).toBe(302);
+	const back = consent.headers.get('location') ?? '';
+	expect(back.startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
+	return fetch(back, {
+		headers: options.keepCookie === false ? {} : { cookie },
+		redirect: 'manual',
+	});
 }
 
 /** A request as the stand-in sends it, from the given workspace (its team id in place of the stand-in's). */
 function fromTeam(body: string, team: string): string {
-  const params = new URLSearchParams(body);
-  for (const [key, value] of [...params]) params.set(key, value.replaceAll(STANDIN_TEAM, team));
-  return params.toString();
+	const params = new URLSearchParams(body);
+	for (const [key, value] of [...params]) params.set(key, value.replaceAll(STANDIN_TEAM, team));
+	return params.toString();
 }
 
 function command(workspace: (typeof workspaces)[number], text: string, user = workspace.member) {
-  const body = workspace.standin.app.slashCommandBody({
-    user,
-    channel: CHANNEL,
-    text,
-  });
-  return workspace.standin.app.send(fromTeam(body, workspace.team.id), 'application/x-www-form-urlencoded');
+	const body = workspace.standin.app.slashCommandBody({
+		user,
+		channel: CHANNEL,
+		text,
+	});
+	return workspace.standin.app.send(
+		fromTeam(body, workspace.team.id),
+		'application/x-www-form-urlencoded',
+	);
 }
 
-async function submitLink(workspace: (typeof workspaces)[number], user: string, organization: string, apiKey: string) {
-  const open = [...workspace.standin.workspace.views.values()].reverse().find((view) => view.view.callback_id === LINK_VIEW);
-  if (!open) throw new Error('The link modal is not open.');
-  const value = (text: string) => ({
-    value: { type: 'plain_text_input', value: text },
-  });
-  const payload = {
-    type: 'view_submission',
-    team: { id: workspace.team.id, domain: workspace.team.name.toLowerCase() },
-    user: { id: user, team_id: workspace.team.id },
-    api_app_id: 'A0GPUCLOUD',
-    view: {
-      ...open.view,
-      id: open.id,
-      hash: open.hash,
-      team_id: workspace.team.id,
-      state: {
-        values: {
-          organization: value(organization),
-          api_key: value(apiKey),
-          project: { value: { type: 'plain_text_input', value: null } },
-        },
-      },
-    },
-  };
-  const reply = await workspace.standin.app.send(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
-  return JSON.parse(reply.body || '{}') as {
-    response_action?: string;
-    errors?: Record<string, string>;
-  };
+async function submitLink(
+	workspace: (typeof workspaces)[number],
+	user: string,
+	organization: string,
+	apiKey: string,
+) {
+	const open = [...workspace.standin.workspace.views.values()]
+		.reverse()
+		.find((view) => view.view.callback_id === LINK_VIEW);
+	if (!open) throw new Error('The link modal is not open.');
+	const value = (text: string) => ({
+		value: { type: 'plain_text_input', value: text },
+	});
+	const payload = {
+		type: 'view_submission',
+		team: { id: workspace.team.id, domain: workspace.team.name.toLowerCase() },
+		user: { id: user, team_id: workspace.team.id },
+		api_app_id: 'A0GPUCLOUD',
+		view: {
+			...open.view,
+			id: open.id,
+			hash: open.hash,
+			team_id: workspace.team.id,
+			state: {
+				values: {
+					organization: value(organization),
+					api_key: value(apiKey),
+					project: { value: { type: 'plain_text_input', value: null } },
+				},
+			},
+		},
+	};
+	const reply = await workspace.standin.app.send(
+		new URLSearchParams({ payload: JSON.stringify(payload) }).toString(),
+		'application/x-www-form-urlencoded',
+	);
+	return JSON.parse(reply.body || '{}') as {
+		response_action?: string;
+		errors?: Record<string, string>;
+	};
 }
 
-const botParents = (workspace: (typeof workspaces)[number]) => workspace.standin.workspace.channelMessages(CHANNEL).filter((message) => message.user === BOT.userId);
+const botParents = (workspace: (typeof workspaces)[number]) =>
+	workspace.standin.workspace
+		.channelMessages(CHANNEL)
+		.filter((message) => message.user === BOT.userId);
 
 test('a redirect without the state cookie of its install is refused, and stores nothing', async () => {
-  const refused = await install('T0ALPHA', { keepCookie: false });
-  expect(refused.status).toBe(400);
-  expect(await app.distributed?.store.teams()).toEqual([]);
+	const refused = await install('T0ALPHA', { keepCookie: false });
+	expect(refused.status).toBe(400);
+	expect(await app.distributed?.store.teams()).toEqual([]);
 });
 
 test('two workspaces install, link their organization and each gets its /gpu results in its own workspace', async () => {
-  const distributed = app.distributed;
-  if (!distributed) throw new Error('The app is not distributed.');
-  for (const workspace of workspaces) {
-    const done = await install(workspace.team.id);
-    expect(done.status).toBe(200);
-    expect(await done.text()).toContain('/gpu setup');
-  }
-  expect(oauth.exchanges.filter((exchange) => exchange.ok).map((exchange) => exchange.team)).toEqual(['T0ALPHA', 'T0BRAVO']);
-  expect(await distributed.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
-  for (const workspace of workspaces) expect((await distributed.store.findInstallation({ teamId: workspace.team.id }))?.bot?.token).toBe(workspace.botToken);
+	const distributed = app.distributed;
+	if (!distributed) throw new Error('The app is not distributed.');
+	for (const workspace of workspaces) {
+		const done = await install(workspace.team.id);
+		expect(done.status).toBe(200);
+		expect(await done.text()).toContain('/gpu setup');
+	}
+	expect(
+		oauth.exchanges.filter((exchange) => exchange.ok).map((exchange) => exchange.team),
+	).toEqual(['T0ALPHA', 'T0BRAVO']);
+	expect(await distributed.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+	for (const workspace of workspaces)
+		expect(
+			(await distributed.store.findInstallation({ teamId: workspace.team.id }))?.bot?.token,
+		).toBe(workspace.botToken);
 
-  const [alpha, bravo] = workspaces;
-  // Installed but not linked: a private answer saying how, and no job.
-  await command(alpha, 'image a red fox');
-  await alpha.standin.waitFor(() => alpha.standin.workspace.ephemeralsFor(alpha.member).find((message) => /\/gpu setup/.test(message.text ?? '')), 10_000, 'the setup hint');
-  expect(botParents(alpha)).toHaveLength(0);
+	const [alpha, bravo] = workspaces;
+	// Installed but not linked: a private answer saying how, and no job.
+	await command(alpha, 'image a red fox');
+	await alpha.standin.waitFor(
+		() =>
+			alpha.standin.workspace
+				.ephemeralsFor(alpha.member)
+				.find((message) => /\/gpu setup/.test(message.text ?? '')),
+		10_000,
+		'the setup hint',
+	);
+	expect(botParents(alpha)).toHaveLength(0);
 
-  // The link modal: only an admin, and only a key the service accepts.
-  await command(alpha, 'setup', alpha.admin);
-  await alpha.standin.waitFor(() => [...alpha.standin.workspace.views.values()].find((view) => view.view.callback_id === LINK_VIEW), 10_000, 'the link modal');
-  expect((await submitLink(alpha, alpha.member, emulator.organization, emulator.apiKey)).errors?.organization).toMatch(/admin/);
-  expect((await submitLink(alpha, alpha.admin, emulator.organization, 'not-the-key')).errors?.api_key).toMatch(/refused/);
-  expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
-  expect(await submitLink(alpha, alpha.admin, emulator.organization, emulator.apiKey)).toMatchObject({ response_action: 'update' });
-  expect(await distributed.store.findLink('T0ALPHA')).toMatchObject({
-    organization: emulator.organization,
-    linkedBy: alpha.admin,
-  });
+	// The link modal: only an admin, and only a key the service accepts.
+	await command(alpha, 'setup', alpha.admin);
+	await alpha.standin.waitFor(
+		() =>
+			[...alpha.standin.workspace.views.values()].find(
+				(view) => view.view.callback_id === LINK_VIEW,
+			),
+		10_000,
+		'the link modal',
+	);
+	expect(
+		(await submitLink(alpha, alpha.member, emulator.organization, emulator.apiKey)).errors
+			?.organization,
+	).toMatch(/admin/);
+	expect(
+		(await submitLink(alpha, alpha.admin, emulator.organization, 'not-the-key')).errors?.api_key,
+	).toMatch(/refused/);
+	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
+	expect(
+		await submitLink(alpha, alpha.admin, emulator.organization, emulator.apiKey),
+	).toMatchObject({ response_action: 'update' });
+	expect(await distributed.store.findLink('T0ALPHA')).toMatchObject({
+		organization: emulator.organization,
+		linkedBy: alpha.admin,
+	});
 
-  // Bravo links its own organization, with its own key: Alpha's key is not a member of it.
-  await command(bravo, 'setup', bravo.admin);
-  await bravo.standin.waitFor(() => [...bravo.standin.workspace.views.values()].find((view) => view.view.callback_id === LINK_VIEW), 10_000, 'the link modal');
-  expect((await submitLink(bravo, bravo.admin, BRAVO_ORG.name, emulator.apiKey)).errors?.api_key).toMatch(/refused/);
-  expect(await submitLink(bravo, bravo.admin, BRAVO_ORG.name, BRAVO_ORG.apiKey)).toMatchObject({ response_action: 'update' });
-  expect(await distributed.store.findLink('T0BRAVO')).toMatchObject({ organization: BRAVO_ORG.name, linkedBy: bravo.admin });
+	// Bravo links its own organization, with its own key: Alpha's key is not a member of it.
+	await command(bravo, 'setup', bravo.admin);
+	await bravo.standin.waitFor(
+		() =>
+			[...bravo.standin.workspace.views.values()].find(
+				(view) => view.view.callback_id === LINK_VIEW,
+			),
+		10_000,
+		'the link modal',
+	);
+	expect(
+		(await submitLink(bravo, bravo.admin, BRAVO_ORG.name, emulator.apiKey)).errors?.api_key,
+	).toMatch(/refused/);
+	expect(await submitLink(bravo, bravo.admin, BRAVO_ORG.name, BRAVO_ORG.apiKey)).toMatchObject({
+		response_action: 'update',
+	});
+	expect(await distributed.store.findLink('T0BRAVO')).toMatchObject({
+		organization: BRAVO_ORG.name,
+		linkedBy: bravo.admin,
+	});
 
-  // Each workspace's command lands in its own workspace only.
-  await command(alpha, 'image a red fox');
-  await alpha.standin.waitFor(() => botParents(alpha)[0], 15_000, 'the parent in Alpha');
-  await command(bravo, 'image a blue whale');
-  await bravo.standin.waitFor(() => botParents(bravo)[0], 15_000, 'the parent in Bravo');
-  await app.idle();
-  const parentsText = (workspace: (typeof workspaces)[number]) => botParents(workspace).map((message) => message.text).join(' ');
-  expect(parentsText(alpha)).toMatch(/red fox/);
-  expect(parentsText(alpha)).not.toMatch(/blue whale/);
-  expect(parentsText(bravo)).toMatch(/blue whale/);
-  expect(parentsText(bravo)).not.toMatch(/red fox/);
+	// Each workspace's command lands in its own workspace only.
+	await command(alpha, 'image a red fox');
+	await alpha.standin.waitFor(() => botParents(alpha)[0], 15_000, 'the parent in Alpha');
+	await command(bravo, 'image a blue whale');
+	await bravo.standin.waitFor(() => botParents(bravo)[0], 15_000, 'the parent in Bravo');
+	await app.idle();
+	const parentsText = (workspace: (typeof workspaces)[number]) =>
+		botParents(workspace)
+			.map((message) => message.text)
+			.join(' ');
+	expect(parentsText(alpha)).toMatch(/red fox/);
+	expect(parentsText(alpha)).not.toMatch(/blue whale/);
+	expect(parentsText(bravo)).toMatch(/blue whale/);
+	expect(parentsText(bravo)).not.toMatch(/red fox/);
 
-  // A job from each workspace is created in that workspace's organization, with its key, at the service.
-  await command(alpha, 'job echo {"from": "alpha"}');
-  await command(bravo, 'job echo {"from": "bravo"}');
-  const inputsOf = (organization: string) => emulator.jobsOf(organization).map((job) => JSON.stringify(job.input));
-  await alpha.standin.waitFor(() => inputsOf(emulator.organization).find((input) => input.includes('alpha')), 15_000, "Alpha's job");
-  await bravo.standin.waitFor(() => inputsOf(BRAVO_ORG.name).find((input) => input.includes('bravo')), 15_000, "Bravo's job");
-  expect(inputsOf(emulator.organization).join()).not.toMatch(/bravo/);
-  expect(inputsOf(BRAVO_ORG.name).join()).not.toMatch(/alpha/);
-  const bravoJob = emulator.jobsOf(BRAVO_ORG.name).find((job) => JSON.stringify(job.input).includes('bravo'));
-  if (!bravoJob) throw new Error("Bravo's job is missing.");
-  // Alpha's key cannot see Bravo's job: not a member of Bravo's organization, and not in its own.
-  const asAlpha = (organization: string) =>
-    fetch(`${emulator.baseUrl}/organizations/${organization}/inference-endpoints/echo/jobs/${bravoJob.id}`, { headers: { 'service-api-key': emulator.apiKey } });
-  expect((await asAlpha(BRAVO_ORG.name)).status).toBe(403);
-  expect((await asAlpha(emulator.organization)).status).toBe(404);
-  await app.idle();
+	// A job from each workspace is created in that workspace's organization, with its key, at the service.
+	await command(alpha, 'job echo {"from": "alpha"}');
+	await command(bravo, 'job echo {"from": "bravo"}');
+	const inputsOf = (organization: string) =>
+		emulator.jobsOf(organization).map((job) => JSON.stringify(job.input));
+	await alpha.standin.waitFor(
+		() => inputsOf(emulator.organization).find((input) => input.includes('alpha')),
+		15_000,
+		"Alpha's job",
+	);
+	await bravo.standin.waitFor(
+		() => inputsOf(BRAVO_ORG.name).find((input) => input.includes('bravo')),
+		15_000,
+		"Bravo's job",
+	);
+	expect(inputsOf(emulator.organization).join()).not.toMatch(/bravo/);
+	expect(inputsOf(BRAVO_ORG.name).join()).not.toMatch(/alpha/);
+	const bravoJob = emulator
+		.jobsOf(BRAVO_ORG.name)
+		.find((job) => JSON.stringify(job.input).includes('bravo'));
+	if (!bravoJob) throw new Error("Bravo's job is missing.");
+	// Alpha's key cannot see Bravo's job: not a member of Bravo's organization, and not in its own.
+	const asAlpha = (organization: string) =>
+		fetch(
+			`${emulator.baseUrl}/organizations/${organization}/inference-endpoints/echo/jobs/${bravoJob.id}`,
+			{ headers: { 'service-api-key': emulator.apiKey } },
+		);
+	expect((await asAlpha(BRAVO_ORG.name)).status).toBe(403);
+	expect((await asAlpha(emulator.organization)).status).toBe(404);
+	await app.idle();
 
-  // At rest: neither bot token nor the API key is in the database file; nor in any log line.
-  const raw = (await readFile(dbFile)).toString('latin1');
-  for (const secret of [...workspaces.map((workspace) => workspace.botToken), emulator.apiKey, BRAVO_ORG.apiKey, CLIENT_SECRET]) {
-    expect(raw).not.toContain(secret);
-    expect(logLines.join('\n')).not.toContain(secret);
-  }
+	// At rest: neither bot token nor the API key is in the database file; nor in any log line.
+	const raw = (await readFile(dbFile)).toString('latin1');
+	for (const secret of [
+		...workspaces.map((workspace) => workspace.botToken),
+		emulator.apiKey,
+		BRAVO_ORG.apiKey,
+		CLIENT_SECRET,
+	]) {
+		expect(raw).not.toContain(secret);
+		expect(logLines.join('\n')).not.toContain(secret);
+	}
 });
 
 /** An Events API delivery from a workspace, as Slack signs and sends it. */
 function sendEvent(workspace: (typeof workspaces)[number], event: Record<string, unknown>) {
-  const body = {
-    token: 'standin-verification-token',
-    team_id: workspace.team.id,
-    api_app_id: 'A0GPUCLOUD',
-    event: { ...event, event_ts: String(Date.now() / 1000) },
-    type: 'event_callback',
-    event_id: `Ev${randomBytes(6).toString('hex')}`,
-    event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ team_id: workspace.team.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false }],
-  };
-  return workspace.standin.app.send(JSON.stringify(body), 'application/json');
+	const body = {
+		token: 'standin-verification-token',
+		team_id: workspace.team.id,
+		api_app_id: 'A0GPUCLOUD',
+		event: { ...event, event_ts: String(Date.now() / 1000) },
+		type: 'event_callback',
+		event_id: `Ev${randomBytes(6).toString('hex')}`,
+		event_time: Math.floor(Date.now() / 1000),
+		authorizations: [
+			{
+				team_id: workspace.team.id,
+				user_id: BOT.userId,
+				is_bot: true,
+				is_enterprise_install: false,
+			},
+		],
+	};
+	return workspace.standin.app.send(JSON.stringify(body), 'application/json');
 }
 
 test('app_uninstalled deletes the workspace installation and link; the other workspace keeps working', async () => {
-  const distributed = app.distributed;
-  if (!distributed) throw new Error('The app is not distributed.');
-  const [alpha, bravo] = workspaces;
-  // Slack has revoked the token by then; handling it needs only the store.
-  expect((await sendEvent(alpha, { type: 'app_uninstalled' })).status).toBe(200);
-  await waitUntil(async () => (await distributed.store.teams()).length === 1);
-  expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
-  expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
-  await command(bravo, 'image a green owl');
-  await bravo.standin.waitFor(() => botParents(bravo).find((message) => /green owl/.test(message.text ?? '')), 15_000, 'the next parent in Bravo');
+	const distributed = app.distributed;
+	if (!distributed) throw new Error('The app is not distributed.');
+	const [alpha, bravo] = workspaces;
+	// Slack has revoked the token by then; handling it needs only the store.
+	expect((await sendEvent(alpha, { type: 'app_uninstalled' })).status).toBe(200);
+	await waitUntil(async () => (await distributed.store.teams()).length === 1);
+	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
+	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
+	await command(bravo, 'image a green owl');
+	await bravo.standin.waitFor(
+		() => botParents(bravo).find((message) => /green owl/.test(message.text ?? '')),
+		15_000,
+		'the next parent in Bravo',
+	);
 });
 
 test('tokens_revoked deletes the workspace only when its bot token is revoked', async () => {
-  const distributed = app.distributed;
-  if (!distributed) throw new Error('The app is not distributed.');
-  const [, bravo] = workspaces;
-  expect((await sendEvent(bravo, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'] } })).status).toBe(200);
-  await app.idle();
-  expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
-  expect((await sendEvent(bravo, { type: 'tokens_revoked', tokens: { bot: [BOT.userId] } })).status).toBe(200);
-  await waitUntil(async () => (await distributed.store.teams()).length === 0);
-  expect(await distributed.store.findLink('T0BRAVO')).toBeUndefined();
+	const distributed = app.distributed;
+	if (!distributed) throw new Error('The app is not distributed.');
+	const [, bravo] = workspaces;
+	expect(
+		(await sendEvent(bravo, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'] } })).status,
+	).toBe(200);
+	await app.idle();
+	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
+	expect(
+		(await sendEvent(bravo, { type: 'tokens_revoked', tokens: { bot: [BOT.userId] } })).status,
+	).toBe(200);
+	await waitUntil(async () => (await distributed.store.teams()).length === 0);
+	expect(await distributed.store.findLink('T0BRAVO')).toBeUndefined();
 });
 
 async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+	const deadline = Date.now() + timeoutMs;
+	while (!(await check())) {
+		if (Date.now() > deadline) throw new Error('timed out');
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
 }
 
-testWithChromium('a person installs the app from the install link in a browser (Chromium), state cookie and all', async () => {
-  const distributed = app.distributed;
-  if (!distributed) throw new Error('The app is not distributed.');
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-  try {
-    oauth.signIn('T0ALPHA');
-    const page = await browser.newPage();
-    await page.goto(`${origin}/slack/install`);
-    await page.getByRole('heading', { name: 'GPU Cloud is installed' }).waitFor({ timeout: 15_000 });
-    expect(page.url().startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
-    expect(await page.textContent('body')).toContain('/gpu setup');
-    expect(await distributed.store.teams()).toEqual(['T0ALPHA']);
-    // The same redirect again (browser back, a shared link): the state was used, nothing changes.
-    await page.reload();
-    await page.getByRole('heading', { name: 'Installation failed' }).waitFor({ timeout: 15_000 });
-  } finally {
-    await browser.close();
-  }
-}, 60_000);
+testWithChromium(
+	'a person installs the app from the install link in a browser (Chromium), state cookie and all',
+	async () => {
+		const distributed = app.distributed;
+		if (!distributed) throw new Error('The app is not distributed.');
+		const { chromium } = await import('playwright-core');
+		const browser = await chromium.launch({
+			executablePath: CHROMIUM,
+			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+		});
+		try {
+			oauth.signIn('T0ALPHA');
+			const page = await browser.newPage();
+			await page.goto(`${origin}/slack/install`);
+			await page
+				.getByRole('heading', { name: 'GPU Cloud is installed' })
+				.waitFor({ timeout: 15_000 });
+			expect(page.url().startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
+			expect(await page.textContent('body')).toContain('/gpu setup');
+			expect(await distributed.store.teams()).toEqual(['T0ALPHA']);
+			// The same redirect again (browser back, a shared link): the state was used, nothing changes.
+			await page.reload();
+			await page.getByRole('heading', { name: 'Installation failed' }).waitFor({ timeout: 15_000 });
+		} finally {
+			await browser.close();
+		}
+	},
+	60_000,
+);

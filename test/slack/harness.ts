@@ -6,7 +6,12 @@ import { startEmulator } from '../../emulator';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import type { AppConfig } from '../../slack-app/config';
 import { freePort, localConfig, localSlackCredentials } from '../../slack-app/local';
-import { DEFAULT_CHANNEL, startStandin, type Standin, type StoredMessage } from '../../slack-app/standin';
+import {
+	DEFAULT_CHANNEL,
+	startStandin,
+	type Standin,
+	type StoredMessage,
+} from '../../slack-app/standin';
 import { BOT } from '../../slack-app/standin';
 
 /**
@@ -23,164 +28,200 @@ export const CHANNEL: string = DEFAULT_CHANNEL.id;
 
 /** A Bolt logger that keeps every line, so tests can check that no secret is ever logged. */
 export class CapturingLogger implements Logger {
-  readonly lines: string[] = [];
-  private level = LogLevel.DEBUG;
-  private record(level: string, parts: unknown[]): void {
-    this.lines.push(`${level} ${parts.map((part) => (part instanceof Error ? `${part.name}: ${part.message}` : typeof part === 'string' ? part : JSON.stringify(part))).join(' ')}`);
-  }
-  debug(...parts: unknown[]): void {
-    this.record('debug', parts);
-  }
-  info(...parts: unknown[]): void {
-    this.record('info', parts);
-  }
-  warn(...parts: unknown[]): void {
-    this.record('warn', parts);
-  }
-  error(...parts: unknown[]): void {
-    this.record('error', parts);
-  }
-  setLevel(level: LogLevel): void {
-    this.level = level;
-  }
-  getLevel(): LogLevel {
-    return this.level;
-  }
-  setName(): void {}
+	readonly lines: string[] = [];
+	private level = LogLevel.DEBUG;
+	private record(level: string, parts: unknown[]): void {
+		this.lines.push(
+			`${level} ${parts.map((part) => (part instanceof Error ? `${part.name}: ${part.message}` : typeof part === 'string' ? part : JSON.stringify(part))).join(' ')}`,
+		);
+	}
+	debug(...parts: unknown[]): void {
+		this.record('debug', parts);
+	}
+	info(...parts: unknown[]): void {
+		this.record('info', parts);
+	}
+	warn(...parts: unknown[]): void {
+		this.record('warn', parts);
+	}
+	error(...parts: unknown[]): void {
+		this.record('error', parts);
+	}
+	setLevel(level: LogLevel): void {
+		this.level = level;
+	}
+	getLevel(): LogLevel {
+		return this.level;
+	}
+	setName(): void {}
 }
 
 export interface StackOptions {
-  /** Extra app settings (allow-lists, limits, poll interval...). */
-  env?: Record<string, string>;
-  /** Let the emulator report job completion to the app by webhook. Default: polling only. */
-  webhooks?: boolean;
-  emulator?: EmulatorOptions;
-  nativeStreaming?: boolean;
-  streamIntervalMs?: number;
-  /** False: start only the emulator and the stand-in (the app runs in a child process). */
-  app?: boolean;
+	/** Extra app settings (allow-lists, limits, poll interval...). */
+	env?: Record<string, string>;
+	/** Let the emulator report job completion to the app by webhook. Default: polling only. */
+	webhooks?: boolean;
+	emulator?: EmulatorOptions;
+	nativeStreaming?: boolean;
+	streamIntervalMs?: number;
+	/** False: start only the emulator and the stand-in (the app runs in a child process). */
+	app?: boolean;
 }
 
 export class Stack {
-  app!: RunningSlackApp;
-  config!: AppConfig;
-  private port?: number;
-  readonly logger = new CapturingLogger();
+	app!: RunningSlackApp;
+	config!: AppConfig;
+	private port?: number;
+	readonly logger = new CapturingLogger();
 
-  private constructor(
-    readonly emulator: Emulator,
-    readonly standin: Standin,
-    readonly credentials: { botToken: string; signingSecret: string },
-    readonly stateFile: string,
-    private readonly options: StackOptions,
-  ) {}
+	private constructor(
+		readonly emulator: Emulator,
+		readonly standin: Standin,
+		readonly credentials: { botToken: string; signingSecret: string },
+		readonly stateFile: string,
+		private readonly options: StackOptions,
+	) {}
 
-  static async start(options: StackOptions = {}): Promise<Stack> {
-    const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
-    const credentials = localSlackCredentials();
-    const standin = await startStandin({ ...credentials, nativeStreaming: options.nativeStreaming ?? true });
-    const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
-    const stack = new Stack(emulator, standin, credentials, join(dir, 'state.json'), options);
-    if (options.app !== false) await stack.startApp();
-    return stack;
-  }
+	static async start(options: StackOptions = {}): Promise<Stack> {
+		const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
+		const credentials = localSlackCredentials();
+		const standin = await startStandin({
+			...credentials,
+			nativeStreaming: options.nativeStreaming ?? true,
+		});
+		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
+		const stack = new Stack(emulator, standin, credentials, join(dir, 'state.json'), options);
+		if (options.app !== false) await stack.startApp();
+		return stack;
+	}
 
-  /** Starts (again) the app against the same emulator, stand-in and state file: a restart. */
-  async startApp(extra: Partial<StackOptions> = {}): Promise<void> {
-    const options = { ...this.options, ...extra, env: { ...this.options.env, ...extra.env } };
-    // The same port across restarts: jobs in flight keep a valid webhook URL.
-    this.port ??= await freePort();
-    const port = this.port;
-    this.config = localConfig({
-      service: this.emulator,
-      slack: { standin: this.standin, ...this.credentials },
-      port,
-      webhooks: options.webhooks ?? false,
-      stateFile: this.stateFile,
-      env: { SLACK_POLL_INTERVAL_MS: '200', ...options.env },
-    });
-    this.app = await startSlackApp({ config: this.config, logger: this.logger, logLevel: LogLevel.DEBUG, streamIntervalMs: options.streamIntervalMs ?? 200 });
-    if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
-  }
+	/** Starts (again) the app against the same emulator, stand-in and state file: a restart. */
+	async startApp(extra: Partial<StackOptions> = {}): Promise<void> {
+		const options = { ...this.options, ...extra, env: { ...this.options.env, ...extra.env } };
+		// The same port across restarts: jobs in flight keep a valid webhook URL.
+		this.port ??= await freePort();
+		const port = this.port;
+		this.config = localConfig({
+			service: this.emulator,
+			slack: { standin: this.standin, ...this.credentials },
+			port,
+			webhooks: options.webhooks ?? false,
+			stateFile: this.stateFile,
+			env: { SLACK_POLL_INTERVAL_MS: '200', ...options.env },
+		});
+		this.app = await startSlackApp({
+			config: this.config,
+			logger: this.logger,
+			logLevel: LogLevel.DEBUG,
+			streamIntervalMs: options.streamIntervalMs ?? 200,
+		});
+		if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
+	}
 
-  async command(text: string, user = USER, channel = CHANNEL) {
-    return this.standin.app.slashCommand({ user, channel, text });
-  }
+	async command(text: string, user = USER, channel = CHANNEL) {
+		return this.standin.app.slashCommand({ user, channel, text });
+	}
 
-  /** The app's top-level messages in a channel (parents), oldest first. */
-  parents(channel = CHANNEL): StoredMessage[] {
-    return this.standin.workspace.channelMessages(channel).filter((message) => message.user === BOT.userId);
-  }
+	/** The app's top-level messages in a channel (parents), oldest first. */
+	parents(channel = CHANNEL): StoredMessage[] {
+		return this.standin.workspace
+			.channelMessages(channel)
+			.filter((message) => message.user === BOT.userId);
+	}
 
-  replies(parentTs: string, channel = CHANNEL): StoredMessage[] {
-    return this.standin.workspace.replies(channel, parentTs);
-  }
+	replies(parentTs: string, channel = CHANNEL): StoredMessage[] {
+		return this.standin.workspace.replies(channel, parentTs);
+	}
 
-  ephemeralTexts(user = USER): string[] {
-    return this.standin.workspace.ephemeralsFor(user).map((message) => `${message.text} ${JSON.stringify(message.blocks ?? [])}`);
-  }
+	ephemeralTexts(user = USER): string[] {
+		return this.standin.workspace
+			.ephemeralsFor(user)
+			.map((message) => `${message.text} ${JSON.stringify(message.blocks ?? [])}`);
+	}
 
-  /** Waits for the n-th parent message (1-based) to exist and returns it. */
-  waitForParent(n = 1, channel = CHANNEL, timeoutMs = 10_000): Promise<StoredMessage> {
-    return this.standin.waitFor(() => this.parents(channel)[n - 1], timeoutMs, `parent message #${n}`);
-  }
+	/** Waits for the n-th parent message (1-based) to exist and returns it. */
+	waitForParent(n = 1, channel = CHANNEL, timeoutMs = 10_000): Promise<StoredMessage> {
+		return this.standin.waitFor(
+			() => this.parents(channel)[n - 1],
+			timeoutMs,
+			`parent message #${n}`,
+		);
+	}
 
-  /** Waits until the parent's text matches (status edits). */
-  waitForParentText(ts: string, pattern: RegExp, timeoutMs = 15_000, channel = CHANNEL): Promise<StoredMessage> {
-    return this.standin.waitFor(
-      () => {
-        const message = this.standin.workspace.find(channel, ts);
-        return message && pattern.test(`${message.text} ${JSON.stringify(message.blocks ?? [])}`) ? message : undefined;
-      },
-      timeoutMs,
-      `the parent to show ${pattern}`,
-    );
-  }
+	/** Waits until the parent's text matches (status edits). */
+	waitForParentText(
+		ts: string,
+		pattern: RegExp,
+		timeoutMs = 15_000,
+		channel = CHANNEL,
+	): Promise<StoredMessage> {
+		return this.standin.waitFor(
+			() => {
+				const message = this.standin.workspace.find(channel, ts);
+				return message && pattern.test(`${message.text} ${JSON.stringify(message.blocks ?? [])}`)
+					? message
+					: undefined;
+			},
+			timeoutMs,
+			`the parent to show ${pattern}`,
+		);
+	}
 
-  waitForEphemeral(pattern: RegExp, user = USER, timeoutMs = 10_000): Promise<string> {
-    return this.standin.waitFor(() => this.ephemeralTexts(user).find((text) => pattern.test(text)), timeoutMs, `an ephemeral message matching ${pattern}`);
-  }
+	waitForEphemeral(pattern: RegExp, user = USER, timeoutMs = 10_000): Promise<string> {
+		return this.standin.waitFor(
+			() => this.ephemeralTexts(user).find((text) => pattern.test(text)),
+			timeoutMs,
+			`an ephemeral message matching ${pattern}`,
+		);
+	}
 
-  /** Emulator requests whose method and path match, to prove what was (not) created. */
-  serviceCalls(method: string, pathPattern: RegExp): number {
-    return this.emulator.requests.filter((request) => request.method === method && pathPattern.test(request.path)).length;
-  }
+	/** Emulator requests whose method and path match, to prove what was (not) created. */
+	serviceCalls(method: string, pathPattern: RegExp): number {
+		return this.emulator.requests.filter(
+			(request) => request.method === method && pathPattern.test(request.path),
+		).length;
+	}
 
-  /** Every secret this stack uses; none may appear in Slack or in a log line. */
-  secrets(): string[] {
-    return [this.credentials.botToken, this.credentials.signingSecret, this.emulator.apiKey, this.emulator.webhookSecret].filter((secret): secret is string => Boolean(secret));
-  }
+	/** Every secret this stack uses; none may appear in Slack or in a log line. */
+	secrets(): string[] {
+		return [
+			this.credentials.botToken,
+			this.credentials.signingSecret,
+			this.emulator.apiKey,
+			this.emulator.webhookSecret,
+		].filter((secret): secret is string => Boolean(secret));
+	}
 
-  async close(): Promise<void> {
-    if (this.app) {
-      await this.app.idle().catch(() => undefined);
-      await this.app.stop().catch(() => undefined);
-    }
-    await this.standin.close();
-    await this.emulator.close();
-  }
+	async close(): Promise<void> {
+		if (this.app) {
+			await this.app.idle().catch(() => undefined);
+			await this.app.stop().catch(() => undefined);
+		}
+		await this.standin.close();
+		await this.emulator.close();
+	}
 }
 
 /** Concatenated visible content of a message, for assertions. */
 export function content(message: StoredMessage | undefined): string {
-  return message ? `${message.text} ${JSON.stringify(message.blocks ?? [])}` : '';
+	return message ? `${message.text} ${JSON.stringify(message.blocks ?? [])}` : '';
 }
 
 /** The environment `npm start`'s entry point needs to run as a child process against this stack. */
 export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '',
-    SLACK_BOT_TOKEN: stack.credentials.botToken,
-    SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
-    SLACK_API_URL: stack.standin.apiUrl,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
-    GPU_CLOUD_API_KEY: stack.emulator.apiKey,
-    GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
-    GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
-    GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
-    SLACK_STATE_FILE: stack.stateFile,
-  };
+	return {
+		PATH: process.env.PATH ?? '',
+		HOME: process.env.HOME ?? '',
+		SLACK_BOT_TOKEN: stack.credentials.botToken,
+		SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
+		SLACK_API_URL: stack.standin.apiUrl,
+		PORT: String(port),
+		HOST: '127.0.0.1',
+		GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
+		GPU_CLOUD_API_KEY: stack.emulator.apiKey,
+		GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
+		GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
+		GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
+		SLACK_STATE_FILE: stack.stateFile,
+	};
 }

@@ -9,10 +9,10 @@ import { InstallationStore, type StoreLocation } from '../../slack-app/installat
  */
 
 export interface StoreBackend {
-  /** A fresh, empty database. */
-  location(): Promise<StoreLocation>;
-  /** Every byte the database keeps (the SQLite file, or a dump of the PostgreSQL tables). */
-  raw(location: StoreLocation): Promise<string>;
+	/** A fresh, empty database. */
+	location(): Promise<StoreLocation>;
+	/** Every byte the database keeps (the SQLite file, or a dump of the PostgreSQL tables). */
+	raw(location: StoreLocation): Promise<string>;
 }
 
 export const TOKEN_A = `xoxb-${'1'.repeat(12)}-team-a-${randomBytes(12).toString('hex')}`;
@@ -20,103 +20,142 @@ export const TOKEN_B = `xoxb-${'2'.repeat(12)}-team-b-${randomBytes(12).toString
 const API_KEY = `gpu-key-${randomBytes(16).toString('hex')}`;
 
 export function installation(team: string, token: string): Installation<'v2', false> {
-  return {
-    team: { id: team, name: `Workspace ${team}` },
-    enterprise: undefined,
-    user: { id: 'UINSTALLER', token: undefined, scopes: undefined },
-    bot: { token, scopes: ['commands', 'chat:write'], id: `B${team}`, userId: `U${team}BOT` },
-    appId: 'A0GPUCLOUD',
-    tokenType: 'bot',
-    isEnterpriseInstall: false,
-    authVersion: 'v2',
-  };
+	return {
+		team: { id: team, name: `Workspace ${team}` },
+		enterprise: undefined,
+		user: { id: 'UINSTALLER', token: undefined, scopes: undefined },
+		bot: { token, scopes: ['commands', 'chat:write'], id: `B${team}`, userId: `U${team}BOT` },
+		appId: 'A0GPUCLOUD',
+		tokenType: 'bot',
+		isEnterpriseInstall: false,
+		authVersion: 'v2',
+	};
 }
 
 export function installationStoreCases(backend: StoreBackend): void {
-  const key = randomBytes(32);
-  const open = (location: StoreLocation, cipher = new SecretCipher(key)) => InstallationStore.open(location, cipher);
+	const key = randomBytes(32);
+	const open = (location: StoreLocation, cipher = new SecretCipher(key)) =>
+		InstallationStore.open(location, cipher);
 
-  test('migrations run at start, once, and leave the schema at its newest version', async () => {
-    const location = await backend.location();
-    const first = await open(location);
-    expect(await first.schemaVersion()).toBe(1);
-    await first.close();
-    const second = await open(location);
-    expect(await second.schemaVersion()).toBe(1);
-    await second.close();
-  });
+	test('migrations run at start, once, and leave the schema at its newest version', async () => {
+		const location = await backend.location();
+		const first = await open(location);
+		expect(await first.schemaVersion()).toBe(1);
+		await first.close();
+		const second = await open(location);
+		expect(await second.schemaVersion()).toBe(1);
+		await second.close();
+	});
 
-  test('an installation and a link are read back, and reopened; the raw database holds neither secret', async () => {
-    const location = await backend.location();
-    const store = await open(location);
-    await store.saveInstallation(installation('TAAAA', TOKEN_A));
-    await store.saveInstallation(installation('TBBBB', TOKEN_B));
-    await store.saveLink({ teamId: 'TAAAA', organization: 'acme', apiKey: API_KEY, linkedBy: 'UADMIN' });
-    await store.close();
+	test('an installation and a link are read back, and reopened; the raw database holds neither secret', async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		await store.saveInstallation(installation('TAAAA', TOKEN_A));
+		await store.saveInstallation(installation('TBBBB', TOKEN_B));
+		await store.saveLink({
+			teamId: 'TAAAA',
+			organization: 'acme',
+			apiKey: API_KEY,
+			linkedBy: 'UADMIN',
+		});
+		await store.close();
 
-    const reopened = await open(location);
-    expect((await reopened.findInstallation({ teamId: 'TAAAA' }))?.bot?.token).toBe(TOKEN_A);
-    expect((await reopened.findInstallation({ teamId: 'TBBBB' }))?.bot?.token).toBe(TOKEN_B);
-    expect(await reopened.findInstallation({ teamId: 'TCCCC' })).toBeUndefined();
-    expect(await reopened.findLink('TAAAA')).toMatchObject({ organization: 'acme', apiKey: API_KEY, linkedBy: 'UADMIN' });
-    expect(await reopened.findLink('TBBBB')).toBeUndefined();
-    expect(await reopened.teams()).toEqual(['TAAAA', 'TBBBB']);
-    await reopened.close();
+		const reopened = await open(location);
+		expect((await reopened.findInstallation({ teamId: 'TAAAA' }))?.bot?.token).toBe(TOKEN_A);
+		expect((await reopened.findInstallation({ teamId: 'TBBBB' }))?.bot?.token).toBe(TOKEN_B);
+		expect(await reopened.findInstallation({ teamId: 'TCCCC' })).toBeUndefined();
+		expect(await reopened.findLink('TAAAA')).toMatchObject({
+			organization: 'acme',
+			apiKey: API_KEY,
+			linkedBy: 'UADMIN',
+		});
+		expect(await reopened.findLink('TBBBB')).toBeUndefined();
+		expect(await reopened.teams()).toEqual(['TAAAA', 'TBBBB']);
+		await reopened.close();
 
-    const raw = await backend.raw(location);
-    expect(raw).toContain('TAAAA');
-    for (const secret of [TOKEN_A, TOKEN_B, API_KEY, 'xoxb-', 'gpu-key-']) expect(raw).not.toContain(secret);
-  });
+		const raw = await backend.raw(location);
+		expect(raw).toContain('TAAAA');
+		for (const secret of [TOKEN_A, TOKEN_B, API_KEY, 'xoxb-', 'gpu-key-'])
+			expect(raw).not.toContain(secret);
+	});
 
-  test('a wrong key stops the start, saying which setting to fix, and shows no secret', async () => {
-    const location = await backend.location();
-    const store = await open(location);
-    await store.saveInstallation(installation('TAAAA', TOKEN_A));
-    await store.close();
-    const refused = open(location, new SecretCipher(randomBytes(32)));
-    await expect(refused).rejects.toThrow(/SLACK_INSTALLATION_PREVIOUS_KEYS/);
-    await expect(refused).rejects.not.toThrow(TOKEN_A);
-  });
+	test('a wrong key stops the start, saying which setting to fix, and shows no secret', async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		await store.saveInstallation(installation('TAAAA', TOKEN_A));
+		await store.close();
+		const refused = open(location, new SecretCipher(randomBytes(32)));
+		await expect(refused).rejects.toThrow(/SLACK_INSTALLATION_PREVIOUS_KEYS/);
+		await expect(refused).rejects.not.toThrow(TOKEN_A);
+	});
 
-  test('a rotated key: the previous key still opens, and the start seals everything again with the new key', async () => {
-    const location = await backend.location();
-    const store = await open(location);
-    await store.saveInstallation(installation('TAAAA', TOKEN_A));
-    await store.saveLink({ teamId: 'TAAAA', organization: 'acme', apiKey: API_KEY, linkedBy: 'UADMIN' });
-    await store.close();
-    const newKey = randomBytes(32);
-    const rotated = await open(location, new SecretCipher(newKey, [key]));
-    await rotated.close();
-    // Without the previous key from now on: the new one alone opens everything.
-    const after = await open(location, new SecretCipher(newKey));
-    expect((await after.findInstallation({ teamId: 'TAAAA' }))?.bot?.token).toBe(TOKEN_A);
-    expect((await after.findLink('TAAAA'))?.apiKey).toBe(API_KEY);
-    await after.close();
-  });
+	test('a rotated key: the previous key still opens, and the start seals everything again with the new key', async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		await store.saveInstallation(installation('TAAAA', TOKEN_A));
+		await store.saveLink({
+			teamId: 'TAAAA',
+			organization: 'acme',
+			apiKey: API_KEY,
+			linkedBy: 'UADMIN',
+		});
+		await store.close();
+		const newKey = randomBytes(32);
+		const rotated = await open(location, new SecretCipher(newKey, [key]));
+		await rotated.close();
+		// Without the previous key from now on: the new one alone opens everything.
+		const after = await open(location, new SecretCipher(newKey));
+		expect((await after.findInstallation({ teamId: 'TAAAA' }))?.bot?.token).toBe(TOKEN_A);
+		expect((await after.findLink('TAAAA'))?.apiKey).toBe(API_KEY);
+		await after.close();
+	});
 
-  test('uninstalling deletes the workspace installation and link, and only that workspace', async () => {
-    const location = await backend.location();
-    const store = await open(location);
-    await store.saveInstallation(installation('TAAAA', TOKEN_A));
-    await store.saveInstallation(installation('TBBBB', TOKEN_B));
-    await store.saveLink({ teamId: 'TAAAA', organization: 'acme', apiKey: API_KEY, linkedBy: 'UADMIN' });
-    await store.deleteWorkspace('TAAAA');
-    expect(await store.findInstallation({ teamId: 'TAAAA' })).toBeUndefined();
-    expect(await store.findLink('TAAAA')).toBeUndefined();
-    expect((await store.findInstallation({ teamId: 'TBBBB' }))?.bot?.token).toBe(TOKEN_B);
-    await store.close();
-    const raw = await backend.raw(location);
-    expect(raw).not.toContain('TAAAA');
-  });
+	test('uninstalling deletes the workspace installation and link, and only that workspace', async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		await store.saveInstallation(installation('TAAAA', TOKEN_A));
+		await store.saveInstallation(installation('TBBBB', TOKEN_B));
+		await store.saveLink({
+			teamId: 'TAAAA',
+			organization: 'acme',
+			apiKey: API_KEY,
+			linkedBy: 'UADMIN',
+		});
+		await store.deleteWorkspace('TAAAA');
+		expect(await store.findInstallation({ teamId: 'TAAAA' })).toBeUndefined();
+		expect(await store.findLink('TAAAA')).toBeUndefined();
+		expect((await store.findInstallation({ teamId: 'TBBBB' }))?.bot?.token).toBe(TOKEN_B);
+		await store.close();
+		const raw = await backend.raw(location);
+		expect(raw).not.toContain('TAAAA');
+	});
 
-  test("through @slack/oauth's interface: store, fetch, delete", async () => {
-    const location = await backend.location();
-    const store = await open(location);
-    const slack = store.forSlack();
-    await slack.storeInstallation(installation('TAAAA', TOKEN_A));
-    expect((await slack.fetchInstallation({ teamId: 'TAAAA', enterpriseId: undefined, isEnterpriseInstall: false })).bot?.token).toBe(TOKEN_A);
-    await slack.deleteInstallation?.({ teamId: 'TAAAA', enterpriseId: undefined, isEnterpriseInstall: false });
-    await expect(slack.fetchInstallation({ teamId: 'TAAAA', enterpriseId: undefined, isEnterpriseInstall: false })).rejects.toThrow(/not installed/);
-    await store.close();
-  });
+	test("through @slack/oauth's interface: store, fetch, delete", async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		const slack = store.forSlack();
+		await slack.storeInstallation(installation('TAAAA', TOKEN_A));
+		expect(
+			(
+				await slack.fetchInstallation({
+					teamId: 'TAAAA',
+					enterpriseId: undefined,
+					isEnterpriseInstall: false,
+				})
+			).bot?.token,
+		).toBe(TOKEN_A);
+		await slack.deleteInstallation?.({
+			teamId: 'TAAAA',
+			enterpriseId: undefined,
+			isEnterpriseInstall: false,
+		});
+		await expect(
+			slack.fetchInstallation({
+				teamId: 'TAAAA',
+				enterpriseId: undefined,
+				isEnterpriseInstall: false,
+			}),
+		).rejects.toThrow(/not installed/);
+		await store.close();
+	});
 }

@@ -8,15 +8,15 @@ import { installationStoreCases } from './installation-store-cases';
 let count = 0;
 let dir: string;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'installation-store-'));
+	dir = await mkdtemp(join(tmpdir(), 'installation-store-'));
 });
 
 installationStoreCases({
-  location: async () => ({ sqliteFile: join(dir, `nested-${++count}`, 'installations.sqlite') }),
-  raw: async (location) => {
-    // The file is written through a temporary file and a rename: none may be left behind.
-    const folder = join(location.sqliteFile, '..');
-    expect(await readdir(folder)).toEqual(['installations.sqlite']);
-    return (await readFile(location.sqliteFile)).toString('latin1');
-  },
+	location: async () => ({ sqliteFile: join(dir, `nested-${++count}`, 'installations.sqlite') }),
+	raw: async (location) => {
+		// The file is written through a temporary file and a rename: none may be left behind.
+		const folder = join(location.sqliteFile, '..');
+		expect(await readdir(folder)).toEqual(['installations.sqlite']);
+		return (await readFile(location.sqliteFile)).toString('latin1');
+	},
 });

@@ -34,218 +34,256 @@ let threads: SlackThreads;
 let emulator: Emulator;
 let management: ManagementClient;
 beforeAll(async () => {
-  ({ standin, threads } = await standinThreads());
-  emulator = await startEmulator({ port: 0, jobDurationMs: 100 });
-  management = createManagementClient({ baseUrl: emulator.baseUrl, organization: emulator.organization, apiKey: emulator.apiKey });
+	({ standin, threads } = await standinThreads());
+	emulator = await startEmulator({ port: 0, jobDurationMs: 100 });
+	management = createManagementClient({
+		baseUrl: emulator.baseUrl,
+		organization: emulator.organization,
+		apiKey: emulator.apiKey,
+	});
 });
 afterAll(async () => {
-  await standin.close();
-  await emulator.close();
+	await standin.close();
+	await emulator.close();
 });
 
 interface Rig {
-  tracker: JobTracker;
-  clock: ManualClock;
-  state: StateStore;
-  seal: JobOriginSeal;
-  statePath: string;
+	tracker: JobTracker;
+	clock: ManualClock;
+	state: StateStore;
+	seal: JobOriginSeal;
+	statePath: string;
 }
 
 const trackers: JobTracker[] = [];
 afterEach(() => {
-  for (const tracker of trackers.splice(0)) tracker.stop();
+	for (const tracker of trackers.splice(0)) tracker.stop();
 });
 
 /** A tracker as the app builds it; `statePath` again is the same app after a restart. */
-async function rig(options: { statePath?: string; webhooks?: boolean; secret?: string } = {}): Promise<Rig> {
-  const statePath = options.statePath ?? join(await mkdtemp(join(tmpdir(), 'gpu-tracker-')), 'state.json');
-  const state = await StateStore.open(statePath, () => undefined);
-  await state.addEndpoint(emulator.genericEndpoint);
-  const clock = new ManualClock(Date.now());
-  const logger = new CapturingLogger();
-  const seal = new JobOriginSeal(options.secret ?? SECRET, TEAM.id, (message) => logger.warn(message));
-  const tracker = new JobTracker({
-    management,
-    threads,
-    state,
-    posted: new PostedRecord(threads, state, clock),
-    clock,
-    logger,
-    seal,
-    webhooks: options.webhooks ?? false,
-    pollIntervalMs: options.webhooks ? 600_000 : POLL_MS,
-    statusRefreshMs: REFRESH_MS,
-    resumeWindowHours: 24,
-  });
-  trackers.push(tracker);
-  return { tracker, clock, state, seal, statePath };
+async function rig(
+	options: { statePath?: string; webhooks?: boolean; secret?: string } = {},
+): Promise<Rig> {
+	const statePath =
+		options.statePath ?? join(await mkdtemp(join(tmpdir(), 'gpu-tracker-')), 'state.json');
+	const state = await StateStore.open(statePath, () => undefined);
+	await state.addEndpoint(emulator.genericEndpoint);
+	const clock = new ManualClock(Date.now());
+	const logger = new CapturingLogger();
+	const seal = new JobOriginSeal(options.secret ?? SECRET, TEAM.id, (message) =>
+		logger.warn(message),
+	);
+	const tracker = new JobTracker({
+		management,
+		threads,
+		state,
+		posted: new PostedRecord(threads, state, clock),
+		clock,
+		logger,
+		seal,
+		webhooks: options.webhooks ?? false,
+		pollIntervalMs: options.webhooks ? 600_000 : POLL_MS,
+		statusRefreshMs: REFRESH_MS,
+		resumeWindowHours: 24,
+	});
+	trackers.push(tracker);
+	return { tracker, clock, state, seal, statePath };
 }
 
 let channels = 0;
-async function createJob(seal: JobOriginSeal, endpoint = emulator.genericEndpoint): Promise<{ job: Job; origin: JobOrigin }> {
-  channels++;
-  const channel = `C0TRACK${channels}`;
-  const parent = standin.workspace.post({ channel, user: BOT.userId, botId: BOT.botId, text: 'a parent' });
-  const origin: JobOrigin = { team: TEAM.id, thread: { channel, threadTs: parent.ts }, user: 'U0TRACK', kind: 'job' };
-  const job = await management.jobs.create(endpoint, { input: { n: channels }, metadata: seal.metadata(origin, randomUUID()) });
-  return { job, origin };
+async function createJob(
+	seal: JobOriginSeal,
+	endpoint = emulator.genericEndpoint,
+): Promise<{ job: Job; origin: JobOrigin }> {
+	channels++;
+	const channel = `C0TRACK${channels}`;
+	const parent = standin.workspace.post({
+		channel,
+		user: BOT.userId,
+		botId: BOT.botId,
+		text: 'a parent',
+	});
+	const origin: JobOrigin = {
+		team: TEAM.id,
+		thread: { channel, threadTs: parent.ts },
+		user: 'U0TRACK',
+		kind: 'job',
+	};
+	const job = await management.jobs.create(endpoint, {
+		input: { n: channels },
+		metadata: seal.metadata(origin, randomUUID()),
+	});
+	return { job, origin };
 }
 
 async function ended(job: Job): Promise<Job> {
-  for (;;) {
-    const now = await management.jobs.get(job.inference_endpoint_name, job.id);
-    if (isTerminalStatus(now.status)) return now;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+	for (;;) {
+		const now = await management.jobs.get(job.inference_endpoint_name, job.id);
+		if (isTerminalStatus(now.status)) return now;
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	}
 }
 
 function replies(origin: JobOrigin) {
-  return standin.workspace.replies(origin.thread.channel, origin.thread.threadTs);
+	return standin.workspace.replies(origin.thread.channel, origin.thread.threadTs);
 }
 
 function parentEdits(origin: JobOrigin): number {
-  return standin.api.callsOf('chat.update').filter((call) => call.params.ts === origin.thread.threadTs && !call.error).length;
+	return standin.api
+		.callsOf('chat.update')
+		.filter((call) => call.params.ts === origin.thread.threadTs && !call.error).length;
 }
 
 async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('Timed out');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+	const deadline = Date.now() + timeoutMs;
+	while (!predicate()) {
+		if (Date.now() > deadline) throw new Error('Timed out');
+		await new Promise((resolve) => setTimeout(resolve, 10));
+	}
 }
 
 describe('a followed job', () => {
-  it('moves following → delivering → delivered only as the injected clock moves', async () => {
-    const { tracker, clock, seal } = await rig();
-    const { job, origin } = await createJob(seal);
-    let watchEnded = false;
-    void tracker.watch(job, origin).then(() => (watchEnded = true));
-    expect(tracker.phaseOf(job.id)).toBe('following');
-    await ended(job);
-    // The job is over in the service, but the next read is due on the tracker's clock, which has not moved.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(tracker.phaseOf(job.id)).toBe('following');
-    expect(replies(origin)).toHaveLength(0);
-    expect(watchEnded).toBe(false);
-    expect(clock.pendingTimers).toBeGreaterThanOrEqual(1);
+	it('moves following → delivering → delivered only as the injected clock moves', async () => {
+		const { tracker, clock, seal } = await rig();
+		const { job, origin } = await createJob(seal);
+		let watchEnded = false;
+		void tracker.watch(job, origin).then(() => (watchEnded = true));
+		expect(tracker.phaseOf(job.id)).toBe('following');
+		await ended(job);
+		// The job is over in the service, but the next read is due on the tracker's clock, which has not moved.
+		await new Promise((resolve) => setTimeout(resolve, 1500));
+		expect(tracker.phaseOf(job.id)).toBe('following');
+		expect(replies(origin)).toHaveLength(0);
+		expect(watchEnded).toBe(false);
+		expect(clock.pendingTimers).toBeGreaterThanOrEqual(1);
 
-    await clock.advance(POLL_MS);
-    await waitUntil(() => tracker.phaseOf(job.id) === 'delivered');
-    expect(watchEnded).toBe(true);
-    expect(replies(origin).map((message) => message.metadata?.event_payload.key)).toEqual([`${job.id}:result`]);
-    expect(content(standin.workspace.find(origin.thread.channel, origin.thread.threadTs))).toMatch(/Succeeded in/);
-  });
+		await clock.advance(POLL_MS);
+		await waitUntil(() => tracker.phaseOf(job.id) === 'delivered');
+		expect(watchEnded).toBe(true);
+		expect(replies(origin).map((message) => message.metadata?.event_payload.key)).toEqual([
+			`${job.id}:result`,
+		]);
+		expect(content(standin.workspace.find(origin.thread.channel, origin.thread.threadTs))).toMatch(
+			/Succeeded in/,
+		);
+	});
 
-  it('refreshes its parent once per refresh interval of the clock, and stops when stopped', async () => {
-    const { tracker, clock, seal } = await rig({ webhooks: true });
-    const { job, origin } = await createJob(seal, emulator.slowEndpoint);
-    let watchEnded = false;
-    void tracker.watch(job, origin).then(() => (watchEnded = true));
-    await waitUntil(() => parentEdits(origin) === 1);
-    await clock.advance(REFRESH_MS - 1);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(parentEdits(origin)).toBe(1);
-    await clock.advance(1);
-    await waitUntil(() => parentEdits(origin) === 2);
-    await clock.advance(REFRESH_MS);
-    await waitUntil(() => parentEdits(origin) === 3);
+	it('refreshes its parent once per refresh interval of the clock, and stops when stopped', async () => {
+		const { tracker, clock, seal } = await rig({ webhooks: true });
+		const { job, origin } = await createJob(seal, emulator.slowEndpoint);
+		let watchEnded = false;
+		void tracker.watch(job, origin).then(() => (watchEnded = true));
+		await waitUntil(() => parentEdits(origin) === 1);
+		await clock.advance(REFRESH_MS - 1);
+		await new Promise((resolve) => setTimeout(resolve, 200));
+		expect(parentEdits(origin)).toBe(1);
+		await clock.advance(1);
+		await waitUntil(() => parentEdits(origin) === 2);
+		await clock.advance(REFRESH_MS);
+		await waitUntil(() => parentEdits(origin) === 3);
 
-    tracker.stop();
-    await waitUntil(() => watchEnded);
-    expect(tracker.phaseOf(job.id)).toBe('abandoned');
-    await waitUntil(() => clock.pendingTimers === 0);
-    await clock.advance(REFRESH_MS * 4);
-    expect(parentEdits(origin)).toBe(3);
-  });
+		tracker.stop();
+		await waitUntil(() => watchEnded);
+		expect(tracker.phaseOf(job.id)).toBe('abandoned');
+		await waitUntil(() => clock.pendingTimers === 0);
+		await clock.advance(REFRESH_MS * 4);
+		expect(parentEdits(origin)).toBe(3);
+	});
 
-  it('posts its result once when webhooks and a poll race', async () => {
-    const { tracker, clock, seal } = await rig();
-    const { job, origin } = await createJob(seal);
-    void tracker.watch(job, origin);
-    const done = await ended(job);
-    await Promise.all([tracker.complete(done), tracker.complete(done), clock.advance(POLL_MS), tracker.complete(done)]);
-    await waitUntil(() => tracker.phaseOf(job.id) === 'delivered');
-    await tracker.complete(done);
-    await tracker.idle();
-    expect(replies(origin)).toHaveLength(1);
-  });
+	it('posts its result once when webhooks and a poll race', async () => {
+		const { tracker, clock, seal } = await rig();
+		const { job, origin } = await createJob(seal);
+		void tracker.watch(job, origin);
+		const done = await ended(job);
+		await Promise.all([
+			tracker.complete(done),
+			tracker.complete(done),
+			clock.advance(POLL_MS),
+			tracker.complete(done),
+		]);
+		await waitUntil(() => tracker.phaseOf(job.id) === 'delivered');
+		await tracker.complete(done);
+		await tracker.idle();
+		expect(replies(origin)).toHaveLength(1);
+	});
 
-  it('is abandoned when it cannot be read any more, and the thread says so once', async () => {
-    const { tracker, clock, seal } = await rig();
-    const { job, origin } = await createJob(seal);
-    // The same job as seen on an endpoint that no longer exists (deleted, or the key lost access).
-    const gone: Job = { ...job, inference_endpoint_name: 'deleted-endpoint' };
-    let watchEnded = false;
-    void tracker.watch(gone, origin).then(() => (watchEnded = true));
-    await clock.advance(POLL_MS);
-    await waitUntil(() => tracker.phaseOf(job.id) === 'abandoned');
-    expect(watchEnded).toBe(true);
-    await waitUntil(() => replies(origin).length === 1);
-    expect(content(replies(origin)[0])).toMatch(/Following the job failed/);
-    await clock.advance(POLL_MS * 10);
-    expect(replies(origin)).toHaveLength(1);
-    expect(clock.pendingTimers).toBe(0);
-  });
+	it('is abandoned when it cannot be read any more, and the thread says so once', async () => {
+		const { tracker, clock, seal } = await rig();
+		const { job, origin } = await createJob(seal);
+		// The same job as seen on an endpoint that no longer exists (deleted, or the key lost access).
+		const gone: Job = { ...job, inference_endpoint_name: 'deleted-endpoint' };
+		let watchEnded = false;
+		void tracker.watch(gone, origin).then(() => (watchEnded = true));
+		await clock.advance(POLL_MS);
+		await waitUntil(() => tracker.phaseOf(job.id) === 'abandoned');
+		expect(watchEnded).toBe(true);
+		await waitUntil(() => replies(origin).length === 1);
+		expect(content(replies(origin)[0])).toMatch(/Following the job failed/);
+		await clock.advance(POLL_MS * 10);
+		expect(replies(origin)).toHaveLength(1);
+		expect(clock.pendingTimers).toBe(0);
+	});
 
-  it('is abandoned when Slack keeps refusing its result, and delivered once at the next start', async () => {
-    const first = await rig();
-    const { job, origin } = await createJob(first.seal);
-    void first.tracker.watch(job, origin);
-    await ended(job);
-    standin.api.refuse('chat.postMessage', 'fatal_error', 3);
-    await first.clock.advance(POLL_MS);
-    await waitUntil(() => first.tracker.phaseOf(job.id) === 'delivering');
-    await waitUntil(() => first.clock.pendingTimers >= 1);
-    await first.clock.advance(2000);
-    await waitUntil(() => first.clock.pendingTimers >= 1);
-    await first.clock.advance(4000);
-    await waitUntil(() => first.tracker.phaseOf(job.id) === 'abandoned');
-    expect(replies(origin)).toHaveLength(0);
-    first.tracker.stop();
+	it('is abandoned when Slack keeps refusing its result, and delivered once at the next start', async () => {
+		const first = await rig();
+		const { job, origin } = await createJob(first.seal);
+		void first.tracker.watch(job, origin);
+		await ended(job);
+		standin.api.refuse('chat.postMessage', 'fatal_error', 3);
+		await first.clock.advance(POLL_MS);
+		await waitUntil(() => first.tracker.phaseOf(job.id) === 'delivering');
+		await waitUntil(() => first.clock.pendingTimers >= 1);
+		await first.clock.advance(2000);
+		await waitUntil(() => first.clock.pendingTimers >= 1);
+		await first.clock.advance(4000);
+		await waitUntil(() => first.tracker.phaseOf(job.id) === 'abandoned');
+		expect(replies(origin)).toHaveLength(0);
+		first.tracker.stop();
 
-    const second = await rig({ statePath: first.statePath });
-    const resumed = await second.tracker.resume();
-    expect(resumed.running.map((running) => running.job.id)).not.toContain(job.id);
-    expect(second.tracker.phaseOf(job.id)).toBe('delivered');
-    expect(replies(origin)).toHaveLength(1);
-  });
+		const second = await rig({ statePath: first.statePath });
+		const resumed = await second.tracker.resume();
+		expect(resumed.running.map((running) => running.job.id)).not.toContain(job.id);
+		expect(second.tracker.phaseOf(job.id)).toBe('delivered');
+		expect(replies(origin)).toHaveLength(1);
+	});
 });
 
 describe('after a restart', () => {
-  it('completes a delivery cut short by a crash without posting anything twice, then never again', async () => {
-    // Its own secret: the jobs of the other tests are not this app's.
-    const secret = `${SECRET}-restart`;
-    const before = await rig({ secret });
-    const { job, origin } = await createJob(before.seal);
-    const done = await ended(job);
-    // The app died after posting the result and before the parent said so or the state file knew.
-    await threads.postParts(origin.thread, jobResultParts(done));
-    before.tracker.stop();
+	it('completes a delivery cut short by a crash without posting anything twice, then never again', async () => {
+		// Its own secret: the jobs of the other tests are not this app's.
+		const secret = `${SECRET}-restart`;
+		const before = await rig({ secret });
+		const { job, origin } = await createJob(before.seal);
+		const done = await ended(job);
+		// The app died after posting the result and before the parent said so or the state file knew.
+		await threads.postParts(origin.thread, jobResultParts(done));
+		before.tracker.stop();
 
-    const afterCrash = await rig({ statePath: before.statePath, secret });
-    const resumed = await afterCrash.tracker.resume();
-    expect(resumed.delivered).toBe(1);
-    expect(replies(origin)).toHaveLength(1);
-    expect(content(standin.workspace.find(origin.thread.channel, origin.thread.threadTs))).toMatch(/Succeeded in/);
-    afterCrash.tracker.stop();
+		const afterCrash = await rig({ statePath: before.statePath, secret });
+		const resumed = await afterCrash.tracker.resume();
+		expect(resumed.delivered).toBe(1);
+		expect(replies(origin)).toHaveLength(1);
+		expect(content(standin.workspace.find(origin.thread.channel, origin.thread.threadTs))).toMatch(
+			/Succeeded in/,
+		);
+		afterCrash.tracker.stop();
 
-    const editsBefore = parentEdits(origin);
-    const again = await rig({ statePath: before.statePath, secret });
-    expect((await again.tracker.resume()).delivered).toBe(0);
-    expect(replies(origin)).toHaveLength(1);
-    expect(parentEdits(origin)).toBe(editsBefore);
-  });
+		const editsBefore = parentEdits(origin);
+		const again = await rig({ statePath: before.statePath, secret });
+		expect((await again.tracker.resume()).delivered).toBe(0);
+		expect(replies(origin)).toHaveLength(1);
+		expect(parentEdits(origin)).toBe(editsBefore);
+	});
 
-  it('returns the jobs still running for the lifecycle to follow, without following them itself', async () => {
-    const secret = `${SECRET}-running`;
-    const before = await rig({ secret });
-    const { job } = await createJob(before.seal, emulator.slowEndpoint);
-    await before.state.addEndpoint(emulator.slowEndpoint);
-    before.tracker.stop();
-    const after = await rig({ statePath: before.statePath, secret });
-    const resumed = await after.tracker.resume();
-    expect(resumed.running.map((running) => running.job.id)).toEqual([job.id]);
-    expect(after.tracker.phaseOf(job.id)).toBeUndefined();
-  });
+	it('returns the jobs still running for the lifecycle to follow, without following them itself', async () => {
+		const secret = `${SECRET}-running`;
+		const before = await rig({ secret });
+		const { job } = await createJob(before.seal, emulator.slowEndpoint);
+		await before.state.addEndpoint(emulator.slowEndpoint);
+		before.tracker.stop();
+		const after = await rig({ statePath: before.statePath, secret });
+		const resumed = await after.tracker.resume();
+		expect(resumed.running.map((running) => running.job.id)).toEqual([job.id]);
+		expect(after.tracker.phaseOf(job.id)).toBeUndefined();
+	});
 });

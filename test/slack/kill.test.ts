@@ -12,73 +12,98 @@ import { appProcessEnv, content, Stack } from './harness';
 const ROOT = join(__dirname, '..', '..');
 const CHANNEL = 'C0KILL';
 
-function startChild(stack: Stack, port: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const env: Record<string, string> = {
-    ...appProcessEnv(stack, port),
-    SLACK_POLL_INTERVAL_MS: '200',
-  };
-  // One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`The app did not start in time:\n${output}`)), 30_000);
-    const check = () => {
-      if (output.includes('Slack requests go to')) {
-        clearTimeout(timer);
-        resolve({ child, output: () => output });
-      }
-    };
-    child.stdout?.on('data', check);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`The app exited with ${code}:\n${output}`));
-    });
-  });
+function startChild(
+	stack: Stack,
+	port: number,
+): Promise<{ child: ChildProcess; output: () => string }> {
+	const env: Record<string, string> = {
+		...appProcessEnv(stack, port),
+		SLACK_POLL_INTERVAL_MS: '200',
+	};
+	// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
+	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
+		cwd: ROOT,
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	return new Promise((resolve, reject) => {
+		const timer = setTimeout(
+			() => reject(new Error(`The app did not start in time:\n${output}`)),
+			30_000,
+		);
+		const check = () => {
+			if (output.includes('Slack requests go to')) {
+				clearTimeout(timer);
+				resolve({ child, output: () => output });
+			}
+		};
+		child.stdout?.on('data', check);
+		child.once('exit', (code) => {
+			clearTimeout(timer);
+			reject(new Error(`The app exited with ${code}:\n${output}`));
+		});
+	});
 }
 
 function killed(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
+	return new Promise((resolve) => {
+		if (child.exitCode !== null || child.signalCode !== null) return resolve();
+		child.once('exit', () => resolve());
+		child.kill('SIGKILL');
+	});
 }
 
 it('survives SIGKILL with jobs in flight: each result is posted once after the restart', async () => {
-  const stack = await Stack.start({ app: false, emulator: { jobDurationMs: 3000 } });
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  try {
-    const first = await startChild(stack, port);
-    child = first.child;
-    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
-    for (const n of [1, 2]) expect((await stack.command(`transcribe https://files.example/k${n}.mp3`, `U0K${n}`, CHANNEL)).status).toBe(200);
-    const parents = await stack.standin.waitFor(() => {
-      const all = stack.parents(CHANNEL);
-      return all.length === 2 && all.every((parent) => /Job `/.test(content(parent))) ? all : undefined;
-    }, 15_000, 'two running jobs');
+	const stack = await Stack.start({ app: false, emulator: { jobDurationMs: 3000 } });
+	const port = await freePort();
+	let child: ChildProcess | undefined;
+	try {
+		const first = await startChild(stack, port);
+		child = first.child;
+		stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+		for (const n of [1, 2])
+			expect(
+				(await stack.command(`transcribe https://files.example/k${n}.mp3`, `U0K${n}`, CHANNEL))
+					.status,
+			).toBe(200);
+		const parents = await stack.standin.waitFor(
+			() => {
+				const all = stack.parents(CHANNEL);
+				return all.length === 2 && all.every((parent) => /Job `/.test(content(parent)))
+					? all
+					: undefined;
+			},
+			15_000,
+			'two running jobs',
+		);
 
-    await killed(first.child);
-    expect(parents.every((parent) => stack.replies(parent.ts, CHANNEL).length === 0)).toBe(true);
+		await killed(first.child);
+		expect(parents.every((parent) => stack.replies(parent.ts, CHANNEL).length === 0)).toBe(true);
 
-    const second = await startChild(stack, port);
-    child = second.child;
-    for (const parent of parents) {
-      await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, CHANNEL);
-      await stack.standin.waitFor(() => stack.replies(parent.ts, CHANNEL).length > 0, 10_000, 'the result');
-    }
-    // Killed and started once more: the start resumes before it reports ready, and posts nothing new.
-    await killed(second.child);
-    const third = await startChild(stack, port);
-    child = third.child;
-    for (const parent of parents) expect(stack.replies(parent.ts, CHANNEL)).toHaveLength(1);
-    for (const secret of stack.secrets()) expect(first.output() + second.output() + third.output()).not.toContain(secret);
-  } finally {
-    if (child) await killed(child);
-    await stack.close();
-  }
+		const second = await startChild(stack, port);
+		child = second.child;
+		for (const parent of parents) {
+			await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, CHANNEL);
+			await stack.standin.waitFor(
+				() => stack.replies(parent.ts, CHANNEL).length > 0,
+				10_000,
+				'the result',
+			);
+		}
+		// Killed and started once more: the start resumes before it reports ready, and posts nothing new.
+		await killed(second.child);
+		const third = await startChild(stack, port);
+		child = third.child;
+		for (const parent of parents) expect(stack.replies(parent.ts, CHANNEL)).toHaveLength(1);
+		for (const secret of stack.secrets())
+			expect(first.output() + second.output() + third.output()).not.toContain(secret);
+	} finally {
+		if (child) await killed(child);
+		await stack.close();
+	}
 }, 90_000);
 
 /**
@@ -86,63 +111,68 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
  * missing or torn file is an error, not "nothing in progress": the app writes it atomically.
  */
 async function inflightKinds(path: string): Promise<string[]> {
-  const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
-  if (!Array.isArray(state.inflight)) throw new Error(`${path} has no inflight list`);
-  return state.inflight.map((entry) => entry.kind).sort();
+	const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
+	if (!Array.isArray(state.inflight)) throw new Error(`${path} has no inflight list`);
+	return state.inflight.map((entry) => entry.kind).sort();
 }
 
 /** Before the app has recorded anything, the file may not exist yet. */
 async function inflightKindsOnceWritten(path: string): Promise<string[]> {
-  try {
-    return await inflightKinds(path);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
+	try {
+		return await inflightKinds(path);
+	} catch (error) {
+		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+		throw error;
+	}
 }
 
 it('after SIGKILL mid-generation, redoes the image once and flags the interrupted chat answer', async () => {
-  const stack = await Stack.start({ app: false });
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  try {
-    const first = await startChild(stack, port);
-    child = first.child;
-    stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
-    // Slow workloads, so the app is killed while both are under way.
-    stack.emulator.setFaults({ latencyMs: 4000, surfaces: ['image', 'chat'] });
-    await stack.command('image a lighthouse at dusk', 'U0PAINT', CHANNEL);
-    await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL);
-    await stack.standin.waitFor(() => stack.parents(CHANNEL).length === 2, 15_000, 'two parents');
-    const deadline = Date.now() + 10_000;
-    while ((await inflightKindsOnceWritten(stack.stateFile)).join() !== 'chat,image') {
-      if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    await killed(first.child);
-    stack.emulator.setFaults({ latencyMs: 0 });
+	const stack = await Stack.start({ app: false });
+	const port = await freePort();
+	let child: ChildProcess | undefined;
+	try {
+		const first = await startChild(stack, port);
+		child = first.child;
+		stack.standin.setAppUrl(`http://127.0.0.1:${port}/slack/events`);
+		// Slow workloads, so the app is killed while both are under way.
+		stack.emulator.setFaults({ latencyMs: 4000, surfaces: ['image', 'chat'] });
+		await stack.command('image a lighthouse at dusk', 'U0PAINT', CHANNEL);
+		await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL);
+		await stack.standin.waitFor(() => stack.parents(CHANNEL).length === 2, 15_000, 'two parents');
+		const deadline = Date.now() + 10_000;
+		while ((await inflightKindsOnceWritten(stack.stateFile)).join() !== 'chat,image') {
+			if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		}
+		await killed(first.child);
+		stack.emulator.setFaults({ latencyMs: 0 });
 
-    const second = await startChild(stack, port);
-    child = second.child;
-    const [image, chat] = stack.parents(CHANNEL);
-    await stack.waitForParentText(image.ts, /Succeeded in/, 20_000, CHANNEL);
-    await stack.standin.waitFor(() => stack.replies(image.ts, CHANNEL).some((message) => message.fileIds.length > 0), 10_000, 'the image');
-    await stack.waitForParentText(chat.ts, /Interrupted/, 10_000, CHANNEL);
-    const answer = stack.replies(chat.ts, CHANNEL).map(content).join('\n');
-    expect(answer).toContain('The app restarted while answering');
-    expect(answer).toContain('gpu.regenerate_chat');
+		const second = await startChild(stack, port);
+		child = second.child;
+		const [image, chat] = stack.parents(CHANNEL);
+		await stack.waitForParentText(image.ts, /Succeeded in/, 20_000, CHANNEL);
+		await stack.standin.waitFor(
+			() => stack.replies(image.ts, CHANNEL).some((message) => message.fileIds.length > 0),
+			10_000,
+			'the image',
+		);
+		await stack.waitForParentText(chat.ts, /Interrupted/, 10_000, CHANNEL);
+		const answer = stack.replies(chat.ts, CHANNEL).map(content).join('\n');
+		expect(answer).toContain('The app restarted while answering');
+		expect(answer).toContain('gpu.regenerate_chat');
 
-    await killed(second.child);
-    const third = await startChild(stack, port);
-    child = third.child;
-    // Whatever the second run had not yet recorded as done, the third finishes without posting again.
-    const settled = Date.now() + 10_000;
-    while ((await inflightKinds(stack.stateFile)).length > 0 && Date.now() < settled) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(await inflightKinds(stack.stateFile)).toEqual([]);
-    expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
-    expect(stack.replies(chat.ts, CHANNEL)).toHaveLength(1);
-  } finally {
-    if (child) await killed(child);
-    await stack.close();
-  }
+		await killed(second.child);
+		const third = await startChild(stack, port);
+		child = third.child;
+		// Whatever the second run had not yet recorded as done, the third finishes without posting again.
+		const settled = Date.now() + 10_000;
+		while ((await inflightKinds(stack.stateFile)).length > 0 && Date.now() < settled)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(await inflightKinds(stack.stateFile)).toEqual([]);
+		expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
+		expect(stack.replies(chat.ts, CHANNEL)).toHaveLength(1);
+	} finally {
+		if (child) await killed(child);
+		await stack.close();
+	}
 }, 90_000);

@@ -13,35 +13,46 @@ import { kill } from '../reliability/slack-process';
 const ROOT = join(__dirname, '..', '..');
 
 async function children(pid: number): Promise<number[]> {
-  const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8');
-  return text.trim().split(/\s+/).filter(Boolean).map(Number);
+	const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8');
+	return text.trim().split(/\s+/).filter(Boolean).map(Number);
 }
 
 it('starts the emulator as a child process, serves the local page, and stops it on SIGTERM', async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-start-'));
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SLACK_STATE_FILE: join(dir, 'state.json') };
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  try {
-    const deadline = Date.now() + 45_000;
-    while (!/Open (http:\/\/\S+) and type/.test(output)) {
-      if (Date.now() > deadline || child.exitCode !== null) throw new Error(`npm start did not get ready:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const pageUrl = /Open (http:\/\/\S+) and type/.exec(output)?.[1] ?? '';
-    const managementUrl = /GPU Cloud: (http:\/\/[^,\s]+)/.exec(output)?.[1] ?? '';
-    expect((await fetch(pageUrl)).status).toBe(200);
-    expect((await fetch(`${managementUrl}/organizations/x`)).status).toBeGreaterThan(0);
-    const [emulatorPid] = await children(child.pid ?? 0);
-    expect(emulatorPid).toBeGreaterThan(0);
+	const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-start-'));
+	const env = {
+		PATH: process.env.PATH ?? '',
+		HOME: process.env.HOME ?? '',
+		SLACK_STATE_FILE: join(dir, 'state.json'),
+	};
+	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
+		cwd: ROOT,
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	try {
+		const deadline = Date.now() + 45_000;
+		while (!/Open (http:\/\/\S+) and type/.test(output)) {
+			if (Date.now() > deadline || child.exitCode !== null)
+				throw new Error(`npm start did not get ready:\n${output}`);
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+		const pageUrl = /Open (http:\/\/\S+) and type/.exec(output)?.[1] ?? '';
+		const managementUrl = /GPU Cloud: (http:\/\/[^,\s]+)/.exec(output)?.[1] ?? '';
+		expect((await fetch(pageUrl)).status).toBe(200);
+		expect((await fetch(`${managementUrl}/organizations/x`)).status).toBeGreaterThan(0);
+		const [emulatorPid] = await children(child.pid ?? 0);
+		expect(emulatorPid).toBeGreaterThan(0);
 
-    child.kill('SIGTERM');
-    await new Promise((resolve) => child.once('exit', resolve));
-    await expect(fetch(managementUrl)).rejects.toThrow();
-    await expect(readFile(`/proc/${emulatorPid}/status`, 'utf8').then((status) => /State:\s+Z/.test(status))).rejects.toThrow();
-  } finally {
-    await kill(child);
-  }
+		child.kill('SIGTERM');
+		await new Promise((resolve) => child.once('exit', resolve));
+		await expect(fetch(managementUrl)).rejects.toThrow();
+		await expect(
+			readFile(`/proc/${emulatorPid}/status`, 'utf8').then((status) => /State:\s+Z/.test(status)),
+		).rejects.toThrow();
+	} finally {
+		await kill(child);
+	}
 }, 60_000);

@@ -5,9 +5,16 @@ import { BOT, startStandin, type Standin } from '../../slack-app/standin';
 
 /** The Slack stand-in and the app's thread writer on it, without the rest of the app: for testing one service alone. */
 export async function standinThreads(): Promise<{ standin: Standin; threads: SlackThreads }> {
-  const credentials = localSlackCredentials();
-  const standin = await startStandin({ ...credentials, port: await freePort(), nativeStreaming: false });
-  // No retries: a refusal the test asks for reaches the code under test at once.
-  const client = new webApi.WebClient(credentials.botToken, { slackApiUrl: standin.apiUrl, retryConfig: { retries: 0 } });
-  return { standin, threads: new SlackThreads(client, () => BOT.userId) };
+	const credentials = localSlackCredentials();
+	const standin = await startStandin({
+		...credentials,
+		port: await freePort(),
+		nativeStreaming: false,
+	});
+	// No retries: a refusal the test asks for reaches the code under test at once.
+	const client = new webApi.WebClient(credentials.botToken, {
+		slackApiUrl: standin.apiUrl,
+		retryConfig: { retries: 0 },
+	});
+	return { standin, threads: new SlackThreads(client, () => BOT.userId) };
 }

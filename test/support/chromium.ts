@@ -7,32 +7,38 @@ import { existsSync } from 'node:fs';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 function playwrightInstalled(): boolean {
-  try {
-    require.resolve('playwright-core');
-    return true;
-  } catch {
-    return false;
-  }
+	try {
+		require.resolve('playwright-core');
+		return true;
+	} catch {
+		return false;
+	}
 }
 
 export const chromiumMissing: string | undefined = !existsSync(CHROMIUM)
-  ? `${CHROMIUM} is absent (apt-get install chromium)`
-  : !playwrightInstalled()
-    ? 'playwright-core is not installed (npm install)'
-    : undefined;
+	? `${CHROMIUM} is absent (apt-get install chromium)`
+	: !playwrightInstalled()
+		? 'playwright-core is not installed (npm install)'
+		: undefined;
 
 const inCi = process.env.CI === 'true' || process.env.CI === '1';
 
 /** `test` when Chromium is there; otherwise a skip, or in CI a failing test saying what is missing. */
 export function testWithChromium(name: string, run: () => Promise<void>, timeoutMs?: number): void {
-  if (chromiumMissing === undefined) return test(name, run, timeoutMs);
-  if (inCi) return test(name, () => Promise.reject(new Error(`CI must run this browser test, but ${chromiumMissing}.`)));
-  test.skip(`${name} (${chromiumMissing})`, run);
+	if (chromiumMissing === undefined) return test(name, run, timeoutMs);
+	if (inCi)
+		return test(name, () =>
+			Promise.reject(new Error(`CI must run this browser test, but ${chromiumMissing}.`)),
+		);
+	test.skip(`${name} (${chromiumMissing})`, run);
 }
 
 /** `describe` when Chromium is there; otherwise a skip, or in CI a failing test saying what is missing. */
 export function describeWithChromium(name: string, define: () => void): void {
-  if (chromiumMissing === undefined) return describe(name, define);
-  if (inCi) return test(name, () => Promise.reject(new Error(`CI must run these browser tests, but ${chromiumMissing}.`)));
-  describe.skip(`${name} (${chromiumMissing})`, define);
+	if (chromiumMissing === undefined) return describe(name, define);
+	if (inCi)
+		return test(name, () =>
+			Promise.reject(new Error(`CI must run these browser tests, but ${chromiumMissing}.`)),
+		);
+	describe.skip(`${name} (${chromiumMissing})`, define);
 }

@@ -1,12 +1,12 @@
 import type { AllEntities } from 'n8n-workflow';
 
 type NodeMap = {
-  job: 'create' | 'get' | 'cancel' | 'waitForCompletion' | 'createAndWait';
-  transcription: 'transcribe';
-  inferenceEndpoint: 'getAll' | 'get';
-  queue: 'create';
-  image: 'generate';
-  chat: 'message';
+	job: 'create' | 'get' | 'cancel' | 'waitForCompletion' | 'createAndWait';
+	transcription: 'transcribe';
+	inferenceEndpoint: 'getAll' | 'get';
+	queue: 'create';
+	image: 'generate';
+	chat: 'message';
 };
 
 export type GpuCloudType = AllEntities<NodeMap>;

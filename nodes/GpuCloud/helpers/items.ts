@@ -9,52 +9,66 @@ export type ItemResult = Array<Pick<INodeExecutionData, 'json' | 'binary'>>;
 
 /** For work that creates jobs: what a sibling's failure must neither interrupt nor hide. */
 export interface JobRecorder {
-  /**
-   * Fires only when the execution is cancelled. Requests that create something use it instead of
-   * `signal`, so another item's failure never cuts off a create whose job then exists unreported.
-   */
-  createSignal: AbortSignal | undefined;
-  /** Notes the job created for this item, for the error to name if the run stops. */
-  jobCreated: (jobId: string) => void;
+	/**
+	 * Fires only when the execution is cancelled. Requests that create something use it instead of
+	 * `signal`, so another item's failure never cuts off a create whose job then exists unreported.
+	 */
+	createSignal: AbortSignal | undefined;
+	/** Notes the job created for this item, for the error to name if the run stops. */
+	jobCreated: (jobId: string) => void;
 }
 
 export interface ItemWork<P> {
-  /** Reads and checks the item's parameters. Runs for every item before any request is sent. */
-  prepare: (itemIndex: number) => P | Promise<P>;
-  /** Sends the item's requests. `signal` fires when the execution is cancelled or another item failed. */
-  run: (prepared: P, itemIndex: number, signal: AbortSignal, jobs: JobRecorder) => Promise<ItemResult>;
+	/** Reads and checks the item's parameters. Runs for every item before any request is sent. */
+	prepare: (itemIndex: number) => P | Promise<P>;
+	/** Sends the item's requests. `signal` fires when the execution is cancelled or another item failed. */
+	run: (
+		prepared: P,
+		itemIndex: number,
+		signal: AbortSignal,
+		jobs: JobRecorder,
+	) => Promise<ItemResult>;
 }
 
 export function jsonResult(data: IDataObject | IDataObject[]): ItemResult {
-  return (Array.isArray(data) ? data : [data]).map((json) => ({ json }));
+	return (Array.isArray(data) ? data : [data]).map((json) => ({ json }));
 }
 
-function errorItem(error: { message: string; description?: string | null }, itemIndex: number): INodeExecutionData {
-  const json: IDataObject = { error: error.message };
-  if (error.description) json.details = error.description;
-  return { json, pairedItem: { item: itemIndex } };
+function errorItem(
+	error: { message: string; description?: string | null },
+	itemIndex: number,
+): INodeExecutionData {
+	const json: IDataObject = { error: error.message };
+	if (error.description) json.details = error.description;
+	return { json, pairedItem: { item: itemIndex } };
 }
 
 /** The node-wide "Concurrency" option, read once. */
 export function readConcurrency(context: IExecuteFunctions): number {
-  const value = context.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY);
-  return typeof value === 'number' && Number.isInteger(value) && value >= 1 ? value : DEFAULT_CONCURRENCY;
+	const value = context.getNodeParameter('options.concurrency', 0, DEFAULT_CONCURRENCY);
+	return typeof value === 'number' && Number.isInteger(value) && value >= 1
+		? value
+		: DEFAULT_CONCURRENCY;
 }
 
 /**
  * A run that stops throws away every item's output, so the error must carry what already exists
  * on GPU Cloud (and costs money): which items' jobs were created, so a re-run can skip them.
  */
-function reportCreatedJobs(error: ReturnType<typeof toNodeError>, created: Map<number, string>, itemCount: number): void {
-  if (created.size === 0) return;
-  const entries = [...created].sort(([a], [b]) => a - b);
-  const list = entries.map(([item, jobId]) => `item ${item}: job ${jobId}`).join('\n');
-  const note =
-    `Jobs were already created for ${created.size} of ${itemCount} items before the node stopped. They keep running on GPU Cloud: ` +
-    `skip these items when you run the workflow again (or read the jobs with the "Get" operation). ` +
-    `To get every item's job even when some fail, set the node's "On Error" setting to "Continue".\n${list}`;
-  error.description = error.description ? `${error.description}\n\n${note}` : note;
-  error.context.createdJobs = entries.map(([itemIndex, jobId]) => ({ itemIndex, jobId }));
+function reportCreatedJobs(
+	error: ReturnType<typeof toNodeError>,
+	created: Map<number, string>,
+	itemCount: number,
+): void {
+	if (created.size === 0) return;
+	const entries = [...created].sort(([a], [b]) => a - b);
+	const list = entries.map(([item, jobId]) => `item ${item}: job ${jobId}`).join('\n');
+	const note =
+		`Jobs were already created for ${created.size} of ${itemCount} items before the node stopped. They keep running on GPU Cloud: ` +
+		`skip these items when you run the workflow again (or read the jobs with the "Get" operation). ` +
+		`To get every item's job even when some fail, set the node's "On Error" setting to "Continue".\n${list}`;
+	error.description = error.description ? `${error.description}\n\n${note}` : note;
+	error.context.createdJobs = entries.map(([itemIndex, jobId]) => ({ itemIndex, jobId }));
 }
 
 /**
@@ -65,55 +79,64 @@ function reportCreatedJobs(error: ReturnType<typeof toNodeError>, created: Map<n
  * With it, failed items become `{ error }` items in their place.
  */
 export async function runItems<P>(
-  context: IExecuteFunctions,
-  items: INodeExecutionData[],
-  concurrency: number,
-  work: ItemWork<P>,
+	context: IExecuteFunctions,
+	items: INodeExecutionData[],
+	concurrency: number,
+	work: ItemWork<P>,
 ): Promise<INodeExecutionData[]> {
-  const node = context.getNode();
-  const continueOnFail = context.continueOnFail();
-  const prepared: Array<{ ok: true; value: P } | { ok: false; error: ReturnType<typeof toNodeError> }> = [];
-  for (let index = 0; index < items.length; index++) {
-    try {
-      prepared.push({ ok: true, value: await work.prepare(index) });
-    } catch (error) {
-      const nodeError = toNodeError(node, error, index);
-      if (!continueOnFail) throw nodeError;
-      prepared.push({ ok: false, error: nodeError });
-    }
-  }
+	const node = context.getNode();
+	const continueOnFail = context.continueOnFail();
+	const prepared: Array<
+		{ ok: true; value: P } | { ok: false; error: ReturnType<typeof toNodeError> }
+	> = [];
+	for (let index = 0; index < items.length; index++) {
+		try {
+			prepared.push({ ok: true, value: await work.prepare(index) });
+		} catch (error) {
+			const nodeError = toNodeError(node, error, index);
+			if (!continueOnFail) throw nodeError;
+			prepared.push({ ok: false, error: nodeError });
+		}
+	}
 
-  const stop = new AbortController();
-  let stopReason: ReturnType<typeof toNodeError> | undefined;
-  const cancel = context.getExecutionCancelSignal();
-  const signal = cancel ? AbortSignal.any([cancel, stop.signal]) : stop.signal;
-  const createdJobs = new Map<number, string>();
-  const settled = await mapWithConcurrency(prepared, concurrency, async (entry, index): Promise<INodeExecutionData[]> => {
-    if (!entry.ok) return [errorItem(entry.error, index)];
-    if (signal.aborted) return [];
-    const jobs: JobRecorder = { createSignal: cancel, jobCreated: (jobId) => createdJobs.set(index, jobId) };
-    try {
-      const result = await work.run(entry.value, index, signal, jobs);
-      return result.map((item) => ({ ...item, pairedItem: { item: index } }));
-    } catch (error) {
-      const nodeError = toNodeError(node, error, index);
-      if (continueOnFail) return [errorItem(nodeError, index)];
-      // Items stopped because of this failure fail only as a consequence: report the cause.
-      if (!stopReason) {
-        stopReason = nodeError;
-        stop.abort();
-      }
-      return [];
-    }
-  });
+	const stop = new AbortController();
+	let stopReason: ReturnType<typeof toNodeError> | undefined;
+	const cancel = context.getExecutionCancelSignal();
+	const signal = cancel ? AbortSignal.any([cancel, stop.signal]) : stop.signal;
+	const createdJobs = new Map<number, string>();
+	const settled = await mapWithConcurrency(
+		prepared,
+		concurrency,
+		async (entry, index): Promise<INodeExecutionData[]> => {
+			if (!entry.ok) return [errorItem(entry.error, index)];
+			if (signal.aborted) return [];
+			const jobs: JobRecorder = {
+				createSignal: cancel,
+				jobCreated: (jobId) => createdJobs.set(index, jobId),
+			};
+			try {
+				const result = await work.run(entry.value, index, signal, jobs);
+				return result.map((item) => ({ ...item, pairedItem: { item: index } }));
+			} catch (error) {
+				const nodeError = toNodeError(node, error, index);
+				if (continueOnFail) return [errorItem(nodeError, index)];
+				// Items stopped because of this failure fail only as a consequence: report the cause.
+				if (!stopReason) {
+					stopReason = nodeError;
+					stop.abort();
+				}
+				return [];
+			}
+		},
+	);
 
-  if (stopReason) {
-    reportCreatedJobs(stopReason, createdJobs, items.length);
-    throw stopReason;
-  }
-  const output: INodeExecutionData[] = [];
-  for (const result of settled) {
-    if (result.ok) output.push(...result.value);
-  }
-  return output;
+	if (stopReason) {
+		reportCreatedJobs(stopReason, createdJobs, items.length);
+		throw stopReason;
+	}
+	const output: INodeExecutionData[] = [];
+	for (const result of settled) {
+		if (result.ok) output.push(...result.value);
+	}
+	return output;
 }

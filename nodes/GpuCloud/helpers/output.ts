@@ -3,26 +3,28 @@ import { transcriptionOutputSchema, type Job } from '../../../shared';
 
 /** JSON that came from the service (already parsed from text) as n8n item data. */
 export function toGeneric(value: unknown): GenericValue {
-  if (value === undefined || value === null || typeof value === 'object') return value;
-  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') return value;
-  return String(value);
+	if (value === undefined || value === null || typeof value === 'object') return value;
+	if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+		return value;
+	return String(value);
 }
 
 export function toDataObject(record: object): IDataObject {
-  return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, toGeneric(value)]));
+	return Object.fromEntries(Object.entries(record).map(([key, value]) => [key, toGeneric(value)]));
 }
 
 /** A job as the service returned it. */
 export function jobOutput(job: Job): IDataObject {
-  return toDataObject(job);
+	return toDataObject(job);
 }
 
 function jobError(job: Job): string | undefined {
-  const output = job.output;
-  if (output && typeof output === 'object' && 'error' in output && typeof output.error === 'string') return output.error;
-  if (job.status === 'cancelled') return 'The job was cancelled.';
-  if (job.status === 'failed') return 'The job failed without giving a reason.';
-  return undefined;
+	const output = job.output;
+	if (output && typeof output === 'object' && 'error' in output && typeof output.error === 'string')
+		return output.error;
+	if (job.status === 'cancelled') return 'The job was cancelled.';
+	if (job.status === 'failed') return 'The job failed without giving a reason.';
+	return undefined;
 }
 
 /**
@@ -30,25 +32,25 @@ function jobError(job: Job): string | undefined {
  * the raw job whose result sits in `output` under the service's field names.
  */
 export function transcriptionOutput(job: Job): IDataObject {
-  const parsed = transcriptionOutputSchema.safeParse(job.output ?? {});
-  const output = parsed.success ? parsed.data : {};
-  const result: IDataObject = { jobId: job.id, status: job.status };
-  const put = (key: string, value: unknown) => {
-    if (value !== undefined) result[key] = toGeneric(value);
-  };
-  put('text', output.text);
-  put('summary', output.summary);
-  put('translations', output.llm_translation);
-  put('segments', output.sentence_level_timestamps);
-  put('words', output.word_segments);
-  put('srt', output.srt_content);
-  put('durationSeconds', output.duration_in_seconds);
-  put('durationHours', output.duration);
-  put('processingTimeSeconds', output.processing_time);
-  put('resultFileUrl', output.url);
-  put('error', output.error ?? jobError(job));
-  if (!parsed.success) put('output', job.output);
-  put('createTime', job.create_time);
-  put('updateTime', job.update_time);
-  return result;
+	const parsed = transcriptionOutputSchema.safeParse(job.output ?? {});
+	const output = parsed.success ? parsed.data : {};
+	const result: IDataObject = { jobId: job.id, status: job.status };
+	const put = (key: string, value: unknown) => {
+		if (value !== undefined) result[key] = toGeneric(value);
+	};
+	put('text', output.text);
+	put('summary', output.summary);
+	put('translations', output.llm_translation);
+	put('segments', output.sentence_level_timestamps);
+	put('words', output.word_segments);
+	put('srt', output.srt_content);
+	put('durationSeconds', output.duration_in_seconds);
+	put('durationHours', output.duration);
+	put('processingTimeSeconds', output.processing_time);
+	put('resultFileUrl', output.url);
+	put('error', output.error ?? jobError(job));
+	if (!parsed.success) put('output', job.output);
+	put('createTime', job.create_time);
+	put('updateTime', job.update_time);
+	return result;
 }

@@ -6,13 +6,13 @@ import type { IHookFunctions } from 'n8n-workflow';
  * itself), so there is nothing to create, check or delete when a workflow is (de)activated.
  */
 export const nothingToRegister = {
-  async checkExists(this: IHookFunctions): Promise<boolean> {
-    return true;
-  },
-  async create(this: IHookFunctions): Promise<boolean> {
-    return true;
-  },
-  async delete(this: IHookFunctions): Promise<boolean> {
-    return true;
-  },
+	async checkExists(this: IHookFunctions): Promise<boolean> {
+		return true;
+	},
+	async create(this: IHookFunctions): Promise<boolean> {
+		return true;
+	},
+	async delete(this: IHookFunctions): Promise<boolean> {
+		return true;
+	},
 };

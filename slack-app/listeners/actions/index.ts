@@ -9,11 +9,14 @@ import { regenerateChat, regenerateImage } from './regenerate';
 import { showInput } from './show-input';
 
 export function registerActions(app: App, services: AppServices): void {
-  app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, cancelJob(services));
-  app.action<BlockAction<ButtonAction>>(ACTIONS.homeCancel, homeCancel(services));
-  app.action<BlockAction>(ACTIONS.feedback, answerFeedback(services));
-  app.action<BlockAction<ButtonAction>>(ACTIONS.showInput, showInput(services));
-  app.action<BlockAction<ButtonAction>>(ACTIONS.regenerateImage, regenerateImage(services));
-  app.action<BlockAction<ButtonAction>>(ACTIONS.regenerateChat, regenerateChat(services));
-  app.action<BlockAction<ButtonAction>>(new RegExp(`^${ACTIONS.endpointsPage.replace('.', '\\.')}\\.`), endpointsPage(services));
+	app.action<BlockAction<ButtonAction>>(ACTIONS.cancel, cancelJob(services));
+	app.action<BlockAction<ButtonAction>>(ACTIONS.homeCancel, homeCancel(services));
+	app.action<BlockAction>(ACTIONS.feedback, answerFeedback(services));
+	app.action<BlockAction<ButtonAction>>(ACTIONS.showInput, showInput(services));
+	app.action<BlockAction<ButtonAction>>(ACTIONS.regenerateImage, regenerateImage(services));
+	app.action<BlockAction<ButtonAction>>(ACTIONS.regenerateChat, regenerateChat(services));
+	app.action<BlockAction<ButtonAction>>(
+		new RegExp(`^${ACTIONS.endpointsPage.replace('.', '\\.')}\\.`),
+		endpointsPage(services),
+	);
 }

@@ -1,4 +1,9 @@
-import type { AllMiddlewareArgs, BlockAction, ButtonAction, SlackActionMiddlewareArgs } from '@slack/bolt';
+import type {
+	AllMiddlewareArgs,
+	BlockAction,
+	ButtonAction,
+	SlackActionMiddlewareArgs,
+} from '@slack/bolt';
 import { imageRequestSchema, readValue } from '../../messages/actions';
 import { usageErrorMessage } from '../../messages/errors';
 import { COMMAND } from '../../services/command-parser';
@@ -10,27 +15,43 @@ type ButtonArgs = SlackActionMiddlewareArgs<BlockAction<ButtonAction>> & AllMidd
 
 /** Regenerate under an image parent: the same request again, into the same thread. */
 export function regenerateImage(services: AppServices) {
-  return async ({ ack, body, action, respond }: ButtonArgs): Promise<void> => {
-    await ack();
-    const click = readClick(body, action);
-    const request = readValue(imageRequestSchema, click.value);
-    if (!request.ok) {
-      await respond(ephemeral(usageErrorMessage(COMMAND, `This Regenerate button cannot be used: ${request.problem}`, 'image')));
-      return;
-    }
-    if (!click.channel || !click.thread) return;
-    const reply = await services.images.generate({ user: click.user, channel: click.channel }, request.value, click.thread);
-    if (reply) await respond(ephemeral(reply));
-  };
+	return async ({ ack, body, action, respond }: ButtonArgs): Promise<void> => {
+		await ack();
+		const click = readClick(body, action);
+		const request = readValue(imageRequestSchema, click.value);
+		if (!request.ok) {
+			await respond(
+				ephemeral(
+					usageErrorMessage(
+						COMMAND,
+						`This Regenerate button cannot be used: ${request.problem}`,
+						'image',
+					),
+				),
+			);
+			return;
+		}
+		if (!click.channel || !click.thread) return;
+		const reply = await services.images.generate(
+			{ user: click.user, channel: click.channel },
+			request.value,
+			click.thread,
+		);
+		if (reply) await respond(ephemeral(reply));
+	};
 }
 
 /** Regenerate under a chat answer: the conversation up to that answer, answered again. */
 export function regenerateChat(services: AppServices) {
-  return async ({ ack, body, action, respond }: ButtonArgs): Promise<void> => {
-    await ack();
-    const click = readClick(body, action);
-    if (!click.channel || !click.thread || !click.messageTs) return;
-    const reply = await services.chat.regenerate({ user: click.user, channel: click.channel }, click.thread, click.messageTs);
-    if (reply) await respond(ephemeral(reply));
-  };
+	return async ({ ack, body, action, respond }: ButtonArgs): Promise<void> => {
+		await ack();
+		const click = readClick(body, action);
+		if (!click.channel || !click.thread || !click.messageTs) return;
+		const reply = await services.chat.regenerate(
+			{ user: click.user, channel: click.channel },
+			click.thread,
+			click.messageTs,
+		);
+		if (reply) await respond(ephemeral(reply));
+	};
 }

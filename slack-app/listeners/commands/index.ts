@@ -4,5 +4,5 @@ import type { AppServices } from '../../services';
 import { gpuCommand } from './gpu';
 
 export function registerCommands(app: App, services: AppServices): void {
-  app.command(COMMAND, gpuCommand(services));
+	app.command(COMMAND, gpuCommand(services));
 }

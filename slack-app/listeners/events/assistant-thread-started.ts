@@ -3,15 +3,21 @@ import { z } from 'zod/v4';
 import type { AppServices } from '../../services';
 
 const startedSchema = z.looseObject({
-  assistant_thread: z.looseObject({ user_id: z.string().min(1), channel_id: z.string().min(1), thread_ts: z.string().regex(/^\d+\.\d+$/) }),
+	assistant_thread: z.looseObject({
+		user_id: z.string().min(1),
+		channel_id: z.string().min(1),
+		thread_ts: z.string().regex(/^\d+\.\d+$/),
+	}),
 });
 
 /** The person opened a new assistant thread beside a channel: greet them and suggest prompts. */
 export function assistantThreadStarted(services: AppServices) {
-  return async ({ event }: SlackEventMiddlewareArgs<'assistant_thread_started'> & AllMiddlewareArgs): Promise<void> => {
-    const started = startedSchema.safeParse(event);
-    if (!started.success) return;
-    const { channel_id: channel, thread_ts: threadTs } = started.data.assistant_thread;
-    await services.assistant.started({ channel, threadTs });
-  };
+	return async ({
+		event,
+	}: SlackEventMiddlewareArgs<'assistant_thread_started'> & AllMiddlewareArgs): Promise<void> => {
+		const started = startedSchema.safeParse(event);
+		if (!started.success) return;
+		const { channel_id: channel, thread_ts: threadTs } = started.data.assistant_thread;
+		await services.assistant.started({ channel, threadTs });
+	};
 }

@@ -5,6 +5,12 @@ import { askAboutMessageShortcut } from './ask-about-message';
 import { runJobShortcut } from './run-job';
 
 export function registerShortcuts(app: App, services: AppServices): void {
-  app.shortcut<GlobalShortcut>({ callback_id: SHORTCUTS.runJob, type: 'shortcut' }, runJobShortcut(services));
-  app.shortcut<MessageShortcut>({ callback_id: SHORTCUTS.askAboutMessage, type: 'message_action' }, askAboutMessageShortcut(services));
+	app.shortcut<GlobalShortcut>(
+		{ callback_id: SHORTCUTS.runJob, type: 'shortcut' },
+		runJobShortcut(services),
+	);
+	app.shortcut<MessageShortcut>(
+		{ callback_id: SHORTCUTS.askAboutMessage, type: 'message_action' },
+		askAboutMessageShortcut(services),
+	);
 }

@@ -5,6 +5,6 @@ import { submitAskMessage } from './ask-message';
 import { submitJobForm } from './job-form';
 
 export function registerViews(app: App, services: AppServices): void {
-  app.view(VIEWS.jobModal, submitJobForm(services));
-  app.view(VIEWS.askModal, submitAskMessage(services));
+	app.view(VIEWS.jobModal, submitJobForm(services));
+	app.view(VIEWS.askModal, submitAskMessage(services));
 }

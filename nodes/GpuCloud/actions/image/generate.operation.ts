@@ -1,16 +1,21 @@
-import type { IBinaryData, IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
+import type {
+	IBinaryData,
+	IExecuteFunctions,
+	INodeExecutionData,
+	INodeProperties,
+} from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
-  LIMITS,
-  convertOutputSchema,
-  promptGraphSchema,
-  textToImageInputSchema,
-  webhookUrlSchema,
-  workflowNameSchema,
-  type ConvertOutput,
-  type ImageSource,
-  type TextToImageInput,
+	LIMITS,
+	convertOutputSchema,
+	promptGraphSchema,
+	textToImageInputSchema,
+	webhookUrlSchema,
+	workflowNameSchema,
+	type ConvertOutput,
+	type ImageSource,
+	type TextToImageInput,
 } from '../../../../shared';
 import { workloadClient } from '../../transport';
 import { readConcurrency, runItems, type ItemResult } from '../../helpers/items';
@@ -20,256 +25,357 @@ import { concurrencyOption } from '../common.descriptions';
 const sidePixels = { minValue: LIMITS.imageSideMin, maxValue: LIMITS.imageSideMax };
 
 const properties: INodeProperties[] = [
-  {
-    displayName: 'Source',
-    name: 'source',
-    type: 'options',
-    noDataExpression: true,
-    options: [
-      { name: 'Text Prompt', value: 'text', description: 'Describe the image in words; the workload runs one of its ready-made workflows' },
-      { name: 'Workflow Graph (JSON)', value: 'graph', description: 'Send a complete node graph exported from the image workflow editor (API format)' },
-    ],
-    default: 'text',
-  },
-  {
-    displayName: 'Prompt',
-    name: 'prompt',
-    type: 'string',
-    typeOptions: { rows: 4 },
-    default: '',
-    required: true,
-    placeholder: 'e.g. A lighthouse on a cliff at dawn, watercolor',
-    displayOptions: { show: { source: ['text'] } },
-  },
-  {
-    displayName: 'Workflow Name',
-    name: 'workflowName',
-    type: 'string',
-    default: 'txt2img',
-    displayOptions: { show: { source: ['text'] } },
-    hint: 'Usually "txt2img"; some models call it "text2img"',
-    description: 'The ready-made text-to-image workflow of the deployed workload',
-  },
-  {
-    displayName: 'Image Settings',
-    name: 'imageSettings',
-    type: 'collection',
-    placeholder: 'Add setting',
-    default: {},
-    displayOptions: { show: { source: ['text'] } },
-    options: [
-      {
-        displayName: 'Guidance Scale',
-        name: 'cfgScale',
-        type: 'number',
-        typeOptions: { minValue: 0, maxValue: 30, numberPrecision: 1 },
-        default: 7,
-        description: 'How closely the image follows the prompt (0-30)',
-      },
-      {
-        displayName: 'Height',
-        name: 'height',
-        type: 'number',
-        typeOptions: sidePixels,
-        default: 1024,
-        description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
-      },
-      {
-        displayName: 'Negative Prompt',
-        name: 'negativePrompt',
-        type: 'string',
-        typeOptions: { rows: 2 },
-        default: '',
-        placeholder: 'e.g. blurry, text, watermark',
-        description: 'What the image should not contain',
-      },
-      {
-        displayName: 'Seed',
-        name: 'seed',
-        type: 'number',
-        typeOptions: { minValue: 0 },
-        default: 0,
-        description: 'The same seed and settings give the same image',
-      },
-      {
-        displayName: 'Steps',
-        name: 'steps',
-        type: 'number',
-        typeOptions: { minValue: 1, maxValue: 150 },
-        default: 20,
-        description: 'More steps give more detail and take longer (1-150)',
-      },
-      {
-        displayName: 'Width',
-        name: 'width',
-        type: 'number',
-        typeOptions: sidePixels,
-        default: 1024,
-        description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
-      },
-    ],
-  },
-  {
-    displayName: 'Workflow Graph',
-    name: 'graph',
-    type: 'json',
-    default: '{}',
-    required: true,
-    displayOptions: { show: { source: ['graph'] } },
-    description: 'The prompt graph (API format): node IDs mapped to nodes. It must contain a save-image node.',
-  },
-  {
-    displayName: 'Image Format',
-    name: 'outputFormat',
-    type: 'options',
-    options: [
-      { name: 'PNG', value: 'png' },
-      { name: 'JPEG', value: 'jpeg' },
-      { name: 'WebP', value: 'webp' },
-    ],
-    default: 'png',
-  },
-  {
-    displayName: 'Quality',
-    name: 'quality',
-    type: 'number',
-    typeOptions: { minValue: 1, maxValue: 100 },
-    default: 90,
-    description: 'Compression quality, 1-100',
-    displayOptions: { show: { outputFormat: ['jpeg', 'webp'] } },
-  },
-  {
-    displayName: 'Delivery',
-    name: 'delivery',
-    type: 'options',
-    options: [
-      { name: 'Wait for the Images', value: 'wait', description: 'The node outputs the images as files' },
-      {
-        name: 'Send to a Webhook',
-        value: 'webhook',
-        description: 'The workload POSTs the images to a URL when done; the node outputs only the request ID',
-      },
-    ],
-    default: 'wait',
-    hint: 'Generations over about 100 seconds need webhook delivery: the gateway closes longer requests',
-  },
-  {
-    displayName: 'Webhook URL',
-    name: 'webhookUrl',
-    type: 'string',
-    default: '',
-    required: true,
-    placeholder: 'e.g. https://n8n.example.com/webhook/images',
-    displayOptions: { show: { delivery: ['webhook'] } },
-    description: `Where the workload POSTs the signed result (up to ${LIMITS.webhookUrlMaxLength} characters)`,
-  },
-  {
-    displayName: 'Output',
-    name: 'outputMode',
-    type: 'options',
-    options: [
-      { name: 'One Item per Image', value: 'perImage' },
-      { name: 'All Images on One Item', value: 'allInOne', description: 'Files named like the property with _0, _1, ... appended.' },
-    ],
-    default: 'perImage',
-    displayOptions: { show: { delivery: ['wait'] } },
-  },
-  {
-    displayName: 'Put Output File in Field',
-    name: 'binaryPropertyName',
-    type: 'string',
-    default: 'data',
-    required: true,
-    displayOptions: { show: { delivery: ['wait'] } },
-    hint: 'The name of the output binary field to put the image in',
-  },
-  { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add option', default: {}, options: [concurrencyOption] },
+	{
+		displayName: 'Source',
+		name: 'source',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Text Prompt',
+				value: 'text',
+				description:
+					'Describe the image in words; the workload runs one of its ready-made workflows',
+			},
+			{
+				name: 'Workflow Graph (JSON)',
+				value: 'graph',
+				description:
+					'Send a complete node graph exported from the image workflow editor (API format)',
+			},
+		],
+		default: 'text',
+	},
+	{
+		displayName: 'Prompt',
+		name: 'prompt',
+		type: 'string',
+		typeOptions: { rows: 4 },
+		default: '',
+		required: true,
+		placeholder: 'e.g. A lighthouse on a cliff at dawn, watercolor',
+		displayOptions: { show: { source: ['text'] } },
+	},
+	{
+		displayName: 'Workflow Name',
+		name: 'workflowName',
+		type: 'string',
+		default: 'txt2img',
+		displayOptions: { show: { source: ['text'] } },
+		hint: 'Usually "txt2img"; some models call it "text2img"',
+		description: 'The ready-made text-to-image workflow of the deployed workload',
+	},
+	{
+		displayName: 'Image Settings',
+		name: 'imageSettings',
+		type: 'collection',
+		placeholder: 'Add setting',
+		default: {},
+		displayOptions: { show: { source: ['text'] } },
+		options: [
+			{
+				displayName: 'Guidance Scale',
+				name: 'cfgScale',
+				type: 'number',
+				typeOptions: { minValue: 0, maxValue: 30, numberPrecision: 1 },
+				default: 7,
+				description: 'How closely the image follows the prompt (0-30)',
+			},
+			{
+				displayName: 'Height',
+				name: 'height',
+				type: 'number',
+				typeOptions: sidePixels,
+				default: 1024,
+				description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
+			},
+			{
+				displayName: 'Negative Prompt',
+				name: 'negativePrompt',
+				type: 'string',
+				typeOptions: { rows: 2 },
+				default: '',
+				placeholder: 'e.g. blurry, text, watermark',
+				description: 'What the image should not contain',
+			},
+			{
+				displayName: 'Seed',
+				name: 'seed',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: 0,
+				description: 'The same seed and settings give the same image',
+			},
+			{
+				displayName: 'Steps',
+				name: 'steps',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: 150 },
+				default: 20,
+				description: 'More steps give more detail and take longer (1-150)',
+			},
+			{
+				displayName: 'Width',
+				name: 'width',
+				type: 'number',
+				typeOptions: sidePixels,
+				default: 1024,
+				description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
+			},
+		],
+	},
+	{
+		displayName: 'Workflow Graph',
+		name: 'graph',
+		type: 'json',
+		default: '{}',
+		required: true,
+		displayOptions: { show: { source: ['graph'] } },
+		description:
+			'The prompt graph (API format): node IDs mapped to nodes. It must contain a save-image node.',
+	},
+	{
+		displayName: 'Image Format',
+		name: 'outputFormat',
+		type: 'options',
+		options: [
+			{ name: 'PNG', value: 'png' },
+			{ name: 'JPEG', value: 'jpeg' },
+			{ name: 'WebP', value: 'webp' },
+		],
+		default: 'png',
+	},
+	{
+		displayName: 'Quality',
+		name: 'quality',
+		type: 'number',
+		typeOptions: { minValue: 1, maxValue: 100 },
+		default: 90,
+		description: 'Compression quality, 1-100',
+		displayOptions: { show: { outputFormat: ['jpeg', 'webp'] } },
+	},
+	{
+		displayName: 'Delivery',
+		name: 'delivery',
+		type: 'options',
+		options: [
+			{
+				name: 'Wait for the Images',
+				value: 'wait',
+				description: 'The node outputs the images as files',
+			},
+			{
+				name: 'Send to a Webhook',
+				value: 'webhook',
+				description:
+					'The workload POSTs the images to a URL when done; the node outputs only the request ID',
+			},
+		],
+		default: 'wait',
+		hint: 'Generations over about 100 seconds need webhook delivery: the gateway closes longer requests',
+	},
+	{
+		displayName: 'Webhook URL',
+		name: 'webhookUrl',
+		type: 'string',
+		default: '',
+		required: true,
+		placeholder: 'e.g. https://n8n.example.com/webhook/images',
+		displayOptions: { show: { delivery: ['webhook'] } },
+		description: `Where the workload POSTs the signed result (up to ${LIMITS.webhookUrlMaxLength} characters)`,
+	},
+	{
+		displayName: 'Output',
+		name: 'outputMode',
+		type: 'options',
+		options: [
+			{ name: 'One Item per Image', value: 'perImage' },
+			{
+				name: 'All Images on One Item',
+				value: 'allInOne',
+				description: 'Files named like the property with _0, _1, ... appended.',
+			},
+		],
+		default: 'perImage',
+		displayOptions: { show: { delivery: ['wait'] } },
+	},
+	{
+		displayName: 'Put Output File in Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		default: 'data',
+		required: true,
+		displayOptions: { show: { delivery: ['wait'] } },
+		hint: 'The name of the output binary field to put the image in',
+	},
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [concurrencyOption],
+	},
 ];
 
 const displayOptions = { show: { resource: ['image'], operation: ['generate'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-const FORMATS = { png: { extension: 'png', mimeType: 'image/png' }, jpeg: { extension: 'jpg', mimeType: 'image/jpeg' }, webp: { extension: 'webp', mimeType: 'image/webp' } };
+const FORMATS = {
+	png: { extension: 'png', mimeType: 'image/png' },
+	jpeg: { extension: 'jpg', mimeType: 'image/jpeg' },
+	webp: { extension: 'webp', mimeType: 'image/webp' },
+};
 const formatSchema = z.enum(['png', 'jpeg', 'webp']);
-const binaryNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, { error: 'must be 1-64 letters, digits, hyphens or underscores' });
+const binaryNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, {
+	error: 'must be 1-64 letters, digits, hyphens or underscores',
+});
 
 const settingsSchema = z.object({
-  cfgScale: z.number().optional(),
-  height: z.number().optional(),
-  negativePrompt: z.string().optional(),
-  seed: z.number().optional(),
-  steps: z.number().optional(),
-  width: z.number().optional(),
+	cfgScale: z.number().optional(),
+	height: z.number().optional(),
+	negativePrompt: z.string().optional(),
+	seed: z.number().optional(),
+	steps: z.number().optional(),
+	width: z.number().optional(),
 });
 
 const input = textToImageInputSchema.shape;
 
 function textInput(prompt: string, settings: z.infer<typeof settingsSchema>): TextToImageInput {
-  const result: TextToImageInput = { prompt: check(input.prompt, prompt, 'Prompt') };
-  if (settings.negativePrompt) result.negative_prompt = settings.negativePrompt;
-  if (settings.width !== undefined) result.width = check(input.width, settings.width, 'Width');
-  if (settings.height !== undefined) result.height = check(input.height, settings.height, 'Height');
-  if (settings.seed !== undefined) result.seed = check(input.seed, settings.seed, 'Seed');
-  if (settings.steps !== undefined) result.steps = check(input.steps, settings.steps, 'Steps');
-  if (settings.cfgScale !== undefined) result.cfg_scale = check(input.cfg_scale, settings.cfgScale, 'Guidance Scale');
-  return result;
+	const result: TextToImageInput = { prompt: check(input.prompt, prompt, 'Prompt') };
+	if (settings.negativePrompt) result.negative_prompt = settings.negativePrompt;
+	if (settings.width !== undefined) result.width = check(input.width, settings.width, 'Width');
+	if (settings.height !== undefined) result.height = check(input.height, settings.height, 'Height');
+	if (settings.seed !== undefined) result.seed = check(input.seed, settings.seed, 'Seed');
+	if (settings.steps !== undefined) result.steps = check(input.steps, settings.steps, 'Steps');
+	if (settings.cfgScale !== undefined)
+		result.cfg_scale = check(input.cfg_scale, settings.cfgScale, 'Guidance Scale');
+	return result;
 }
 
 interface PreparedImage {
-  source: ImageSource;
-  format: keyof typeof FORMATS;
-  webhookUrl?: string;
-  outputMode: 'perImage' | 'allInOne';
-  binaryName: string;
+	source: ImageSource;
+	format: keyof typeof FORMATS;
+	webhookUrl?: string;
+	outputMode: 'perImage' | 'allInOne';
+	binaryName: string;
 }
 
 function prepare(context: IExecuteFunctions, i: number): PreparedImage {
-  const format = check(formatSchema, context.getNodeParameter('outputFormat', i, 'png'), 'Image Format');
-  const convert: ConvertOutput | undefined =
-    format === 'png' ? undefined : check(convertOutputSchema, { format, options: { quality: context.getNodeParameter('quality', i, 90) } }, 'Quality');
-  const webhookUrl =
-    context.getNodeParameter('delivery', i, 'wait') === 'webhook' ? check(webhookUrlSchema, readString(context, 'webhookUrl', i).trim(), 'Webhook URL') : undefined;
-  const extras = { ...(convert ? { convert_output: convert } : {}), ...(webhookUrl ? { webhook_v2: webhookUrl } : {}) };
-  const source: ImageSource =
-    context.getNodeParameter('source', i, 'text') === 'graph'
-      ? { kind: 'graph', request: { prompt: check(promptGraphSchema, readJson(context, 'graph', i, 'Workflow Graph'), 'Workflow Graph'), ...extras } }
-      : {
-          kind: 'text',
-          workflow: check(workflowNameSchema, readString(context, 'workflowName', i, 'txt2img').trim(), 'Workflow Name'),
-          request: { input: textInput(readString(context, 'prompt', i), check(settingsSchema, readCollection(context, 'imageSettings', i), 'Image Settings')), ...extras },
-        };
-  return {
-    source,
-    format,
-    webhookUrl,
-    outputMode: context.getNodeParameter('outputMode', i, 'perImage') === 'allInOne' ? 'allInOne' : 'perImage',
-    binaryName: webhookUrl ? 'data' : check(binaryNameSchema, readString(context, 'binaryPropertyName', i, 'data').trim(), 'Put Output File in Field'),
-  };
+	const format = check(
+		formatSchema,
+		context.getNodeParameter('outputFormat', i, 'png'),
+		'Image Format',
+	);
+	const convert: ConvertOutput | undefined =
+		format === 'png'
+			? undefined
+			: check(
+					convertOutputSchema,
+					{ format, options: { quality: context.getNodeParameter('quality', i, 90) } },
+					'Quality',
+				);
+	const webhookUrl =
+		context.getNodeParameter('delivery', i, 'wait') === 'webhook'
+			? check(webhookUrlSchema, readString(context, 'webhookUrl', i).trim(), 'Webhook URL')
+			: undefined;
+	const extras = {
+		...(convert ? { convert_output: convert } : {}),
+		...(webhookUrl ? { webhook_v2: webhookUrl } : {}),
+	};
+	const source: ImageSource =
+		context.getNodeParameter('source', i, 'text') === 'graph'
+			? {
+					kind: 'graph',
+					request: {
+						prompt: check(
+							promptGraphSchema,
+							readJson(context, 'graph', i, 'Workflow Graph'),
+							'Workflow Graph',
+						),
+						...extras,
+					},
+				}
+			: {
+					kind: 'text',
+					workflow: check(
+						workflowNameSchema,
+						readString(context, 'workflowName', i, 'txt2img').trim(),
+						'Workflow Name',
+					),
+					request: {
+						input: textInput(
+							readString(context, 'prompt', i),
+							check(settingsSchema, readCollection(context, 'imageSettings', i), 'Image Settings'),
+						),
+						...extras,
+					},
+				};
+	return {
+		source,
+		format,
+		webhookUrl,
+		outputMode:
+			context.getNodeParameter('outputMode', i, 'perImage') === 'allInOne'
+				? 'allInOne'
+				: 'perImage',
+		binaryName: webhookUrl
+			? 'data'
+			: check(
+					binaryNameSchema,
+					readString(context, 'binaryPropertyName', i, 'data').trim(),
+					'Put Output File in Field',
+				),
+	};
 }
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-  const client = await workloadClient(this);
-  return await runItems(this, items, readConcurrency(this), {
-    prepare: (i) => prepare(this, i),
-    run: async ({ source, format, webhookUrl, outputMode, binaryName }, _i, signal): Promise<ItemResult> => {
-      if (webhookUrl) {
-        const accepted = await client.images.submit(source, { signal });
-        return [{ json: { id: accepted.id, status: accepted.status, webhookUrl } }];
-      }
-      const result = await client.images.generate(source, { signal });
-      const { extension, mimeType } = FORMATS[format];
-      const files: IBinaryData[] = await Promise.all(
-        result.images.map((image, n) => {
-          const given = result.filenames?.[n]?.replace(/\.[A-Za-z0-9]+$/, '');
-          return this.helpers.prepareBinaryData(image, `${given ?? `${result.id}-${n + 1}`}.${extension}`, mimeType);
-        }),
-      );
-      if (outputMode === 'allInOne') {
-        const binary = Object.fromEntries(files.map((file, n) => [`${binaryName}_${n}`, file]));
-        return [{ json: { id: result.id, imageCount: files.length, fileNames: files.map((file) => file.fileName ?? '') }, binary }];
-      }
-      return files.map((file, n) => ({ json: { id: result.id, index: n, fileName: file.fileName ?? '' }, binary: { [binaryName]: file } }));
-    },
-  });
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	const client = await workloadClient(this);
+	return await runItems(this, items, readConcurrency(this), {
+		prepare: (i) => prepare(this, i),
+		run: async (
+			{ source, format, webhookUrl, outputMode, binaryName },
+			_i,
+			signal,
+		): Promise<ItemResult> => {
+			if (webhookUrl) {
+				const accepted = await client.images.submit(source, { signal });
+				return [{ json: { id: accepted.id, status: accepted.status, webhookUrl } }];
+			}
+			const result = await client.images.generate(source, { signal });
+			const { extension, mimeType } = FORMATS[format];
+			const files: IBinaryData[] = await Promise.all(
+				result.images.map((image, n) => {
+					const given = result.filenames?.[n]?.replace(/\.[A-Za-z0-9]+$/, '');
+					return this.helpers.prepareBinaryData(
+						image,
+						`${given ?? `${result.id}-${n + 1}`}.${extension}`,
+						mimeType,
+					);
+				}),
+			);
+			if (outputMode === 'allInOne') {
+				const binary = Object.fromEntries(files.map((file, n) => [`${binaryName}_${n}`, file]));
+				return [
+					{
+						json: {
+							id: result.id,
+							imageCount: files.length,
+							fileNames: files.map((file) => file.fileName ?? ''),
+						},
+						binary,
+					},
+				];
+			}
+			return files.map((file, n) => ({
+				json: { id: result.id, index: n, fileName: file.fileName ?? '' },
+				binary: { [binaryName]: file },
+			}));
+		},
+	});
 }

@@ -7,18 +7,29 @@ import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
-  { ...endpointLocator, description: 'The inference endpoint to read' },
-  { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add option', default: {}, options: [concurrencyOption] },
+	{ ...endpointLocator, description: 'The inference endpoint to read' },
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [concurrencyOption],
+	},
 ];
 
 const displayOptions = { show: { resource: ['inferenceEndpoint'], operation: ['get'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-  const { client } = await managementClient(this);
-  return await runItems(this, items, readConcurrency(this), {
-    prepare: (i) => readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-    run: async (name, _i, signal) => jsonResult(toDataObject(await client.endpoints.get(name, { signal }))),
-  });
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	const { client } = await managementClient(this);
+	return await runItems(this, items, readConcurrency(this), {
+		prepare: (i) => readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
+		run: async (name, _i, signal) =>
+			jsonResult(toDataObject(await client.endpoints.get(name, { signal }))),
+	});
 }

@@ -8,34 +8,44 @@ import * as waitForCompletion from './waitForCompletion.operation';
 export { cancel, create, createAndWait, get, waitForCompletion };
 
 export const description: INodeProperties[] = [
-  {
-    displayName: 'Operation',
-    name: 'operation',
-    type: 'options',
-    noDataExpression: true,
-    displayOptions: { show: { resource: ['job'] } },
-    options: [
-      { name: 'Cancel', value: 'cancel', description: 'Cancel a job', action: 'Cancel a job' },
-      { name: 'Create', value: 'create', description: 'Start a job on an inference endpoint and return at once', action: 'Create a job' },
-      {
-        name: 'Create and Wait',
-        value: 'createAndWait',
-        description: 'Start a job and output it once it has ended',
-        action: 'Create a job and wait for it',
-      },
-      { name: 'Get', value: 'get', description: 'Read a job: its status and, once done, its output', action: 'Get a job' },
-      {
-        name: 'Wait for Completion',
-        value: 'waitForCompletion',
-        description: 'Wait until an existing job has ended',
-        action: 'Wait for a job to complete',
-      },
-    ],
-    default: 'createAndWait',
-  },
-  ...cancel.description,
-  ...create.description,
-  ...createAndWait.description,
-  ...get.description,
-  ...waitForCompletion.description,
+	{
+		displayName: 'Operation',
+		name: 'operation',
+		type: 'options',
+		noDataExpression: true,
+		displayOptions: { show: { resource: ['job'] } },
+		options: [
+			{ name: 'Cancel', value: 'cancel', description: 'Cancel a job', action: 'Cancel a job' },
+			{
+				name: 'Create',
+				value: 'create',
+				description: 'Start a job on an inference endpoint and return at once',
+				action: 'Create a job',
+			},
+			{
+				name: 'Create and Wait',
+				value: 'createAndWait',
+				description: 'Start a job and output it once it has ended',
+				action: 'Create a job and wait for it',
+			},
+			{
+				name: 'Get',
+				value: 'get',
+				description: 'Read a job: its status and, once done, its output',
+				action: 'Get a job',
+			},
+			{
+				name: 'Wait for Completion',
+				value: 'waitForCompletion',
+				description: 'Wait until an existing job has ended',
+				action: 'Wait for a job to complete',
+			},
+		],
+		default: 'createAndWait',
+	},
+	...cancel.description,
+	...create.description,
+	...createAndWait.description,
+	...get.description,
+	...waitForCompletion.description,
 ];

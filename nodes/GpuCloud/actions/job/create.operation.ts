@@ -9,58 +9,65 @@ import { concurrencyOption, endpointLocator } from '../common.descriptions';
 import { readJobRequest } from './request';
 
 export const inputField: INodeProperties = {
-  displayName: 'Input',
-  name: 'input',
-  type: 'json',
-  default: '{\n  "url": ""\n}',
-  required: true,
-  description: "The job's input as JSON. Its shape depends on the endpoint: see its input schema with Inference Endpoint > Get.",
+	displayName: 'Input',
+	name: 'input',
+	type: 'json',
+	default: '{\n  "url": ""\n}',
+	required: true,
+	description:
+		"The job's input as JSON. Its shape depends on the endpoint: see its input schema with Inference Endpoint > Get.",
 };
 
 export const metadataOption: INodeProperties = {
-  displayName: 'Metadata',
-  name: 'metadata',
-  type: 'json',
-  default: '{}',
-  description: `Your own JSON object kept with the job and returned with it (at most ${LIMITS.metadataMaxProperties} properties)`,
+	displayName: 'Metadata',
+	name: 'metadata',
+	type: 'json',
+	default: '{}',
+	description: `Your own JSON object kept with the job and returned with it (at most ${LIMITS.metadataMaxProperties} properties)`,
 };
 
 const properties: INodeProperties[] = [
-  endpointLocator,
-  inputField,
-  {
-    displayName: 'Options',
-    name: 'options',
-    type: 'collection',
-    placeholder: 'Add option',
-    default: {},
-    options: [
-      metadataOption,
-      {
-        displayName: 'Webhook URL',
-        name: 'webhookUrl',
-        type: 'string',
-        default: '',
-        placeholder: 'e.g. https://n8n.example.com/webhook/gpu-cloud-jobs',
-            description: `GPU Cloud POSTs the finished job to this address (up to ${LIMITS.webhookUrlMaxLength} characters), for example the URL of a GPU Cloud Trigger node`,
-      },
-      concurrencyOption,
-    ],
-  },
+	endpointLocator,
+	inputField,
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [
+			metadataOption,
+			{
+				displayName: 'Webhook URL',
+				name: 'webhookUrl',
+				type: 'string',
+				default: '',
+				placeholder: 'e.g. https://n8n.example.com/webhook/gpu-cloud-jobs',
+				description: `GPU Cloud POSTs the finished job to this address (up to ${LIMITS.webhookUrlMaxLength} characters), for example the URL of a GPU Cloud Trigger node`,
+			},
+			concurrencyOption,
+		],
+	},
 ];
 
 const displayOptions = { show: { resource: ['job'], operation: ['create'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-  const { client } = await managementClient(this);
-  return await runItems(this, items, readConcurrency(this), {
-    prepare: (i) => ({ endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'), request: readJobRequest(this, i) }),
-    run: async ({ endpoint, request }, _i, _signal, jobs) => {
-      const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
-      jobs.jobCreated(job.id);
-      return jsonResult(jobOutput(job));
-    },
-  });
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	const { client } = await managementClient(this);
+	return await runItems(this, items, readConcurrency(this), {
+		prepare: (i) => ({
+			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
+			request: readJobRequest(this, i),
+		}),
+		run: async ({ endpoint, request }, _i, _signal, jobs) => {
+			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
+			jobs.jobCreated(job.id);
+			return jsonResult(jobOutput(job));
+		},
+	});
 }

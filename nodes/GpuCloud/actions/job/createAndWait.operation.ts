@@ -9,26 +9,36 @@ import { inputField, metadataOption } from './create.operation';
 import { readJobRequest } from './request';
 
 const properties: INodeProperties[] = [
-  endpointLocator,
-  inputField,
-  ...waitProperties(true),
-  { displayName: 'Options', name: 'options', type: 'collection', placeholder: 'Add option', default: {}, options: [metadataOption, concurrencyOption] },
+	endpointLocator,
+	inputField,
+	...waitProperties(true),
+	{
+		displayName: 'Options',
+		name: 'options',
+		type: 'collection',
+		placeholder: 'Add option',
+		default: {},
+		options: [metadataOption, concurrencyOption],
+	},
 ];
 
 const displayOptions = { show: { resource: ['job'], operation: ['createAndWait'] } };
 
 export const description = updateDisplayOptions(displayOptions, properties);
 
-export async function execute(this: IExecuteFunctions, items: INodeExecutionData[]): Promise<INodeExecutionData[]> {
-  return await createAndWaitForJobs(
-    this,
-    items,
-    readConcurrency(this),
-    (i) => ({
-      endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-      request: readJobRequest(this, i),
-      wait: readWaitSettings(this, i, true),
-    }),
-    jobOutput,
-  );
+export async function execute(
+	this: IExecuteFunctions,
+	items: INodeExecutionData[],
+): Promise<INodeExecutionData[]> {
+	return await createAndWaitForJobs(
+		this,
+		items,
+		readConcurrency(this),
+		(i) => ({
+			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
+			request: readJobRequest(this, i),
+			wait: readWaitSettings(this, i, true),
+		}),
+		jobOutput,
+	);
 }
