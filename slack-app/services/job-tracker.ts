@@ -55,7 +55,7 @@ export interface JobTrackerOptions {
 	 * (run by every replica now and then) takes up only jobs whose lease is free, so the jobs of a
 	 * replica that died are followed again by another once its leases expire.
 	 */
-	shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs' | 'isDelivered'>;
+	shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs'>;
 }
 
 export type JobPhase =
@@ -79,7 +79,7 @@ interface TrackedJob {
 	readonly origin: JobOrigin;
 	readonly trackedAt: number;
 	phase: JobPhase;
-	/** The parent edit under way: the final one waits for it, so a late "running" never overwrites the end. */
+	/** The parent edit under way: a delivery waits for it, so a late "running" never overwrites the end. */
 	lastEdit: Promise<void>;
 }
 
@@ -432,18 +432,20 @@ export class JobTracker {
 
 	/** Shows the followed job's status; edits of one parent run one after another. */
 	private editParent(entry: TrackedJob): void {
-		const { threads, clock, logger } = this.options;
+		const { threads, posted, clock, logger } = this.options;
 		const thread = entry.origin.thread;
 		entry.lastEdit = entry.lastEdit.then(async () => {
 			const phase = entry.phase;
 			if (phase.name !== 'following') return;
 			try {
-				// Another replica may have delivered it (a webhook reached it first): its final edit stands.
-				if (await this.options.shared?.isDelivered(entry.jobId)) return;
-				await threads.update(
-					thread.channel,
-					thread.threadTs,
-					jobParentMessage(phase.job, entry.origin, clock.now()),
+				// Another replica may be delivering it or have delivered it (a webhook reached it first, or
+				// it took the job up while Redis was away): its final edit stands.
+				await posted.editUnlessDelivered(entry.jobId, () =>
+					threads.update(
+						thread.channel,
+						thread.threadTs,
+						jobParentMessage(phase.job, entry.origin, clock.now()),
+					),
 				);
 			} catch (error) {
 				logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
@@ -456,16 +458,16 @@ export class JobTracker {
 		const { threads, posted, clock, logger } = this.options;
 		const thread = entry.origin.thread;
 		try {
+			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
+			await entry.lastEdit;
 			await posted.deliver(job.id, thread, {
 				parts: jobResultParts(job, cancelledBy),
-				finish: async () => {
-					await entry.lastEdit;
-					await threads.update(
+				finish: () =>
+					threads.update(
 						thread.channel,
 						thread.threadTs,
 						jobParentMessage(job, entry.origin, clock.now()),
-					);
-				},
+					),
 			});
 			this.enter(entry, { name: 'delivered' });
 		} catch (error) {

@@ -61,6 +61,32 @@ export class PostedRecord {
 		return attempt;
 	}
 
+	/**
+	 * Runs an edit that must never overwrite the end (a parent's status refresh): only while `ref` is
+	 * neither delivered nor being delivered. With several replicas it holds the `deliver:<ref>` lease
+	 * meanwhile, so another replica's final edit and delivered mark come wholly before it (then it is
+	 * skipped) or wholly after it; otherwise a refresh checked just before the end could land after it.
+	 * False when skipped.
+	 */
+	async editUnlessDelivered(ref: string, edit: () => Promise<void>): Promise<boolean> {
+		const shared = this.shared;
+		if (this.state.isPosted(ref) || this.underway.has(ref)) return false;
+		if (!shared) {
+			await edit();
+			return true;
+		}
+		const lease = deliveryLease(ref);
+		// Held elsewhere: that replica is delivering, and its final edit is the one that counts.
+		if (!(await shared.lease(lease))) return false;
+		try {
+			if (await shared.isDelivered(ref)) return false;
+			await edit();
+			return true;
+		} finally {
+			await shared.releaseLease(lease);
+		}
+	}
+
 	/** Stops retrying (shutdown): what is not delivered yet is found again at the next start. */
 	close(): void {
 		this.closed = true;
@@ -69,7 +95,7 @@ export class PostedRecord {
 	private async attempt(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
 		const shared = this.shared;
 		if (!shared) return this.post(ref, thread, delivery);
-		const lease = `deliver:${ref}`;
+		const lease = deliveryLease(ref);
 		for (;;) {
 			if (await shared.isDelivered(ref)) return;
 			if (await shared.lease(lease)) break;
@@ -101,4 +127,9 @@ export class PostedRecord {
 			}
 		}
 	}
+}
+
+/** Held by whoever posts `ref` or edits what its end would overwrite; one holder among the replicas. */
+function deliveryLease(ref: string): string {
+	return `deliver:${ref}`;
 }

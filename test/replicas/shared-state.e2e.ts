@@ -1,8 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CapturingLogger } from '../slack/harness';
+import { systemClock } from '../../shared/runtime';
+import { errorParts } from '../../slack-app/messages/results';
+import { PostedRecord } from '../../slack-app/services/posted-record';
 import { RedisSharedState } from '../../slack-app/services/shared-state';
+import { StateStore } from '../../slack-app/services/state-store';
+import { BOT } from '../../slack-app/standin';
+import { CapturingLogger } from '../slack/harness';
+import { standinThreads } from '../slack/standin-threads';
 import { RedisServer } from './cluster';
 
 /**
@@ -102,5 +108,61 @@ it('sees a key first once across replicas, and waits for Redis while it restarts
 	) {
 		if (Date.now() > deadline) throw new Error('the store probe did not recover');
 		await pause(100);
+	}
+}, 30_000);
+
+it("never lets one replica's status refresh land after another replica's end of the same request", async () => {
+	const { standin, threads } = await standinThreads();
+	try {
+		const [a, b] = await Promise.all(
+			[await replica(), await replica()].map(
+				async (store, i) =>
+					new PostedRecord(
+						threads,
+						await StateStore.open(join(dir, `state-${i}.json`), () => undefined),
+						systemClock,
+						store,
+					),
+			),
+		);
+		const thread = {
+			channel: 'C0EDITS',
+			threadTs: standin.workspace.post({
+				channel: 'C0EDITS',
+				user: BOT.userId,
+				botId: BOT.botId,
+				text: 'pending',
+			}).ts,
+		};
+		const shown = () => standin.workspace.find(thread.channel, thread.threadTs)?.text;
+		const show = (text: string) => () =>
+			threads.update(thread.channel, thread.threadTs, { text, blocks: [] });
+		const parts = errorParts('r-end', 'Following the job', 'gone');
+
+		// A refreshes first and is slow to reach Slack: B's end waits for it, and lands last.
+		let slowEdit = () => {};
+		const editing = a.editUnlessDelivered('r-end', async () => {
+			await new Promise<void>((resolve) => (slowEdit = resolve));
+			await show('running')();
+		});
+		await pause(100);
+		let endShown = false;
+		const delivering = b.deliver('r-end', thread, {
+			parts,
+			finish: () => show('ended')().then(() => void (endShown = true)),
+		});
+		await pause(LEASE_MS);
+		expect(endShown).toBe(false);
+		slowEdit();
+		expect(await editing).toBe(true);
+		await delivering;
+		expect(shown()).toBe('ended');
+
+		// Once B delivered (or while it delivers), A's refresh is skipped.
+		expect(await a.editUnlessDelivered('r-end', show('running'))).toBe(false);
+		expect(shown()).toBe('ended');
+		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
+	} finally {
+		await standin.close();
 	}
 }, 30_000);
