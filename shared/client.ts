@@ -115,7 +115,18 @@ export interface CallOptions {
 const pathPart = encodeURIComponent;
 
 /** How long after creating a job the first look at it comes: hardly any job ends sooner. */
-export const FIRST_LOOK_AFTER_CREATE_MS = 250;
+const FIRST_LOOK_AFTER_CREATE_MS = 250;
+
+export interface CreateAndWaitOptions extends WaitOptions, CreateJobOptions {
+	/**
+	 * Aborts the create instead of `signal` (which then aborts only the wait), so that stopping a
+	 * wait never cuts off a create whose job would then exist unreported. Given as `undefined`, the
+	 * create cannot be aborted.
+	 */
+	createSignal?: AbortSignal | undefined;
+	/** Called once the job exists, before waiting starts: e.g. to name it if the wait is stopped. */
+	onCreated?: (job: Job) => void;
+}
 
 export class ManagementClient {
 	readonly organization: string;
@@ -263,12 +274,17 @@ export class ManagementClient {
 		createAndWait: async (
 			endpointName: string,
 			request: CreateJobRequest,
-			options: WaitOptions & CreateJobOptions = {},
+			options: CreateAndWaitOptions = {},
 		): Promise<Job> => {
-			const job = await this.jobs.create(endpointName, request, options);
+			const { createSignal, onCreated, repeatWhenUnknown, ...waitOptions } = options;
+			const job = await this.jobs.create(endpointName, request, {
+				signal: 'createSignal' in options ? createSignal : options.signal,
+				repeatWhenUnknown,
+			});
+			onCreated?.(job);
 			return this.jobs.wait(endpointName, job.id, {
 				initialDelayMs: FIRST_LOOK_AFTER_CREATE_MS,
-				...options,
+				...waitOptions,
 			});
 		},
 	};
