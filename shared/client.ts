@@ -38,7 +38,8 @@ export {
 	type ChatDelta,
 	type CollectedChat,
 	type ChatToolCallReply,
-	ToolCallAssembler,
+	ChatStreamFolder,
+	DEFAULT_WORKLOAD_TIMEOUT_MS,
 } from './workload-client';
 
 /** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
