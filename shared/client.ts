@@ -52,7 +52,7 @@ const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60_000;
  * Pauses before looking again for the job of a create that may still be in flight on the service:
  * one held up behind a busy server usually lands within seconds.
  */
-export const LOOK_AGAIN_AFTER_MS: readonly number[] = [500, 2_000, 5_000];
+const LOOK_AGAIN_AFTER_MS: readonly number[] = [500, 2_000, 5_000];
 /** A gateway's own replies: the service behind it may still be working on the request. */
 const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 504, 524]);
 

@@ -30,7 +30,7 @@ export interface ModelSettings {
 export type FunctionTool = Extract<Tool, { type: 'function' }>;
 
 /** The SDK's conversion of a tool's input schema (a zod schema from LangChain, or JSON Schema). */
-export type ToolSchemaOf = (tool: FunctionTool) => Record<string, unknown>;
+type ToolSchemaOf = (tool: FunctionTool) => Record<string, unknown>;
 
 const FINISH_REASONS: Record<string, FinishReason> = {
 	stop: 'stop',
@@ -85,7 +85,7 @@ function resultText(result: unknown): string {
 }
 
 /** The SDK's messages in the chat dialect: tool calls ride on assistant messages, each result is its own tool message. */
-export function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
+function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
 	return messages.flatMap((message): ChatRequestMessage[] => {
 		switch (message.role) {
 			case 'system':
