@@ -88,6 +88,7 @@ export async function startEmulator(
 	emulatorOptions: EmulatorOptions = {},
 ): Promise<RunningEmulator> {
 	const options = resolveOptions(emulatorOptions);
+	const [firstConfig] = options.organizations;
 	const stop = new AbortController();
 	// Every pending job timer and webhook retry listens for the stop: far more than the default 10.
 	setMaxListeners(0, stop.signal);
@@ -96,12 +97,12 @@ export async function startEmulator(
 	const webhooks = new WebhookSender({
 		clock: options.clock,
 		faults,
-		secret: options.webhookSecret,
+		secret: firstConfig.webhookSecret,
 		retryDelaysMs: options.webhookRetryDelaysMs,
 		log: options.log,
 		signal: stop.signal,
 	});
-	const organizations: OrganizationState[] = options.organizations.map((config) => ({
+	const stateOf = (config: OrganizationConfig): OrganizationState => ({
 		config,
 		catalogue: new Catalogue(config.name),
 		jobs: new JobStore({
@@ -115,9 +116,9 @@ export async function startEmulator(
 			log: options.log,
 			signal: stop.signal,
 		}),
-	}));
-	const [first] = organizations;
-	if (!first) throw new Error('The emulator has no organization.');
+	});
+	const first = stateOf(firstConfig);
+	const organizations = [first, ...options.organizations.slice(1).map(stateOf)];
 	const urls = { baseUrl: '', imageUrl: '', chatUrl: '' };
 	const handler = createRequestHandler({
 		clock: options.clock,
@@ -157,10 +158,10 @@ export async function startEmulator(
 		...urls,
 		origin,
 		port,
-		apiKey: options.apiKey,
-		organization: options.organization,
-		project: options.project,
-		webhookSecret: options.webhookSecret,
+		apiKey: firstConfig.apiKey,
+		organization: firstConfig.name,
+		project: firstConfig.project,
+		webhookSecret: firstConfig.webhookSecret,
 		organizations: options.organizations,
 		jobsOf: (organization) =>
 			organizations.find((org) => org.config.name === organization)?.jobs.all() ?? [],

@@ -165,12 +165,8 @@ const optionsSchema = z.strictObject({
 export interface ResolvedOptions {
 	port: number;
 	host: string;
-	apiKey: string;
-	organization: string;
-	project: string;
-	webhookSecret: string;
-	/** Every organization, the first one (the fields above) first. */
-	organizations: readonly OrganizationConfig[];
+	/** Every organization; the first is the one `apiKey`, `organization`, `project` and `webhookSecret` describe. */
+	organizations: readonly [OrganizationConfig, ...OrganizationConfig[]];
 	jobDurationMs: (endpoint: string, input: unknown) => number;
 	/** 0 means off. */
 	rateLimitPerMinute: number;
@@ -190,16 +186,18 @@ export function resolveOptions(options: EmulatorOptions = {}): ResolvedOptions {
 		);
 		throw new TypeError(`Invalid emulator options: ${issues.join('; ')}`);
 	}
-	const parsed = result.data;
+	const {
+		apiKey,
+		organization,
+		project,
+		webhookSecret,
+		organizations: further,
+		...parsed
+	} = result.data;
 	const duration = parsed.jobDurationMs;
-	const organizations: OrganizationConfig[] = [
-		{
-			name: parsed.organization,
-			apiKey: parsed.apiKey,
-			webhookSecret: parsed.webhookSecret,
-			project: parsed.project,
-		},
-		...parsed.organizations.map((org) => ({
+	const organizations: ResolvedOptions['organizations'] = [
+		{ name: organization, apiKey, webhookSecret, project },
+		...further.map((org) => ({
 			...org,
 			webhookSecret: org.webhookSecret ?? devWebhookSecretFor(org.name),
 		})),

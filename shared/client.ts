@@ -38,7 +38,8 @@ export {
 	type ChatDelta,
 	type CollectedChat,
 	type ChatToolCallReply,
-	ToolCallAssembler,
+	ChatStreamFolder,
+	DEFAULT_WORKLOAD_TIMEOUT_MS,
 } from './workload-client';
 
 /** Metadata key that lets a create whose reply was lost be found again instead of repeated. */
@@ -51,7 +52,7 @@ const CLOCK_SKEW_ALLOWANCE_MS = 5 * 60_000;
  * Pauses before looking again for the job of a create that may still be in flight on the service:
  * one held up behind a busy server usually lands within seconds.
  */
-export const LOOK_AGAIN_AFTER_MS: readonly number[] = [500, 2_000, 5_000];
+const LOOK_AGAIN_AFTER_MS: readonly number[] = [500, 2_000, 5_000];
 /** A gateway's own replies: the service behind it may still be working on the request. */
 const GATEWAY_STATUSES: ReadonlySet<number> = new Set([502, 504, 524]);
 
@@ -115,7 +116,18 @@ export interface CallOptions {
 const pathPart = encodeURIComponent;
 
 /** How long after creating a job the first look at it comes: hardly any job ends sooner. */
-export const FIRST_LOOK_AFTER_CREATE_MS = 250;
+const FIRST_LOOK_AFTER_CREATE_MS = 250;
+
+export interface CreateAndWaitOptions extends WaitOptions, CreateJobOptions {
+	/**
+	 * Aborts the create instead of `signal` (which then aborts only the wait), so that stopping a
+	 * wait never cuts off a create whose job would then exist unreported. Given as `undefined`, the
+	 * create cannot be aborted.
+	 */
+	createSignal?: AbortSignal | undefined;
+	/** Called once the job exists, before waiting starts: e.g. to name it if the wait is stopped. */
+	onCreated?: (job: Job) => void;
+}
 
 export class ManagementClient {
 	readonly organization: string;
@@ -263,12 +275,17 @@ export class ManagementClient {
 		createAndWait: async (
 			endpointName: string,
 			request: CreateJobRequest,
-			options: WaitOptions & CreateJobOptions = {},
+			options: CreateAndWaitOptions = {},
 		): Promise<Job> => {
-			const job = await this.jobs.create(endpointName, request, options);
+			const { createSignal, onCreated, repeatWhenUnknown, ...waitOptions } = options;
+			const job = await this.jobs.create(endpointName, request, {
+				signal: 'createSignal' in options ? createSignal : options.signal,
+				repeatWhenUnknown,
+			});
+			onCreated?.(job);
 			return this.jobs.wait(endpointName, job.id, {
 				initialDelayMs: FIRST_LOOK_AFTER_CREATE_MS,
-				...options,
+				...waitOptions,
 			});
 		},
 	};

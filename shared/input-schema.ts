@@ -1,7 +1,7 @@
 /**
- * An endpoint's published `input_schema` (JSON Schema, as a string in the catalogue), used by every
- * front end to refuse job input the endpoint would refuse, before a job is created and billed. The common keywords are
- * checked; any other keyword is left to the service, so a schema this does not understand never
+ * An endpoint's published `input_schema` (JSON Schema, as a string in the catalogue), for a front
+ * end to refuse job input the endpoint would refuse, before a job is created and billed (the Slack
+ * app does; the n8n nodes do not yet). The common keywords are checked; any other keyword is left to the service, so a schema this does not understand never
  * blocks a valid input. Also a one-line summary of what an endpoint expects, for people.
  */
 

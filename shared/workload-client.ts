@@ -35,11 +35,14 @@ export interface WorkloadClientOptions {
 	apiKey?: string;
 	transport: Transport;
 	clock: Clock;
-	/** Per request. Default 110 s: just past the gateway's own 100 s limit, so its answer wins. */
+	/** Per request. Default `DEFAULT_WORKLOAD_TIMEOUT_MS`. */
 	timeoutMs?: number;
 	retry?: Partial<RetryPolicy>;
 	random?: () => number;
 }
+
+/** Per workload request: just past the gateway's own 100 s limit, so its answer wins. */
+export const DEFAULT_WORKLOAD_TIMEOUT_MS = 110_000;
 
 /** What to draw: a plain text prompt through a named workflow, or a full node graph. */
 export type ImageSource =
@@ -117,7 +120,7 @@ async function plainFailure<T>(work: Promise<T>): Promise<T> {
 }
 
 /** Joins streamed tool-call pieces into whole calls, by their index. */
-export class ToolCallAssembler {
+class ToolCallAssembler {
 	private readonly byIndex = new Map<number, ChatToolCallReply>();
 
 	add(piece: ChatToolCallDelta): void {
@@ -133,6 +136,36 @@ export class ToolCallAssembler {
 	}
 }
 
+/**
+ * Folds a chat stream into the whole reply: usage from whichever chunk reports it; text, tool calls
+ * and finish reason of the first choice only.
+ */
+export class ChatStreamFolder {
+	private readonly calls = new ToolCallAssembler();
+	private readonly reply: CollectedChat;
+
+	/** `model`: the reply's model until the stream names one. */
+	constructor(model = '') {
+		this.reply = { id: '', model, text: '', toolCalls: [], finishReason: null };
+	}
+
+	/** Takes in one delta; returns the text it adds to the reply ('' when none). */
+	add(delta: ChatDelta): string {
+		this.reply.id = delta.id;
+		this.reply.model = delta.model;
+		if (delta.usage) this.reply.usage = delta.usage;
+		if (delta.index !== 0) return '';
+		this.reply.text += delta.content;
+		for (const piece of delta.toolCalls ?? []) this.calls.add(piece);
+		if (delta.finishReason) this.reply.finishReason = delta.finishReason;
+		return delta.content;
+	}
+
+	result(): CollectedChat {
+		return { ...this.reply, toolCalls: this.calls.calls() };
+	}
+}
+
 export class WorkloadClient {
 	private readonly http: RequestExecutor;
 	private readonly canStream: boolean;
@@ -144,7 +177,7 @@ export class WorkloadClient {
 			transport: options.transport,
 			clock: options.clock,
 			apiKey: options.apiKey,
-			timeoutMs: options.timeoutMs ?? 110_000,
+			timeoutMs: options.timeoutMs ?? DEFAULT_WORKLOAD_TIMEOUT_MS,
 			retry: options.retry,
 			random: options.random,
 			serviceName: 'GPU Cloud workload',
@@ -325,30 +358,14 @@ export class WorkloadClient {
 					usage: completion.usage,
 				};
 			}
-			const collected: CollectedChat = {
-				id: '',
-				model: request.model ?? '',
-				text: '',
-				toolCalls: [],
-				finishReason: null,
-			};
-			const calls = new ToolCallAssembler();
+			const folder = new ChatStreamFolder(request.model);
 			// Servers that report usage only when asked (OpenAI, vLLM) are asked.
 			const streamed: ChatRequest = {
 				...request,
 				stream_options: { include_usage: true, ...request.stream_options },
 			};
-			for await (const delta of this.chat.stream(streamed, options)) {
-				collected.id = delta.id;
-				collected.model = delta.model;
-				if (delta.usage) collected.usage = delta.usage;
-				if (delta.index !== 0) continue;
-				collected.text += delta.content;
-				for (const piece of delta.toolCalls ?? []) calls.add(piece);
-				if (delta.finishReason) collected.finishReason = delta.finishReason;
-			}
-			collected.toolCalls = calls.calls();
-			return collected;
+			for await (const delta of this.chat.stream(streamed, options)) folder.add(delta);
+			return folder.result();
 		},
 	};
 }

@@ -206,17 +206,12 @@ export function answer(request: ChatRequest): Answer {
 }
 
 /** Ends the text before the first stop sequence, as a server does (the sequence itself is not returned). */
-export function applyStop(
-	text: string,
-	stop: ChatRequest['stop'],
-): { text: string; stopped: boolean } {
+export function applyStop(text: string, stop: ChatRequest['stop']): string {
 	const sequences = stop == null ? [] : typeof stop === 'string' ? [stop] : stop;
 	const cut = Math.min(
 		...sequences.map((sequence) => text.indexOf(sequence)).filter((index) => index >= 0),
 	);
-	return Number.isFinite(cut)
-		? { text: text.slice(0, cut), stopped: true }
-		: { text, stopped: false };
+	return Number.isFinite(cut) ? text.slice(0, cut) : text;
 }
 
 /** Cuts the reply to `maxTokens` words; `length` tells the caller it was cut. */

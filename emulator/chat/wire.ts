@@ -106,8 +106,10 @@ export function prepareReply(request: ChatRequest): PreparedReply {
 			pieces,
 		};
 	}
-	const stopped = applyStop(decided.text, request.stop);
-	const limited = limitReply(stopped.text, request.max_completion_tokens ?? request.max_tokens);
+	const limited = limitReply(
+		applyStop(decided.text, request.stop),
+		request.max_completion_tokens ?? request.max_tokens,
+	);
 	const { words } = limited;
 	const top = request.logprobs ? (request.top_logprobs ?? 0) : -1;
 	const tokens = words.map((word, index) => (index === 0 ? word : ` ${word}`));

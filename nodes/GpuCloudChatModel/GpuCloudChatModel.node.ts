@@ -8,14 +8,18 @@ import type {
 } from 'n8n-workflow';
 import { NodeConnectionTypes, NodeOperationError } from 'n8n-workflow';
 import { z } from 'zod/v4';
-import { readSampling, samplingOptions } from '../GpuCloud/actions/chat/sampling';
+import { DEFAULT_WORKLOAD_TIMEOUT_MS } from '../../shared';
+import {
+	readSampling,
+	responseFormatOption,
+	samplingOptions,
+} from '../GpuCloud/actions/chat/sampling';
 import { toNodeError } from '../GpuCloud/helpers/errors';
 import { check } from '../GpuCloud/helpers/parameters';
 import { WORKLOAD_CREDENTIAL, workloadClient } from '../GpuCloud/transport';
 import { WorkloadChatModel, type FunctionTool, type ModelSettings } from './model';
 
-/** Text servers answer within the gateway's 100 s limit or not at all: just past it, its answer wins. */
-const DEFAULT_TIMEOUT_SECONDS = 110;
+const DEFAULT_TIMEOUT_SECONDS = DEFAULT_WORKLOAD_TIMEOUT_MS / 1000;
 
 const optionsSchema = z.looseObject({
 	responseFormat: z
@@ -96,20 +100,10 @@ export class GpuCloudChatModel implements INodeType {
 				default: {},
 				options: [
 					...samplingOptions,
-					{
-						displayName: 'Response Format',
-						name: 'responseFormat',
-						type: 'options',
-						options: [
-							{ name: 'Text', value: 'text', description: 'Replies in words' },
-							{
-								name: 'JSON Object',
-								value: 'json_object',
-								description: 'Every reply is a JSON object (say in the prompt what it should hold)',
-							},
-						],
-						default: 'text',
-					},
+					responseFormatOption({
+						text: 'Replies in words',
+						jsonObject: 'Every reply is a JSON object (say in the prompt what it should hold)',
+					}),
 					{
 						displayName: 'Timeout (Seconds)',
 						name: 'timeout',

@@ -11,7 +11,7 @@ import type {
 	Tool,
 } from '@n8n/ai-node-sdk';
 import {
-	ToolCallAssembler,
+	ChatStreamFolder,
 	ValidationError,
 	type ChatRequest,
 	type ChatRequestMessage,
@@ -30,7 +30,7 @@ export interface ModelSettings {
 export type FunctionTool = Extract<Tool, { type: 'function' }>;
 
 /** The SDK's conversion of a tool's input schema (a zod schema from LangChain, or JSON Schema). */
-export type ToolSchemaOf = (tool: FunctionTool) => Record<string, unknown>;
+type ToolSchemaOf = (tool: FunctionTool) => Record<string, unknown>;
 
 const FINISH_REASONS: Record<string, FinishReason> = {
 	stop: 'stop',
@@ -85,7 +85,7 @@ function resultText(result: unknown): string {
 }
 
 /** The SDK's messages in the chat dialect: tool calls ride on assistant messages, each result is its own tool message. */
-export function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
+function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
 	return messages.flatMap((message): ChatRequestMessage[] => {
 		switch (message.role) {
 			case 'system':
@@ -218,18 +218,18 @@ export class WorkloadChatModel implements ChatModel {
 			...this.request(messages, config),
 			stream_options: { include_usage: true },
 		};
-		const calls = new ToolCallAssembler();
-		let finishReason: string | null = null;
-		let usage: ChatUsage | undefined;
+		const folder = new ChatStreamFolder();
 		for await (const delta of this.client.chat.stream(request, { signal: signalOf(config) })) {
-			if (delta.usage) usage = delta.usage;
-			if (delta.index !== 0) continue;
-			if (delta.content) yield { type: 'text-delta', id: delta.id, delta: delta.content };
-			for (const piece of delta.toolCalls ?? []) calls.add(piece);
-			if (delta.finishReason) finishReason = delta.finishReason;
+			const text = folder.add(delta);
+			if (text) yield { type: 'text-delta', id: delta.id, delta: text };
 		}
-		for (const call of calls.calls()) yield toolCallChunk(call);
-		yield { type: 'finish', finishReason: finishReasonOf(finishReason), usage: usageOf(usage) };
+		const reply = folder.result();
+		for (const call of reply.toolCalls) yield toolCallChunk(call);
+		yield {
+			type: 'finish',
+			finishReason: finishReasonOf(reply.finishReason),
+			usage: usageOf(reply.usage),
+		};
 	}
 }
 

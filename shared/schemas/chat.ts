@@ -27,7 +27,7 @@ export const chatTextPartSchema = z.strictObject({
 	text,
 });
 /** Content as a string or as a list of text parts. */
-export const chatContentSchema = z.union(
+const chatContentSchema = z.union(
 	[
 		text,
 		z.array(chatTextPartSchema, {
@@ -41,7 +41,7 @@ export const chatContentSchema = z.union(
 export type ChatContent = z.infer<typeof chatContentSchema>;
 
 /** Tool names as the dialect allows them: what a model can echo back reliably. */
-export const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
+const TOOL_NAME_PATTERN = /^[a-zA-Z0-9_-]{1,64}$/;
 const toolName = text.regex(TOOL_NAME_PATTERN, {
 	error: 'must be 1-64 letters, digits, "_" or "-"',
 });
@@ -121,7 +121,6 @@ export const chatToolChoiceSchema = z.union(
 		error: 'must be "none", "auto", "required" or {type: "function", function: {name}}',
 	},
 );
-export type ChatToolChoice = z.infer<typeof chatToolChoiceSchema>;
 
 export const chatResponseFormatSchema = z.discriminatedUnion(
 	'type',
@@ -140,12 +139,11 @@ export const chatResponseFormatSchema = z.discriminatedUnion(
 	],
 	{ error: 'must have type "text", "json_object" or "json_schema"' },
 );
-export type ChatResponseFormat = z.infer<typeof chatResponseFormatSchema>;
 
 /** The server's own limit, also reported as `max_stop_sequences` on /info. */
 export const MAX_STOP_SEQUENCES = 4;
-export const MAX_TOP_LOGPROBS = 20;
-export const MAX_TOOLS = 128;
+const MAX_TOP_LOGPROBS = 20;
+const MAX_TOOLS = 128;
 
 const wholeNumber = z
 	.number({ error: 'must be a whole number' })

@@ -7,7 +7,6 @@ import type {
 } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
-	FIRST_LOOK_AFTER_CREATE_MS,
 	ValidationError,
 	WebhookVerificationError,
 	isTerminalStatus,
@@ -93,10 +92,9 @@ export async function createAndWaitForJobs(
 	return await runItems(context, items, concurrency, {
 		prepare,
 		run: async ({ endpoint, request, wait }, _index, signal, jobs) => {
-			const created = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
-			jobs.jobCreated(created.id);
-			const job = await client.jobs.wait(endpoint, created.id, {
-				initialDelayMs: FIRST_LOOK_AFTER_CREATE_MS,
+			const job = await client.jobs.createAndWait(endpoint, request, {
+				createSignal: jobs.createSignal,
+				onCreated: (created) => jobs.jobCreated(created.id),
 				timeoutMs: wait.timeoutMs,
 				signal,
 			});

@@ -25,7 +25,7 @@ import {
 	readString,
 } from '../../helpers/parameters';
 import { concurrencyOption } from '../common.descriptions';
-import { readSampling, samplingOptions } from './sampling';
+import { readSampling, responseFormatOption, samplingOptions } from './sampling';
 
 const properties: INodeProperties[] = [
 	{
@@ -132,25 +132,11 @@ const properties: INodeProperties[] = [
 				description:
 					'The JSON Schema the reply must satisfy, used when Response Format is JSON Matching a Schema',
 			},
-			{
-				displayName: 'Response Format',
-				name: 'responseFormat',
-				type: 'options',
-				options: [
-					{ name: 'Text', value: 'text', description: 'A reply in words' },
-					{
-						name: 'JSON Object',
-						value: 'json_object',
-						description: 'A reply that is a JSON object, returned parsed as an object',
-					},
-					{
-						name: 'JSON Matching a Schema',
-						value: 'json_schema',
-						description: 'JSON that satisfies the JSON Schema below, returned parsed as an object',
-					},
-				],
-				default: 'text',
-			},
+			responseFormatOption({
+				text: 'A reply in words',
+				jsonObject: 'A reply that is a JSON object, returned parsed as an object',
+				jsonSchema: 'JSON that satisfies the JSON Schema below, returned parsed as an object',
+			}),
 			{
 				displayName: 'Seed',
 				name: 'seed',

@@ -59,6 +59,36 @@ export const samplingOptions: INodeProperties[] = [
 	},
 ];
 
+/**
+ * The Response Format option of both chat nodes, described in each node's words. JSON Matching a
+ * Schema is offered only where the node asks for the schema (`jsonSchema`).
+ */
+export function responseFormatOption(descriptions: {
+	text: string;
+	jsonObject: string;
+	jsonSchema?: string;
+}): INodeProperties {
+	return {
+		displayName: 'Response Format',
+		name: 'responseFormat',
+		type: 'options',
+		options: [
+			{ name: 'Text', value: 'text', description: descriptions.text },
+			{ name: 'JSON Object', value: 'json_object', description: descriptions.jsonObject },
+			...(descriptions.jsonSchema === undefined
+				? []
+				: [
+						{
+							name: 'JSON Matching a Schema',
+							value: 'json_schema',
+							description: descriptions.jsonSchema,
+						},
+					]),
+		],
+		default: 'text',
+	};
+}
+
 export type Sampling = Pick<
 	ChatRequest,
 	'max_tokens' | 'temperature' | 'top_p' | 'frequency_penalty' | 'presence_penalty'
