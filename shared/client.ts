@@ -209,8 +209,9 @@ export class ManagementClient {
 						options.signal,
 					);
 					if (found) return found;
-					if (recovery >= this.http.retry.maxRetries)
-						throw new CreateOutcomeUnknownError(error.underlying, requestId);
+					// Here the service itself answered and no job carries the request id: no job was made,
+					// so its own error is the answer, not an unknown outcome.
+					if (recovery >= this.http.retry.maxRetries) throw error.underlying;
 				}
 			}
 		},

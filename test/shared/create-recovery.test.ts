@@ -10,6 +10,7 @@ import {
 	REQUEST_ID_METADATA_KEY,
 	type ManagementClient,
 } from '../../shared/client';
+import { ServerError } from '../../shared/errors';
 import { AmbiguousOutcomeError } from '../../shared/request';
 import { FakeClock } from '../support/fake-clock';
 import { jobFixture } from '../support/fixtures';
@@ -93,6 +94,16 @@ describe('jobs.create when the outcome of the create is unknown', () => {
 		const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
 		expect(methods().filter((method) => method === 'POST')).toHaveLength(1);
 		expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
+	});
+
+	it("reports the service's own error, not an unknown outcome, when every create is answered 503 and no job was made", async () => {
+		for (let attempt = 0; attempt < 10; attempt++)
+			server.script(problem(503, 'Unavailable'), emptyPage);
+		const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(ServerError);
+		expect(error).not.toBeInstanceOf(CreateOutcomeUnknownError);
+		expect((error as ServerError).status).toBe(503);
+		expect(methods().filter((method) => method === 'POST').length).toBeGreaterThan(1);
 	});
 
 	it('creates again, with the same request id, when the service itself answered 503 and the look-up finds nothing', async () => {
