@@ -357,6 +357,10 @@ describe('Chat', () => {
 			{ jsonSchema: '{}' },
 			/^JSON Schema is used only when Response Format is JSON Matching a Schema$/,
 		],
+		[
+			{ responseFormat: 'yaml' },
+			/^Response Format "yaml" must be Text, JSON Object or JSON Matching a Schema$/,
+		],
 	])('refuses bad options %j before any request', async (options, message) => {
 		const before = rig.emulator.requests.length;
 		const execution = await rig.harness.run(

@@ -206,7 +206,7 @@ function readRequest(context: IExecuteFunctions, i: number): ChatRequest {
 	};
 	if (model) request.model = model;
 	if (options.seed !== undefined) request.seed = check(fields.seed, options.seed, 'Seed');
-	const format = options.responseFormat ?? 'text';
+	const format = check(responseFormatSchema, options.responseFormat ?? 'text', 'Response Format');
 	if (format === 'json_schema') {
 		if (options.jsonSchema === undefined)
 			throw fieldError('JSON Schema', 'is required when Response Format is JSON Matching a Schema');
@@ -229,6 +229,10 @@ function readRequest(context: IExecuteFunctions, i: number): ChatRequest {
 	}
 	return check(chatRequestSchema, request, 'Chat');
 }
+
+const responseFormatSchema = z.enum(['text', 'json_object', 'json_schema'], {
+	error: 'must be Text, JSON Object or JSON Matching a Schema',
+});
 
 const toolListSchema = z.array(z.unknown(), { error: 'must be a JSON list of tools' });
 
