@@ -4,6 +4,8 @@ import { InstallProvider, type Installation, type InstallURLOptions } from '@sla
 import { AuthenticationError, PermissionError } from '../../shared/errors';
 import { NAME_PATTERN, NAME_RULE } from '../../shared/schemas/common';
 import type { Distribution } from '../config';
+import { isRecord } from '../http-body';
+import { isWorkspaceAdmin } from '../services/access';
 import type { Container } from '../services/container';
 import { errorSummary } from '../services/errors';
 import { SecretCipher } from './cipher';
@@ -30,8 +32,8 @@ export const BOT_SCOPES = [
 	'users:read',
 	'assistant:write',
 ];
-export const INSTALL_PATH = '/slack/install';
-export const REDIRECT_PATH = '/slack/oauth_redirect';
+const INSTALL_PATH = '/slack/install';
+const REDIRECT_PATH = '/slack/oauth_redirect';
 export const LINK_VIEW = 'gpu_cloud_link';
 const SETUP_TEXT = 'setup';
 
@@ -171,7 +173,7 @@ export class Distributed {
 			if (!team) errors.organization = 'Slack did not say which workspace this is.';
 			if (Object.keys(errors).length > 0 || !team)
 				return void (await ack({ response_action: 'errors', errors }));
-			if (!(await isAdmin(client, body.user.id)))
+			if (!(await isWorkspaceAdmin(client, body.user.id)))
 				return void (await ack({
 					response_action: 'errors',
 					errors: { organization: 'Only a workspace admin or owner can link an organization.' },
@@ -259,15 +261,6 @@ export class Distributed {
 		for (const container of await this.workspaces.containers()) container.tracker.stop();
 		await this.store.close();
 	}
-}
-
-async function isAdmin(client: App['client'], user: string): Promise<boolean> {
-	const info = await client.users.info({ user });
-	return Boolean(info.user?.is_admin || info.user?.is_owner || info.user?.is_primary_owner);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 const input = (block: string, label: string, hint: string, optional = false) => ({
