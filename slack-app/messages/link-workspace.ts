@@ -1,3 +1,5 @@
+import { section } from './format';
+
 /** The `/gpu setup` modal in which a workspace admin links a GPU Cloud organization. */
 export const LINK_VIEW = 'gpu_cloud_link';
 
@@ -19,13 +21,9 @@ export function linkModal() {
 		submit: { type: 'plain_text' as const, text: 'Link' },
 		close: { type: 'plain_text' as const, text: 'Cancel' },
 		blocks: [
-			{
-				type: 'section',
-				text: {
-					type: 'mrkdwn',
-					text: 'Every /gpu request in this workspace runs in the organization you link here, with its API key.',
-				},
-			},
+			section(
+				'Every /gpu request in this workspace runs in the organization you link here, with its API key.',
+			),
 			input('organization', 'Organization', 'Its short name, as in the portal (for example acme).'),
 			input(
 				'api_key',
@@ -44,13 +42,7 @@ export function linkedModal(organization: string) {
 		title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
 		close: { type: 'plain_text' as const, text: 'Done' },
 		blocks: [
-			{
-				type: 'section',
-				text: {
-					type: 'mrkdwn',
-					text: `Linked to organization *${organization}*. Everyone here can use \`/gpu\` now.`,
-				},
-			},
+			section(`Linked to organization *${organization}*. Everyone here can use \`/gpu\` now.`),
 		],
 	};
 }
