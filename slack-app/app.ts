@@ -19,7 +19,8 @@ import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
-import { RedisSharedState, within } from './services/shared-state';
+import { RedisSharedState } from './services/shared-state';
+import { within } from './services/timeout';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
 
@@ -355,13 +356,13 @@ async function takeOverOrphanedJobs(
 		}
 		await withLogContext({ request: undefined, job: undefined }, async () => {
 			try {
-				for (const container of await containers()) {
-					const { watching, delivered } = await container.services.jobs.resume();
-					if (watching || delivered)
-						logger.info(
+				for (const container of await containers())
+					await resumeJobs(
+						container,
+						logger,
+						(watching, delivered) =>
 							`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`,
-						);
-				}
+					);
 			} catch (error) {
 				logger.warn(`Could not look for jobs other replicas left: ${errorSummary(error)}`);
 			}
@@ -376,11 +377,12 @@ async function resumeUnfinishedWork(
 	logger: Logger,
 ): Promise<void> {
 	try {
-		const { watching, delivered } = await container.services.jobs.resume();
-		if (watching || delivered)
-			logger.info(
+		await resumeJobs(
+			container,
+			logger,
+			(watching, delivered) =>
 				`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`,
-			);
+		);
 	} catch (error) {
 		logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
 	}
@@ -395,6 +397,16 @@ async function resumeUnfinishedWork(
 					logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`),
 				);
 	}
+}
+
+/** Follows the workspace's unfinished jobs again and delivers finished ones nobody delivered; says so when there were any. */
+async function resumeJobs(
+	container: Container,
+	logger: Logger,
+	found: (watching: number, delivered: number) => string,
+): Promise<void> {
+	const { watching, delivered } = await container.services.jobs.resume();
+	if (watching || delivered) logger.info(found(watching, delivered));
 }
 
 function unreachable(): never {

@@ -1,8 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { ConfigError, configSecrets, loadConfig, readSettings } from './config';
-import { JsonLogger } from './log';
-import { serve } from './serve';
+import { loadConfig, readSettings } from './config';
+import { exitOnStartFailure, loggerFor, serve } from './serve';
 
 /**
  * `gpu-cloud-slack`: the Slack app in production, from compiled JavaScript. Settings come from the
@@ -29,7 +28,7 @@ async function main(): Promise<void> {
 			envFile ? { path: envFile, required: true } : { path: '.env', required: false },
 		),
 	);
-	const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+	const logger = loggerFor(config);
 	try {
 		const app = await serve({ config, logger });
 		logger.info(
@@ -42,12 +41,4 @@ async function main(): Promise<void> {
 	}
 }
 
-main().catch((error: unknown) => {
-	// Before the logger exists: settings problems, by name and rule, never a value.
-	console.error(
-		error instanceof ConfigError
-			? error.message
-			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
-	);
-	process.exit(1);
-});
+main().catch((error: unknown) => exitOnStartFailure(error));

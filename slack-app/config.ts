@@ -5,6 +5,8 @@ import { z } from 'zod/v4';
 import { isHttpUrl, NAME_PATTERN, NAME_RULE } from '../shared/schemas';
 import { KEY_RULE, parseKey } from './installations/cipher';
 import { LOG_LEVELS } from './log';
+import type { AccessSettings } from './services/access';
+import { fileErrorCode } from './services/files';
 
 /**
  * Every setting of the Slack app, read from the environment in this one place and checked at start.
@@ -65,12 +67,7 @@ export interface AppConfig {
 	/** Where the service can reach this app; unset means completion is watched by polling only. */
 	publicUrl?: string;
 	webhookPath: string;
-	access: {
-		allowedUsers: string[];
-		allowedChannels: string[];
-		maxJobsPerUser: number;
-		contact: string;
-	};
+	access: AccessSettings;
 	stateFile: string;
 	/** How far back the app looks for its unfinished jobs when it starts. */
 	resumeWindowHours: number;
@@ -399,10 +396,7 @@ export async function readSettings(
 	try {
 		content = await readFile(file.path, 'utf8');
 	} catch (error) {
-		const code =
-			typeof error === 'object' && error !== null && 'code' in error
-				? String(error.code)
-				: 'unreadable';
+		const code = fileErrorCode(error) ?? 'unreadable';
 		if (!file.required && code === 'ENOENT') return { ...env };
 		throw new ConfigError([`the env file ${file.path} cannot be read (${code})`]);
 	}

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '@slack/bolt';
 import { errorSummary } from './services/errors';
+import { within } from './services/timeout';
 
 /**
  * `GET /healthz` (the process is up and serving) and `GET /readyz` (it can do its job: every probe
@@ -73,16 +74,9 @@ export class Health {
 		const timeoutMs = this.options.timeoutMs ?? 5000;
 		const outcomes = await Promise.all(
 			this.options.probes.map(async (probe) => {
-				const signal = AbortSignal.timeout(timeoutMs);
-				const timedOut = new Promise<never>((_, reject) =>
-					signal.addEventListener(
-						'abort',
-						() => reject(new Error(`no answer within ${timeoutMs / 1000} s`)),
-						{ once: true },
-					),
-				);
 				try {
-					await Promise.race([probe.check(signal), timedOut]);
+					// The signal lets a probe stop its own work; `within` answers even when it does not.
+					await within(probe.check(AbortSignal.timeout(timeoutMs)), timeoutMs, probe.name);
 					this.note(probe.name, undefined);
 					return [probe.name, 'ok'] as const;
 				} catch (error) {

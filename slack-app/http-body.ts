@@ -18,3 +18,8 @@ export function readBodyWithin(req: IncomingMessage, limit: number): Promise<Buf
 		req.once('error', reject);
 	});
 }
+
+/** A parsed body (or part of one) that is a JSON object, before its fields are read. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+	return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

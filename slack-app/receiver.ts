@@ -9,7 +9,7 @@ import {
 	type Receiver,
 } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
-import { readBodyWithin } from './http-body';
+import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from './log';
 import { errorSummary } from './services/errors';
 
@@ -255,10 +255,6 @@ export class AckFirstReceiver implements Receiver {
 			? undefined
 			: 'the signature does not match';
 	}
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Requests whose ack Slack reads no body from in this app (Bolt acks events on arrival too). */

@@ -1,7 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@slack/bolt';
 import { startSlackApp, type RunningSlackApp } from './app';
-import type { AppConfig } from './config';
+import { ConfigError, configSecrets, type AppConfig } from './config';
+import { JsonLogger } from './log';
 import { errorSummary } from './services/errors';
 
 /**
@@ -18,6 +19,28 @@ export interface ServeOptions {
 	logger: Logger;
 	/** Runs after the app has stopped, before the process exits (stand-ins of `npm start`). */
 	afterStop?: () => Promise<void>;
+}
+
+/** JSON lines on stdout, at the configured level, with every configured secret masked. */
+export function loggerFor(config: AppConfig): JsonLogger {
+	return new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+}
+
+/**
+ * For a start that failed before the logger exists: settings problems by name and rule (never a
+ * value), anything else as why the app could not start; then exits 1 after `cleanUp`.
+ */
+export async function exitOnStartFailure(
+	error: unknown,
+	cleanUp?: () => Promise<void>,
+): Promise<never> {
+	console.error(
+		error instanceof ConfigError
+			? error.message
+			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
+	);
+	await cleanUp?.();
+	process.exit(1);
 }
 
 export async function serve({ config, logger, afterStop }: ServeOptions): Promise<RunningSlackApp> {

@@ -1,18 +1,10 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunningSlackApp } from './app';
-import {
-	ConfigError,
-	configSecrets,
-	describeConfig,
-	loadConfig,
-	readSettings,
-	type AppConfig,
-} from './config';
+import { describeConfig, loadConfig, readSettings, type AppConfig } from './config';
 import { startEmulatorProcess } from './emulator-process';
 import { freePort, localConfig, localSlackCredentials } from './local';
-import { JsonLogger } from './log';
-import { serve } from './serve';
+import { exitOnStartFailure, loggerFor, serve } from './serve';
 import { startStandin, type Standin } from './standin';
 
 /**
@@ -66,7 +58,7 @@ async function main(): Promise<void> {
 		});
 	}
 	console.log(describeConfig(config));
-	const logger = new JsonLogger({ level: config.logLevel, secrets: configSecrets(config) });
+	const logger = loggerFor(config);
 	const app: RunningSlackApp = await serve({ config, logger, afterStop: closeAll });
 	if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
 
@@ -81,12 +73,4 @@ async function main(): Promise<void> {
 	}
 }
 
-main().catch(async (error: unknown) => {
-	console.error(
-		error instanceof ConfigError
-			? error.message
-			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
-	);
-	await closeAll();
-	process.exit(1);
-});
+main().catch((error: unknown) => exitOnStartFailure(error, closeAll));

@@ -1,7 +1,8 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Pool } from 'pg';
 import initSqlJs, { type Database as SqliteFile } from 'sql.js';
+import { isMissingFile, writeFileAtomically } from '../services/files';
 
 /**
  * The one SQL surface the installation store needs, on SQLite (embedded default, a file) and
@@ -40,11 +41,7 @@ export class SqliteDatabase implements SqlDatabase {
 		try {
 			content = await readFile(path);
 		} catch (error) {
-			// Not `instanceof Error`: errors from another realm (a test VM) fail that check.
-			if (
-				!(typeof error === 'object' && error !== null && 'code' in error && error.code === 'ENOENT')
-			)
-				throw error;
+			if (!isMissingFile(error)) throw error;
 		}
 		await mkdir(dirname(path), { recursive: true });
 		const db = new SQL.Database(content);
@@ -95,9 +92,7 @@ export class SqliteDatabase implements SqlDatabase {
 	}
 
 	private async persist(): Promise<void> {
-		const temporary = `${this.path}.${process.pid}.tmp`;
-		await writeFile(temporary, this.db.export(), { mode: 0o600 });
-		await rename(temporary, this.path);
+		await writeFileAtomically(this.path, this.db.export(), 0o600);
 	}
 
 	/** One statement or transaction at a time: sql.js has a single connection. */

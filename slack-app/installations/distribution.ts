@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyMiddlewareArgs, App, Logger, Middleware } from '@slack/bolt';
 import { InstallProvider, type Installation, type InstallURLOptions } from '@slack/oauth';
-import { AuthenticationError, PermissionError } from '../../shared/errors';
-import { NAME_PATTERN, NAME_RULE } from '../../shared/schemas/common';
 import type { Distribution } from '../config';
+import { isRecord } from '../http-body';
+import { submitLinkWorkspace } from '../listeners/views/link-workspace';
+import { LINK_VIEW, linkModal } from '../messages/link-workspace';
 import type { Container } from '../services/container';
 import { errorSummary } from '../services/errors';
 import { SecretCipher } from './cipher';
@@ -30,9 +31,8 @@ export const BOT_SCOPES = [
 	'users:read',
 	'assistant:write',
 ];
-export const INSTALL_PATH = '/slack/install';
-export const REDIRECT_PATH = '/slack/oauth_redirect';
-export const LINK_VIEW = 'gpu_cloud_link';
+const INSTALL_PATH = '/slack/install';
+const REDIRECT_PATH = '/slack/oauth_redirect';
 const SETUP_TEXT = 'setup';
 
 export interface DistributedOptions {
@@ -156,55 +156,18 @@ export class Distributed {
 			if ((event.tokens.bot ?? []).length > 0)
 				await forgetWorkspace(context.teamId, 'Bot token revoked');
 		});
-		app.view(LINK_VIEW, async ({ ack, body, view, client }) => {
-			const team = body.team?.id;
-			const values = view.state.values;
-			const organization = values.organization?.value?.value?.trim() ?? '';
-			const apiKey = values.api_key?.value?.value?.trim() ?? '';
-			const project = values.project?.value?.value?.trim() || undefined;
-			const errors: Record<string, string> = {};
-			if (!NAME_PATTERN.test(organization)) errors.organization = `The organization ${NAME_RULE}.`;
-			if (project !== undefined && !NAME_PATTERN.test(project))
-				errors.project = `The project ${NAME_RULE}.`;
-			if (apiKey.length === 0 || apiKey.length > 512)
-				errors.api_key = 'Paste the API key from the portal (API Access).';
-			if (!team) errors.organization = 'Slack did not say which workspace this is.';
-			if (Object.keys(errors).length > 0 || !team)
-				return void (await ack({ response_action: 'errors', errors }));
-			if (!(await isAdmin(client, body.user.id)))
-				return void (await ack({
-					response_action: 'errors',
-					errors: { organization: 'Only a workspace admin or owner can link an organization.' },
-				}));
-			try {
-				await this.options.checkLink({ organization, apiKey });
-			} catch (error) {
-				const refused = error instanceof AuthenticationError || error instanceof PermissionError;
-				this.options.logger.warn(
-					`A GPU Cloud link for ${team} was not accepted: ${errorSummary(error)}`,
-				);
-				return void (await ack({
-					response_action: 'errors',
-					errors: {
-						api_key: refused
-							? `GPU Cloud refused this key for organization "${organization}".`
-							: 'GPU Cloud could not be reached to check the key; try again in a minute.',
-					},
-				}));
-			}
-			await this.store.saveLink({
-				teamId: team,
-				organization,
-				project,
-				apiKey,
-				linkedBy: body.user.id,
-			});
-			await this.workspaces.forget(team);
-			this.options.logger.info(
-				`${team} linked GPU Cloud organization ${organization} (by ${body.user.id}).`,
-			);
-			await ack({ response_action: 'update', view: linkedView(organization) });
-		});
+		app.view(
+			LINK_VIEW,
+			submitLinkWorkspace({
+				checkLink: (link) => this.options.checkLink(link),
+				saveLink: async (link) => {
+					await this.store.saveLink(link);
+					// The workspace's services are built again, with the new link.
+					await this.workspaces.forget(link.teamId);
+				},
+				logger: this.options.logger,
+			}),
+		);
 		app.use(this.middleware);
 	}
 
@@ -235,7 +198,7 @@ export class Distributed {
 				.toLowerCase() === SETUP_TEXT &&
 			typeof command.trigger_id === 'string'
 		) {
-			await args.client.views.open({ trigger_id: command.trigger_id, view: linkView() });
+			await args.client.views.open({ trigger_id: command.trigger_id, view: linkModal() });
 			return;
 		}
 		const container = await this.workspaces.get(team);
@@ -259,67 +222,6 @@ export class Distributed {
 		for (const container of await this.workspaces.containers()) container.tracker.stop();
 		await this.store.close();
 	}
-}
-
-async function isAdmin(client: App['client'], user: string): Promise<boolean> {
-	const info = await client.users.info({ user });
-	return Boolean(info.user?.is_admin || info.user?.is_owner || info.user?.is_primary_owner);
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-	return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const input = (block: string, label: string, hint: string, optional = false) => ({
-	type: 'input',
-	block_id: block,
-	optional,
-	label: { type: 'plain_text', text: label },
-	hint: { type: 'plain_text', text: hint },
-	element: { type: 'plain_text_input', action_id: 'value', max_length: 512 },
-});
-
-function linkView() {
-	return {
-		type: 'modal' as const,
-		callback_id: LINK_VIEW,
-		title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
-		submit: { type: 'plain_text' as const, text: 'Link' },
-		close: { type: 'plain_text' as const, text: 'Cancel' },
-		blocks: [
-			{
-				type: 'section',
-				text: {
-					type: 'mrkdwn',
-					text: 'Every /gpu request in this workspace runs in the organization you link here, with its API key.',
-				},
-			},
-			input('organization', 'Organization', 'Its short name, as in the portal (for example acme).'),
-			input(
-				'api_key',
-				'API key',
-				'From the portal, API Access. Checked now, stored encrypted, never shown again.',
-			),
-			input('project', 'Project (optional)', 'Where /gpu queue creates queues.', true),
-		],
-	};
-}
-
-function linkedView(organization: string) {
-	return {
-		type: 'modal' as const,
-		title: { type: 'plain_text' as const, text: 'Link GPU Cloud' },
-		close: { type: 'plain_text' as const, text: 'Done' },
-		blocks: [
-			{
-				type: 'section',
-				text: {
-					type: 'mrkdwn',
-					text: `Linked to organization *${organization}*. Everyone here can use \`/gpu\` now.`,
-				},
-			},
-		],
-	};
 }
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {

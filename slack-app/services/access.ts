@@ -1,3 +1,7 @@
+import type { webApi } from '@slack/bolt';
+import { z } from 'zod/v4';
+import type { SlackMessage } from '../model';
+import { deniedMessage } from '../messages/errors';
 import type { SharedState } from './shared-state';
 
 /**
@@ -32,6 +36,17 @@ export class AccessPolicy {
 	) {
 		this.users = new Set(settings.allowedUsers);
 		this.channels = new Set(settings.allowedChannels);
+	}
+
+	/** The private reply refusing `user` in `channel`; undefined when they may go ahead. */
+	refusal(user: string, channel: string): SlackMessage | undefined {
+		const denial = this.check(user, channel);
+		return denial ? this.deniedReply(denial) : undefined;
+	}
+
+	/** The private reply for a denial, naming whom to ask. */
+	deniedReply(denial: Denial): SlackMessage {
+		return deniedMessage(denial.reason, denial.hint, this.settings.contact);
 	}
 
 	/** Undefined when the user may use the app in this channel. */
@@ -88,4 +103,20 @@ export class AccessPolicy {
 	runningCount(user: string): number {
 		return this.running.get(user)?.size ?? 0;
 	}
+}
+
+const userInfoSchema = z.looseObject({
+	user: z
+		.looseObject({
+			is_admin: z.boolean().optional(),
+			is_owner: z.boolean().optional(),
+			is_primary_owner: z.boolean().optional(),
+		})
+		.optional(),
+});
+
+/** Whether Slack says `user` is an admin or owner of the workspace (users.info); throws when it cannot tell. */
+export async function isWorkspaceAdmin(client: webApi.WebClient, user: string): Promise<boolean> {
+	const info = userInfoSchema.parse(await client.users.info({ user })).user;
+	return info?.is_admin === true || info?.is_owner === true || info?.is_primary_owner === true;
 }

@@ -1,5 +1,5 @@
 import type { webApi } from '@slack/bolt';
-import { deniedMessage, serviceErrorMessage } from '../messages/errors';
+import { serviceErrorMessage } from '../messages/errors';
 import { endpointsPageMessage } from '../messages/endpoints';
 import { helpMessage } from '../messages/help';
 import type { AccessPolicy } from './access';
@@ -35,8 +35,8 @@ export class CommandRouter {
 		search?: string,
 	): Promise<PrivateReply> {
 		const { access, catalogue } = this.services;
-		const denial = access.check(context.user, context.channel);
-		if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
+		const refusal = access.refusal(context.user, context.channel);
+		if (refusal) return refusal;
 		try {
 			return endpointsPageMessage(COMMAND, await catalogue.all(), page, search);
 		} catch (error) {
@@ -58,8 +58,8 @@ export class CommandRouter {
 			case 'job':
 				return jobs.run(context, command.endpoint, command.input);
 			case 'job-form': {
-				const denial = access.check(context.user, context.channel);
-				if (denial) return deniedMessage(denial.reason, denial.hint, access.settings.contact);
+				const refusal = access.refusal(context.user, context.channel);
+				if (refusal) return refusal;
 				await jobForm.open(interaction.client, interaction.triggerId, {
 					channel: context.channel,
 					...(command.endpoint ? { endpoint: command.endpoint } : {}),

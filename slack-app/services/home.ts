@@ -3,13 +3,13 @@ import { z } from 'zod/v4';
 import type { JobRef } from '../messages/actions';
 import { homeView, runningJobOf, type HomeSettings } from '../messages/home';
 import type { SlackMessage } from '../model';
-import type { AccessPolicy } from './access';
+import { isWorkspaceAdmin, type AccessPolicy } from './access';
 import { errorSummary } from './errors';
 
 type WebClient = webApi.WebClient;
 
 /** Requests kept per person; the Home tab shows the newest first. */
-export const HOME_RECENT_REQUESTS = 10;
+const HOME_RECENT_REQUESTS = 10;
 /** A burst of status edits becomes one Home refresh. */
 const REFRESH_DELAY_MS = 500;
 
@@ -21,11 +21,6 @@ interface RecordedRequest {
 	permalink?: string;
 }
 
-const userInfoSchema = z.looseObject({
-	user: z
-		.looseObject({ is_admin: z.boolean().optional(), is_owner: z.boolean().optional() })
-		.optional(),
-});
 const permalinkSchema = z.looseObject({ permalink: z.string().url().optional() });
 
 export interface HomeTabOptions {
@@ -116,8 +111,7 @@ export class HomeTab {
 
 	private async isAdmin(user: string): Promise<boolean> {
 		try {
-			const info = userInfoSchema.parse(await this.options.client.users.info({ user }));
-			return info.user?.is_admin === true || info.user?.is_owner === true;
+			return await isWorkspaceAdmin(this.options.client, user);
 		} catch (error) {
 			this.options.logger.debug(
 				`Could not tell whether ${user} is an admin: ${errorSummary(error)}`,

@@ -64,7 +64,7 @@ export type JobPhase =
 	| { name: 'delivered' }
 	| { name: 'abandoned'; reason: string };
 
-export type JobPhaseName = JobPhase['name'];
+type JobPhaseName = JobPhase['name'];
 
 const NEXT: Record<JobPhaseName, readonly JobPhaseName[]> = {
 	following: ['following', 'delivering', 'abandoned'],
@@ -84,7 +84,7 @@ interface TrackedJob {
 }
 
 /** A job the app found again after a restart, still running. */
-export interface RunningJob {
+interface RunningJob {
 	job: Job;
 	origin: JobOrigin;
 }

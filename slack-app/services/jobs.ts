@@ -10,7 +10,6 @@ import {
 } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
 import {
-	deniedMessage,
 	noticeMessage,
 	notOwnerMessage,
 	serviceErrorMessage,
@@ -61,13 +60,6 @@ interface JobRequest {
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
 export class JobService {
 	constructor(private readonly options: JobServiceOptions) {}
-
-	private denied(context: RequestContext): PrivateReply {
-		const denial = this.options.access.check(context.user, context.channel);
-		return denial
-			? deniedMessage(denial.reason, denial.hint, this.options.access.settings.contact)
-			: undefined;
-	}
 
 	/** `/gpu job <endpoint> <json>` and the job form: the input is checked against the endpoint before anything is posted. */
 	run(
@@ -205,7 +197,7 @@ export class JobService {
 	}
 
 	async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
-		const denied = this.denied(context);
+		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
 			const job = await this.find(jobId);
@@ -217,7 +209,7 @@ export class JobService {
 
 	/** `/gpu cancel <id>` and the Cancel button. Only the person who started a job may cancel it. */
 	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
-		const denied = this.denied(context);
+		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		const { management, tracker, seal } = this.options;
 		try {
@@ -242,7 +234,7 @@ export class JobService {
 	}
 
 	async showInput(context: RequestContext, ref: JobRef): Promise<PrivateReply> {
-		const denied = this.denied(context);
+		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
 			const job = await this.options.management.jobs.get(ref.endpoint, ref.jobId);

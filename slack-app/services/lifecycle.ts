@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
-import { deniedMessage, noticeMessage } from '../messages/errors';
+import { noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import type { RequestKind, ResultPart, ThreadRef } from '../model';
@@ -122,7 +122,7 @@ export class RequestLifecycle {
 		const ref = randomUUID();
 		if (plan.usesSlot) {
 			const full = await access.acquire(context.user, ref);
-			if (full) return deniedMessage(full.reason, full.hint, access.settings.contact);
+			if (full) return access.deniedReply(full);
 		}
 		const started: Started = {
 			ref,
@@ -171,9 +171,7 @@ export class RequestLifecycle {
 
 	private refusal(context: RequestContext): PrivateReply {
 		if (!this.accepting) return noticeMessage(DRAINING_NOTICE);
-		const { access } = this.options;
-		const denial = access.check(context.user, context.channel);
-		return denial ? deniedMessage(denial.reason, denial.hint, access.settings.contact) : undefined;
+		return this.options.access.refusal(context.user, context.channel);
 	}
 
 	/** Takes up work the app had under way before a restart. */

@@ -35,7 +35,7 @@ export interface SharedState {
 }
 
 /** A dead replica's leases and slots are free again this long after its last renewal. */
-export const DEFAULT_LEASE_MS = 10_000;
+const DEFAULT_LEASE_MS = 10_000;
 /** A delivered mark outlives the longest resume window (14 days). */
 const DELIVERED_TTL_SECONDS = 15 * 24 * 3600;
 const RETRY_PAUSE_MS = 500;
@@ -76,16 +76,16 @@ interface RedisClient {
 export interface RedisSharedStateOptions {
 	url: string;
 	logger: Logger;
-	/** Key prefix, so several apps can share one Redis. */
-	prefix?: string;
 	leaseMs?: number;
 }
+
+/** Every key of this app starts so, apart from other data in the same Redis. */
+const KEY_PREFIX = 'gpu-cloud-slack:';
 
 export class RedisSharedState implements SharedState {
 	readonly leaseMs: number;
 	/** Names this replica's leases and slot values. */
 	private readonly replica = randomUUID();
-	private readonly prefix: string;
 	private readonly leases = new Set<string>();
 	private readonly slots = new Map<string, string>();
 	private readonly renewer: NodeJS.Timeout;
@@ -98,7 +98,6 @@ export class RedisSharedState implements SharedState {
 		private readonly logger: Logger,
 		options: RedisSharedStateOptions,
 	) {
-		this.prefix = options.prefix ?? 'gpu-cloud-slack:';
 		this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
 		this.renewer = setInterval(
 			() => void this.renew(),
@@ -278,7 +277,7 @@ export class RedisSharedState implements SharedState {
 	}
 
 	private key(kind: string, name: string): string {
-		return `${this.prefix}${kind}:${name}`;
+		return `${KEY_PREFIX}${kind}:${name}`;
 	}
 
 	private noteUnreachable(error: unknown): void {
@@ -294,14 +293,4 @@ export class RedisSharedState implements SharedState {
 		this.unreachable = false;
 		this.logger.info('Redis is reachable again.');
 	}
-}
-
-/** `promise`, or a rejection after `ms`: for answers that cannot wait long (Slack's 3 s ack). */
-export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-	let timer: NodeJS.Timeout | undefined;
-	const late = new Promise<never>(
-		(_, reject) =>
-			(timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms)),
-	);
-	return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

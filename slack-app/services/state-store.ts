@@ -1,13 +1,14 @@
-import { mkdir, open, readFile, rename } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { imageRequestSchema } from '../messages/actions';
+import { isMissingFile, writeFileAtomically } from './files';
 
 /**
  * A small local file of what the app should not forget across a restart. It is a cache and a hint,
  * never the only record: jobs carry their thread in the service's metadata and posted results are
- * visible in the Slack thread. Each write goes to a temporary file that is synced and renamed over
- * the old one, so a SIGKILL at any moment leaves either the old or the new state, never a torn file.
+ * visible in the Slack thread. Each write is atomic (writeFileAtomically): a SIGKILL at any moment
+ * leaves either the old or the new state, never a torn file.
  */
 
 const POSTED_MEMORY = 5000;
@@ -53,8 +54,7 @@ export class StateStore {
 			if (parsed.success) store.state = parsed.data;
 			else warn(`Ignoring ${path}: it is not a state file of this app.`);
 		} catch (error) {
-			if (!(error instanceof Error && 'code' in error && error.code === 'ENOENT'))
-				warn(`Ignoring ${path}: it cannot be read.`);
+			if (!isMissingFile(error)) warn(`Ignoring ${path}: it cannot be read.`);
 		}
 		store.posted = new Set(store.state.posted);
 		return store;
@@ -111,15 +111,7 @@ export class StateStore {
 	}
 
 	private async write(): Promise<void> {
-		const temporary = `${this.path}.${process.pid}.tmp`;
 		await mkdir(dirname(this.path), { recursive: true });
-		const handle = await open(temporary, 'w');
-		try {
-			await handle.writeFile(JSON.stringify(this.state));
-			await handle.sync();
-		} finally {
-			await handle.close();
-		}
-		await rename(temporary, this.path);
+		await writeFileAtomically(this.path, JSON.stringify(this.state));
 	}
 }

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Standin } from './server';
+import { readBody, type Standin } from './server';
 
 /**
  * Slack's side of installing one app in several workspaces, on loopback: the consent page
@@ -219,13 +219,6 @@ function same(a: string, b: string): boolean {
 	const left = Buffer.from(a);
 	const right = Buffer.from(b);
 	return left.length === right.length && timingSafeEqual(left, right);
-}
-
-async function readBody(req: IncomingMessage): Promise<Buffer> {
-	const chunks: Buffer[] = [];
-	for await (const chunk of req)
-		chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk)));
-	return Buffer.concat(chunks);
 }
 
 function reply(res: ServerResponse, status: number, body: object): void {

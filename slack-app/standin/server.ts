@@ -49,7 +49,7 @@ export const RESPONSE_URL_MAX_USES = 5;
 const RESPONSE_URL_LIFETIME_MS = 30 * 60 * 1000;
 const MAX_BODY_BYTES = 50 * 1024 * 1024;
 
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+export async function readBody(req: IncomingMessage): Promise<Buffer> {
 	const chunks: Buffer[] = [];
 	let size = 0;
 	for await (const chunk of req) {

@@ -6,7 +6,7 @@ import { LogLevel } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import { configSecrets, loadConfig } from '../../slack-app/config';
-import { LINK_VIEW } from '../../slack-app/installations/distribution';
+import { LINK_VIEW } from '../../slack-app/messages/link-workspace';
 import { freePort } from '../../slack-app/local';
 import { JsonLogger } from '../../slack-app/log';
 import { BOT, DEFAULT_CHANNEL, startStandin, type Standin } from '../../slack-app/standin';

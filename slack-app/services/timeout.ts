@@ -1,0 +1,9 @@
+/** `promise`, or a rejection after `ms`: for answers that cannot wait long (Slack's 3 s ack). */
+export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const late = new Promise<never>(
+		(_, reject) =>
+			(timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms)),
+	);
+	return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
