@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
+import { kill } from '../reliability/slack-process';
 import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Redis } from '../support/services';
 
@@ -124,11 +125,7 @@ export class Replica {
 	}
 
 	kill(signal: NodeJS.Signals): Promise<void> {
-		return new Promise((resolve) => {
-			if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
-			this.child.once('exit', () => resolve());
-			this.child.kill(signal);
-		});
+		return kill(this.child, signal);
 	}
 }
 
