@@ -2,7 +2,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { Postgres } from '../scale/cluster';
+import { Postgres } from '../support/services';
 import { installationStoreCases } from '../slack/installation-store-cases';
 
 /**

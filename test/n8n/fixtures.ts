@@ -92,20 +92,6 @@ export function managementRequests(emulator: RunningEmulator) {
 	return emulator.requests.filter((request) => request.surface === 'management');
 }
 
-/** Resolves with the first truthy value of `check`, looked at every 20 ms (for work the emulator does in the background). */
-export async function eventually<T>(
-	check: () => T | undefined | false,
-	timeoutMs = 10_000,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = check();
-		if (value) return value;
-		if (Date.now() > deadline) throw new Error(`Not true within ${timeoutMs} ms`);
-		await new Promise((resolve) => setTimeout(resolve, 20));
-	}
-}
-
 export interface ProxyHooks {
 	/** Runs when a request arrives; the request is forwarded once it resolves. */
 	before?: (incoming: IncomingMessage) => void | Promise<void>;

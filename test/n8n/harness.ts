@@ -312,6 +312,25 @@ export type ProcessedDataStore = Map<string, string[]>;
 /** The table of each workflow this copy of n8n-core runs, by workflow id. */
 const processedTables = new Map<string, ProcessedDataStore>();
 
+/** How often concurrent executions collided on a store, so a race test can prove they overlapped. */
+export interface ProcessedDataCollisions {
+	/** Two executions created the same row at once; the second failed on its key. */
+	keyConflicts: number;
+	/** An execution wrote a row back whole over one another execution had written since it read it. */
+	overwrites: number;
+}
+
+const collisions = new WeakMap<ProcessedDataStore, ProcessedDataCollisions>();
+
+export function processedDataCollisions(store: ProcessedDataStore): ProcessedDataCollisions {
+	let counted = collisions.get(store);
+	if (!counted) {
+		counted = { keyConflicts: 0, overwrites: 0 };
+		collisions.set(store, counted);
+	}
+	return counted;
+}
+
 /**
  * The store n8n gives n8n-core's de-duplication service, keeping values as n8n's DeduplicationHelper
  * does in "entries" mode: the row is read, then written back whole in a second query (so writes of
@@ -331,8 +350,10 @@ class ProcessedDataTable implements IDataDeduplicator {
 		await new Promise((resolve) => setImmediate(resolve));
 		const values = items.map(String);
 		if (!saved) {
-			if (table.has(key))
+			if (table.has(key)) {
+				processedDataCollisions(table).keyConflicts++;
 				throw new Error('duplicate key value violates unique constraint "PK_processed_data"');
+			}
 			table.set(key, values.slice(-(options.maxEntries ?? values.length)));
 			return { new: items, processed: [] };
 		}
@@ -346,6 +367,7 @@ class ProcessedDataTable implements IDataDeduplicator {
 				kept.push(values[index]);
 			}
 		});
+		if (table.get(key) !== saved) processedDataCollisions(table).overwrites++;
 		table.set(key, options.maxEntries ? kept.slice(-options.maxEntries) : kept);
 		return result;
 	}
@@ -356,10 +378,13 @@ class ProcessedDataTable implements IDataDeduplicator {
 		contextData: ICheckProcessedContextData,
 	): Promise<void> {
 		const { table, key } = this.row(scope, contextData);
+		const saved = table.get(key);
+		// As n8n's DeduplicationHelper: no row, nothing to remove and nothing written.
+		if (!saved) return;
 		const removed = new Set(items.map(String));
 		table.set(
 			key,
-			(table.get(key) ?? []).filter((value) => !removed.has(value)),
+			saved.filter((value) => !removed.has(value)),
 		);
 	}
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { INodeParameters } from 'n8n-workflow';
 import { signWebhook, type Job } from '../../shared';
-import { byName, eventually, gpuCloudWorkflow, startRig, type Rig } from './fixtures';
+import { eventually } from '../support/eventually';
+import { byName, gpuCloudWorkflow, startRig, type Rig } from './fixtures';
 import {
 	NODE_TYPE,
 	TRIGGER_TYPE,
@@ -9,6 +10,7 @@ import {
 	type Execution,
 	type Harness,
 	type WorkflowSpec,
+	processedDataCollisions,
 } from './harness';
 
 let rig: Rig;
@@ -270,10 +272,15 @@ describe('GPU Cloud Trigger', () => {
 		const started = (webhookId: string) =>
 			rig.harness.run(spec, { mode: 'webhook', items: [{ json: { webhookId } }] });
 		const passed = (execution: Execution) => outputOf(execution, 'GPU Cloud Trigger').length;
+		const collided = processedDataCollisions(rig.processedData);
+		const before = { ...collided };
 		// The first two executions both create the node's row; the next two read the same row and
 		// write it back, each without the other's id.
 		expect((await Promise.all([started('msg_1'), started('msg_2')])).map(passed)).toEqual([1, 1]);
 		expect((await Promise.all([started('msg_3'), started('msg_4')])).map(passed)).toEqual([1, 1]);
+		// The executions really overlapped: the row's creation conflicted and a write-back overwrote.
+		expect(collided.keyConflicts).toBeGreaterThan(before.keyConflicts);
+		expect(collided.overwrites).toBeGreaterThan(before.overwrites);
 		const repeats = await Promise.all(['msg_1', 'msg_2', 'msg_3', 'msg_4'].map(started));
 		expect(repeats.map(passed)).toEqual([0, 0, 0, 0]);
 		expect(repeats.map((execution) => execution.status)).toEqual([
@@ -345,6 +352,7 @@ describe('GPU Cloud Trigger', () => {
 		const open = activeTrigger({ verification: 'off' });
 		expect((await post(open.url, { headers: {}, body: delivery(job).body })).status).toBe(200);
 		await eventually(
+			'one execution of each workflow',
 			() => executionsOf(pasted.spec).length === 1 && executionsOf(open.spec).length === 1,
 		);
 	});

@@ -2,7 +2,8 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CHAT_MODEL_ID } from '../../emulator';
-import { eventually, gpuCloudWorkflow, startRig, type Rig } from './fixtures';
+import { eventually } from '../support/eventually';
+import { gpuCloudWorkflow, startRig, type Rig } from './fixtures';
 import { errorOf, outputOf } from './harness';
 
 let rig: Rig;
@@ -131,7 +132,7 @@ describe('Image generation', () => {
 		const [item] = outputOf(execution, 'GPU Cloud');
 		expect(item.json).toEqual({ id: expect.any(String), status: 'ok', webhookUrl: receiverUrl });
 		expect(item.binary).toBeUndefined();
-		const delivery = await eventually(() =>
+		const delivery = await eventually('the delivery to the receiver', () =>
 			rig.emulator.deliveries.find((attempt) => attempt.url === receiverUrl),
 		);
 		expect(delivery).toMatchObject({

@@ -2,7 +2,7 @@ import { isTerminalStatus } from '../../shared/schemas';
 import { freePort } from '../../slack-app/local';
 import { content, Stack } from '../slack/harness';
 import { kill, startAppProcess, type AppProcess } from './slack-process';
-import { eventually } from './support';
+import { eventually } from '../support/eventually';
 
 /**
  * Restarts at scale: the real entry point killed with SIGKILL while 50 jobs run, then started again.
@@ -93,10 +93,10 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
 		// Stay down until the service has given up reporting at least one job to the dead app.
 		const attempts = RETRY_DELAYS_MS.length + 1;
 		await eventually(
+			'a delivery given up',
 			() =>
 				stack.emulator.deliveries.some((delivery) => delivery.attempt === attempts && !delivery.ok),
-			20_000,
-			'a delivery given up',
+			{ timeoutMs: 20_000 },
 		);
 		const endedWhileDown = jobIds.filter((id) => {
 			const job = stack.emulator.getJob(id);

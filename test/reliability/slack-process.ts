@@ -52,11 +52,11 @@ export function startAppProcess(
 	});
 }
 
-/** SIGKILL: no shutdown hook runs, nothing is flushed. */
-export function kill(child: ChildProcess): Promise<void> {
+/** Signals the process and resolves once it has exited; SIGKILL by default: no shutdown hook runs, nothing is flushed. */
+export function kill(child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
 	return new Promise((resolve) => {
 		if (child.exitCode !== null || child.signalCode !== null) return resolve();
 		child.once('exit', () => resolve());
-		child.kill('SIGKILL');
+		child.kill(signal);
 	});
 }

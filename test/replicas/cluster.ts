@@ -4,7 +4,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
+import { kill } from '../reliability/slack-process';
 import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
+import { Redis } from '../support/services';
 
 /**
  * Several replicas of the Slack app on real parts: Debian's redis-server on a free loopback port,
@@ -14,85 +16,6 @@ import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
  */
 
 const ROOT = join(__dirname, '..', '..');
-
-/** redis-server in the foreground, its append-only file in a temporary folder (so a restart keeps the data). */
-export class RedisServer {
-	private child?: ChildProcess;
-
-	private constructor(
-		readonly port: number,
-		private readonly dir: string,
-	) {}
-
-	static async start(dir: string): Promise<RedisServer> {
-		const server = new RedisServer(await freePort(), dir);
-		await server.launch();
-		return server;
-	}
-
-	get url(): string {
-		return `redis://127.0.0.1:${this.port}`;
-	}
-
-	private async launch(): Promise<void> {
-		const child = spawn(
-			'redis-server',
-			[
-				'--port',
-				String(this.port),
-				'--bind',
-				'127.0.0.1',
-				'--dir',
-				this.dir,
-				'--save',
-				'',
-				'--appendonly',
-				'yes',
-				'--protected-mode',
-				'no',
-			],
-			{
-				stdio: ['ignore', 'pipe', 'pipe'],
-			},
-		);
-		this.child = child;
-		let output = '';
-		await new Promise<void>((resolve, reject) => {
-			const timer = setTimeout(
-				() => reject(new Error(`redis-server did not start:\n${output}`)),
-				15_000,
-			);
-			child.stdout?.on('data', (chunk: Buffer) => {
-				output += chunk.toString();
-				if (output.includes('Ready to accept connections')) {
-					clearTimeout(timer);
-					resolve();
-				}
-			});
-			child.once('error', reject);
-			child.once('exit', (code) =>
-				reject(new Error(`redis-server exited with ${code}:\n${output}`)),
-			);
-		});
-	}
-
-	/** Stops Redis as a service manager would (SIGTERM: it writes its file and exits). */
-	async stop(): Promise<void> {
-		const child = this.child;
-		this.child = undefined;
-		if (!child || child.exitCode !== null) return;
-		await new Promise<void>((resolve) => {
-			child.once('exit', () => resolve());
-			child.kill('SIGTERM');
-		});
-	}
-
-	/** Starts it again on the same port with the same data. */
-	async restart(): Promise<void> {
-		await this.stop();
-		await this.launch();
-	}
-}
 
 /** Round robin over the replicas; a replica that refuses the connection is skipped (as a load balancer's health check would). */
 export class RoundRobinProxy {
@@ -202,11 +125,7 @@ export class Replica {
 	}
 
 	kill(signal: NodeJS.Signals): Promise<void> {
-		return new Promise((resolve) => {
-			if (this.child.exitCode !== null || this.child.signalCode !== null) return resolve();
-			this.child.once('exit', () => resolve());
-			this.child.kill(signal);
-		});
+		return kill(this.child, signal);
 	}
 }
 
@@ -223,14 +142,14 @@ export class Cluster {
 		readonly stack: Stack,
 		readonly proxy: RoundRobinProxy,
 		readonly replicas: Replica[],
-		readonly redis: RedisServer | undefined,
+		readonly redis: Redis | undefined,
 		private readonly dir: string,
 	) {}
 
 	static async start(options: ClusterOptions): Promise<Cluster> {
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-replicas-'));
 		const stack = await Stack.start({ app: false, emulator: options.emulator });
-		const redis = options.redis ? await RedisServer.start(dir) : undefined;
+		const redis = options.redis ? await Redis.start(dir, { appendOnly: true }) : undefined;
 		const ports: number[] = [];
 		for (let i = 0; i < options.replicas; i++) ports.push(await freePort());
 		const proxy = await RoundRobinProxy.start(await freePort(), ports);

@@ -1,5 +1,6 @@
 import { isTerminalStatus } from '../../shared/schemas';
 import { content } from '../slack/harness';
+import { eventually } from '../support/eventually';
 import { Cluster } from './cluster';
 
 /**
@@ -97,15 +98,16 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 		} else {
 			await cluster.redis?.stop();
 			// Down while the first jobs finish: the replicas wait for it.
-			await until(
+			// Polls what the stand-in does not announce (the service's own state).
+			await eventually(
+				'a job to finish',
 				() =>
 					parents.some((parent) =>
 						isTerminalStatus(
 							stack.emulator.getJob(jobIdOf(content(parent)) ?? '')?.status ?? 'pending',
 						),
 					),
-				30_000,
-				'a job to finish',
+				{ timeoutMs: 30_000, intervalMs: 100 },
 			);
 			await new Promise((resolve) => setTimeout(resolve, 3000));
 			await cluster.redis?.restart();
@@ -171,16 +173,6 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 			running.set(user, (running.get(user) ?? 0) + 1);
 		}
 		return Math.max(0, ...running.values());
-	}
-}
-
-/** Polls what the stand-in does not announce (the service's own state). */
-async function until(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!predicate()) {
-		if (Date.now() > deadline)
-			throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`);
-		await new Promise((resolve) => setTimeout(resolve, 100));
 	}
 }
 

@@ -9,7 +9,7 @@ import { StateStore } from '../../slack-app/services/state-store';
 import { BOT } from '../../slack-app/standin';
 import { CapturingLogger } from '../slack/harness';
 import { standinThreads } from '../slack/standin-threads';
-import { RedisServer } from './cluster';
+import { Redis } from '../support/services';
 
 /**
  * The Redis store on its own, against Debian's redis-server: two "replicas" (two connections with
@@ -18,7 +18,7 @@ import { RedisServer } from './cluster';
 
 const LEASE_MS = 600;
 let dir: string;
-let redis: RedisServer;
+let redis: Redis;
 const open: RedisSharedState[] = [];
 
 async function replica(): Promise<RedisSharedState> {
@@ -35,7 +35,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
 	dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-shared-state-'));
-	redis = await RedisServer.start(dir);
+	redis = await Redis.start(dir, { appendOnly: true });
 });
 
 afterEach(async () => {

@@ -1,8 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { freePort } from '../../slack-app/local';
 import { kill, startAppProcess, type AppProcess } from '../reliability/slack-process';
 import { content, Stack } from '../slack/harness';
+import { eventually } from '../support/eventually';
+import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
 
 /**
  * SIGTERM, as systemd, Docker or Kubernetes send it: the app stops taking requests (/readyz 503, a
@@ -16,31 +17,6 @@ function exited(child: ChildProcess): Promise<number | null> {
 	return new Promise((resolve) =>
 		child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', (code) => resolve(code)),
 	);
-}
-
-/** The kinds of work in progress the app recorded in its state file (written atomically). */
-async function inflight(path: string): Promise<string[]> {
-	try {
-		const state = JSON.parse(await readFile(path, 'utf8')) as { inflight: { kind: string }[] };
-		return state.inflight.map((entry) => entry.kind);
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-		throw error;
-	}
-}
-
-async function until<T>(
-	what: string,
-	timeoutMs: number,
-	probe: () => Promise<T | undefined>,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
 }
 
 /** Starts the app, runs a transcription job and an image generation, and sends SIGTERM while both are under way. */
@@ -57,8 +33,11 @@ async function terminateMidWork(stack: Stack, port: number, env: Record<string, 
 	);
 	stack.emulator.setFaults({ latencyMs: 3000, surfaces: ['image'] });
 	expect((await stack.command('image a lighthouse at dusk', 'U0TERM2', CHANNEL)).status).toBe(200);
-	await until('the image under way', 15_000, async () =>
-		(await inflight(stack.stateFile)).includes('image') ? true : undefined,
+	await eventually(
+		'the image under way',
+		async () =>
+			(await inflightKindsOnceWritten(stack.stateFile)).includes('image') ? true : undefined,
+		{ timeoutMs: 15_000, intervalMs: 50 },
 	);
 	const image = stack.parents(CHANNEL)[1];
 	first.child.kill('SIGTERM');
@@ -78,10 +57,14 @@ it('SIGTERM: readyz 503 and new requests refused, the acknowledged image finishe
 		const { first, job, image } = await terminateMidWork(stack, port, {});
 		child = first.child;
 		const base = `http://127.0.0.1:${port}`;
-		const readiness = await until('readyz to turn 503', 3000, async () => {
-			const reply = await fetch(`${base}/readyz`);
-			return reply.status === 503 ? reply.json() : undefined;
-		});
+		const readiness = await eventually(
+			'readyz to turn 503',
+			async () => {
+				const reply = await fetch(`${base}/readyz`);
+				return reply.status === 503 ? reply.json() : undefined;
+			},
+			{ timeoutMs: 3000, intervalMs: 50 },
+		);
 		expect(readiness).toEqual({ status: 'draining' });
 		expect((await fetch(`${base}/healthz`)).status).toBe(200);
 		expect((await stack.command('help', 'U0TERM3', CHANNEL)).status).toBe(503);
@@ -89,7 +72,7 @@ it('SIGTERM: readyz 503 and new requests refused, the acknowledged image finishe
 
 		// The image was acknowledged before SIGTERM: it reached its thread before the process exited.
 		expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
-		expect(await inflight(stack.stateFile)).toEqual([]);
+		expect(await inflightKinds(stack.stateFile)).toEqual([]);
 		expect(first.output()).toMatch(/SIGTERM received: refusing new requests/);
 		expect(first.output()).toContain('"msg":"Stopped."');
 		// The job was still running on the service: nothing posted yet, nothing lost.
@@ -126,7 +109,7 @@ it('SIGTERM with a short shutdown timeout: exits 0 with the image unfinished, an
 		child = first.child;
 		expect(await exited(first.child)).toBe(0);
 		expect(first.output()).toContain('the next start resumes it');
-		expect(await inflight(stack.stateFile)).toEqual(['image']);
+		expect(await inflightKinds(stack.stateFile)).toEqual(['image']);
 
 		const second = await restart(stack, port);
 		child = second.child;
@@ -137,8 +120,10 @@ it('SIGTERM with a short shutdown timeout: exits 0 with the image unfinished, an
 			10_000,
 			'the job result',
 		);
-		await until('the image to be recorded as done', 10_000, async () =>
-			(await inflight(stack.stateFile)).length === 0 ? true : undefined,
+		await eventually(
+			'the image to be recorded as done',
+			async () => ((await inflightKinds(stack.stateFile)).length === 0 ? true : undefined),
+			{ timeoutMs: 10_000, intervalMs: 50 },
 		);
 		expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
 		expect(stack.replies(job.ts, CHANNEL)).toHaveLength(1);

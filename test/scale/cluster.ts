@@ -1,172 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { chmod, chown, mkdir, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localN8nEnv, type N8nInstall } from '../e2e/install';
 import { Service, freePort, run, runOrThrow } from '../e2e/processes';
+import type { Postgres, Redis } from '../support/services';
 
 /**
  * n8n in queue mode on 127.0.0.1, as teams run it when one n8n is not enough: PostgreSQL and Redis
- * from Debian's packages, each started here as this run's own server (own data directory and
- * port), then one main process, workers and webhook processors sharing them.
+ * from Debian's packages (test/support/services.ts), each this run's own server, then one main
+ * process, workers and webhook processors sharing them.
  */
 
 const START_TIMEOUT_MS = 180_000;
 const CLI_TIMEOUT_MS = 180_000;
-const PG_USER = 'n8n';
-const PG_DATABASE = 'n8n';
-
-/** Debian installs PostgreSQL's server programs under /usr/lib/postgresql/<major>/bin. */
-async function postgresBin(): Promise<string> {
-	const majors = (await readdir('/usr/lib/postgresql'))
-		.filter((name) => /^\d+$/.test(name))
-		.sort((a, b) => Number(b) - Number(a));
-	if (!majors[0]) throw new Error('PostgreSQL is not installed (apt-get install postgresql)');
-	return join('/usr/lib/postgresql', majors[0], 'bin');
-}
-
-/** PostgreSQL refuses to run as root: as root, its programs run as the Debian package's `postgres` user. */
-function asPostgres(command: string, args: string[]): [string, string[]] {
-	return process.getuid?.() === 0
-		? ['runuser', ['-u', 'postgres', '--', command, ...args]]
-		: [command, args];
-}
-
-export class Postgres {
-	private constructor(
-		readonly port: number,
-		private readonly server: Service,
-	) {}
-
-	static async start(dir: string, logDir: string): Promise<Postgres> {
-		const bin = await postgresBin();
-		await mkdir(dir, { recursive: true });
-		if (process.getuid?.() === 0) {
-			const postgresUser = await runOrThrow('id', ['-u', 'postgres'], { timeoutMs: 10_000 });
-			const postgresGroup = await runOrThrow('id', ['-g', 'postgres'], { timeoutMs: 10_000 });
-			await chown(dir, Number(postgresUser.stdout.trim()), Number(postgresGroup.stdout.trim()));
-		}
-		await chmod(dir, 0o700);
-		const [initdb, initArgs] = asPostgres(join(bin, 'initdb'), [
-			'-D',
-			dir,
-			'-U',
-			PG_USER,
-			'--auth=trust',
-			'--encoding=UTF8',
-			'--no-sync',
-		]);
-		await runOrThrow(initdb, initArgs, {
-			timeoutMs: 120_000,
-			logFile: join(logDir, 'postgres-initdb.log'),
-		});
-		const port = await freePort();
-		// fsync off: a test database, thrown away after the run.
-		const [postgres, args] = asPostgres(join(bin, 'postgres'), [
-			'-D',
-			dir,
-			'-p',
-			String(port),
-			'-k',
-			dir,
-			'-c',
-			'listen_addresses=127.0.0.1',
-			'-c',
-			'fsync=off',
-			'-c',
-			'max_connections=200',
-		]);
-		const server = new Service(postgres, args, { logFile: join(logDir, 'postgres.log') });
-		await server.waitForOutput('database system is ready to accept connections', START_TIMEOUT_MS);
-		await runOrThrow(
-			join(bin, 'createdb'),
-			['-h', '127.0.0.1', '-p', String(port), '-U', PG_USER, PG_DATABASE],
-			{ timeoutMs: 60_000 },
-		);
-		return new Postgres(port, server);
-	}
-
-	/** One SQL query's rows as tab-separated text. */
-	async query(sql: string): Promise<string[][]> {
-		const result = await runOrThrow(
-			'psql',
-			[
-				'-h',
-				'127.0.0.1',
-				'-p',
-				String(this.port),
-				'-U',
-				PG_USER,
-				'-d',
-				PG_DATABASE,
-				'-At',
-				'-F',
-				'\t',
-				'-c',
-				sql,
-			],
-			{ timeoutMs: 60_000 },
-		);
-		return result.stdout
-			.split('\n')
-			.filter((line) => line !== '')
-			.map((line) => line.split('\t'));
-	}
-
-	env(): Record<string, string> {
-		return {
-			DB_TYPE: 'postgresdb',
-			DB_POSTGRESDB_HOST: '127.0.0.1',
-			DB_POSTGRESDB_PORT: String(this.port),
-			DB_POSTGRESDB_DATABASE: PG_DATABASE,
-			DB_POSTGRESDB_USER: PG_USER,
-			DB_POSTGRESDB_PASSWORD: '',
-		};
-	}
-
-	async stop(): Promise<void> {
-		await this.server.stop();
-	}
-}
-
-export class Redis {
-	private constructor(
-		readonly port: number,
-		private readonly server: Service,
-	) {}
-
-	static async start(dir: string, logDir: string): Promise<Redis> {
-		await mkdir(dir, { recursive: true });
-		const port = await freePort();
-		const server = new Service(
-			'redis-server',
-			[
-				'--port',
-				String(port),
-				'--bind',
-				'127.0.0.1',
-				'--save',
-				'',
-				'--appendonly',
-				'no',
-				'--dir',
-				dir,
-			],
-			{
-				logFile: join(logDir, 'redis.log'),
-			},
-		);
-		await server.waitForOutput('Ready to accept connections', START_TIMEOUT_MS);
-		return new Redis(port, server);
-	}
-
-	env(): Record<string, string> {
-		return { QUEUE_BULL_REDIS_HOST: '127.0.0.1', QUEUE_BULL_REDIS_PORT: String(this.port) };
-	}
-
-	async stop(): Promise<void> {
-		await this.server.stop();
-	}
-}
 
 export type Role = 'main' | 'worker' | 'webhook';
 

@@ -24,7 +24,9 @@ import { runOrThrow } from '../e2e/processes';
 import { N8nRest, unflatten } from '../e2e/rest';
 import { chain, type NodeSpec } from '../e2e/workflows';
 import { Balancer } from './balancer';
-import { Postgres, QueueCluster, Redis, missingPackages } from './cluster';
+import { eventually } from '../support/eventually';
+import { Postgres, Redis } from '../support/services';
+import { QueueCluster, missingPackages } from './cluster';
 
 const REPO = join(__dirname, '..', '..');
 const PKG = 'n8n-nodes-gpu-cloud';
@@ -179,20 +181,6 @@ const WORKFLOWS = {
 	]),
 };
 
-async function until<T>(
-	what: string,
-	timeoutMs: number,
-	probe: () => Promise<T | undefined>,
-): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value !== undefined) return value;
-		if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-		await new Promise((resolve) => setTimeout(resolve, 500));
-	}
-}
-
 async function executions(
 	postgres: Postgres,
 	workflowId: string,
@@ -251,24 +239,32 @@ async function triggerScenario(
 				})
 			).id,
 		);
-	await until('every delivery settled', 120_000, async () => {
-		await emulator.deliveriesSettled();
-		const delivered = new Set(
-			emulator.deliveries
-				.filter((attempt) => attempt.status === 200)
-				.map((attempt) => attempt.jobId),
-		);
-		return delivered.size >= jobs ? true : undefined;
-	});
+	await eventually(
+		'every delivery settled',
+		async () => {
+			await emulator.deliveriesSettled();
+			const delivered = new Set(
+				emulator.deliveries
+					.filter((attempt) => attempt.status === 200)
+					.map((attempt) => attempt.jobId),
+			);
+			return delivered.size >= jobs ? true : undefined;
+		},
+		{ timeoutMs: 120_000, intervalMs: 500 },
+	);
 	balancer.loseFirstReply = false;
-	const settled = await until('trigger executions finished', 60_000, async () => {
-		const list = (await executions(postgres, 'scaleTrigger0001')).filter(
-			(execution) => !before.has(execution.id),
-		);
-		return list.every((execution) => execution.status !== 'new' && execution.status !== 'running')
-			? list
-			: undefined;
-	});
+	const settled = await eventually(
+		'trigger executions finished',
+		async () => {
+			const list = (await executions(postgres, 'scaleTrigger0001')).filter(
+				(execution) => !before.has(execution.id),
+			);
+			return list.every((execution) => execution.status !== 'new' && execution.status !== 'running')
+				? list
+				: undefined;
+		},
+		{ timeoutMs: 60_000, intervalMs: 500 },
+	);
 	const upstreams = new Set(
 		balancer.forwarded
 			.filter((entry) => entry.path.includes(TRIGGER_WEBHOOK_ID))
@@ -350,12 +346,16 @@ async function triggerRuns(postgres: Postgres, executionIds: string[]): Promise<
 async function imageScenario(main: N8nRest, balancer: Balancer, postgres: Postgres): Promise<void> {
 	const status = await post(`${balancer.url}/webhook/scale-image`, {});
 	if (status !== 200) throw new Error(`starting the image execution answered ${status}`);
-	const finished = await until('the image execution finished', 120_000, async () => {
-		const list = await executions(postgres, 'scaleImage000001');
-		return list.length === 1 && ['success', 'error', 'crashed'].includes(list[0].status)
-			? list[0]
-			: undefined;
-	});
+	const finished = await eventually(
+		'the image execution finished',
+		async () => {
+			const list = await executions(postgres, 'scaleImage000001');
+			return list.length === 1 && ['success', 'error', 'crashed'].includes(list[0].status)
+				? list[0]
+				: undefined;
+		},
+		{ timeoutMs: 120_000, intervalMs: 500 },
+	);
 	if (finished.status !== 'success')
 		throw new Error(`the image execution ended ${finished.status}`);
 	const file = (await main.execution(finished.id)).binaries.get('Generate Image')?.[0]?.data;
@@ -406,15 +406,19 @@ async function bulkScenario(
 		if (status !== 200) throw new Error(`starting bulk execution ${n + 1} answered ${status}`);
 	}
 	const total = executionsToStart * itemsEach;
-	const finished = await until(`${label}: bulk executions finished`, 20 * 60_000, async () => {
-		const list = (await executions(postgres, 'scaleBulk0000001')).filter(
-			(execution) => !before.has(execution.id),
-		);
-		return list.length === executionsToStart &&
-			list.every((execution) => !['new', 'running', 'waiting'].includes(execution.status))
-			? list
-			: undefined;
-	});
+	const finished = await eventually(
+		`${label}: bulk executions finished`,
+		async () => {
+			const list = (await executions(postgres, 'scaleBulk0000001')).filter(
+				(execution) => !before.has(execution.id),
+			);
+			return list.length === executionsToStart &&
+				list.every((execution) => !['new', 'running', 'waiting'].includes(execution.status))
+				? list
+				: undefined;
+		},
+		{ timeoutMs: 20 * 60_000, intervalMs: 500 },
+	);
 	const management = emulator.requests.filter((request) => request.surface === 'management');
 	const creates = management
 		.filter((request) => request.method === 'POST' && request.status === 201)
@@ -454,12 +458,16 @@ async function waitScenario(
 		items: Array.from({ length: 6 }, (_, n) => ({ n })),
 	});
 	if (status !== 200) throw new Error(`starting the waiting execution answered ${status}`);
-	const finished = await until('the waiting execution finished', 5 * 60_000, async () => {
-		const list = await executions(postgres, 'scaleWait0000001');
-		return list.length === 1 && ['success', 'error', 'crashed'].includes(list[0].status)
-			? list[0]
-			: undefined;
-	});
+	const finished = await eventually(
+		'the waiting execution finished',
+		async () => {
+			const list = await executions(postgres, 'scaleWait0000001');
+			return list.length === 1 && ['success', 'error', 'crashed'].includes(list[0].status)
+				? list[0]
+				: undefined;
+		},
+		{ timeoutMs: 5 * 60_000, intervalMs: 500 },
+	);
 	await emulator.deliveriesSettled();
 	const failedDeliveries = emulator.deliveries.filter((attempt) => attempt.status !== 200).length;
 	check(
@@ -493,7 +501,7 @@ async function main(): Promise<void> {
 		log('packed the package');
 		const postgres = await Postgres.start(join(work, 'pg'), logs);
 		cleanups.push(() => postgres.stop());
-		const redis = await Redis.start(join(work, 'redis'), logs);
+		const redis = await Redis.start(join(work, 'redis'), { logDir: logs });
 		cleanups.push(() => redis.stop());
 		log(`PostgreSQL on ${postgres.port}, Redis on ${redis.port}`);
 		const emulator = await startEmulator({

@@ -12,6 +12,7 @@ import { JsonLogger } from '../../slack-app/log';
 import { BOT, DEFAULT_CHANNEL, startStandin, type Standin } from '../../slack-app/standin';
 import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
 import { CHROMIUM, testWithChromium } from '../support/chromium';
+import { eventually } from '../support/eventually';
 
 /**
  * The app installed in two workspaces, over HTTP end to end: each installs through /slack/install →
@@ -327,6 +328,8 @@ test('two workspaces install, link their organization and each gets its /gpu res
 
 	// At rest: neither bot token nor the API key is in the database file; nor in any log line.
 	const raw = (await readFile(dbFile)).toString('latin1');
+	// The file read is the one the installations are in, so the absences below mean something.
+	for (const workspace of workspaces) expect(raw).toContain(workspace.team.id);
 	for (const secret of [
 		...workspaces.map((workspace) => workspace.botToken),
 		emulator.apiKey,
@@ -366,7 +369,11 @@ test('app_uninstalled deletes the workspace installation and link; the other wor
 	const [alpha, bravo] = workspaces;
 	// Slack has revoked the token by then; handling it needs only the store.
 	expect((await sendEvent(alpha, { type: 'app_uninstalled' })).status).toBe(200);
-	await waitUntil(async () => (await distributed.store.teams()).length === 1);
+	await eventually(
+		'one workspace left in the store',
+		async () => (await distributed.store.teams()).length === 1,
+		{ intervalMs: 50 },
+	);
 	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
 	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
 	await command(bravo, 'image a green owl');
@@ -389,17 +396,13 @@ test('tokens_revoked deletes the workspace only when its bot token is revoked', 
 	expect(
 		(await sendEvent(bravo, { type: 'tokens_revoked', tokens: { bot: [BOT.userId] } })).status,
 	).toBe(200);
-	await waitUntil(async () => (await distributed.store.teams()).length === 0);
+	await eventually(
+		'no workspace left in the store',
+		async () => (await distributed.store.teams()).length === 0,
+		{ intervalMs: 50 },
+	);
 	expect(await distributed.store.findLink('T0BRAVO')).toBeUndefined();
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!(await check())) {
-		if (Date.now() > deadline) throw new Error('timed out');
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
-}
 
 testWithChromium(
 	'a person installs the app from the install link in a browser (Chromium), state cookie and all',

@@ -276,9 +276,9 @@ describe('the stand-in shows no ping from hostile text', () => {
 				expect(answer.streamed).toBe(nativeStreaming);
 				expectInert(posted.map((message) => ({ text: message.text, blocks: message.blocks })));
 				// The API calls themselves, streamed chunks included.
-				for (const { method, params } of stack.standin.api.calls.filter((call) =>
-					/^chat\./.test(call.method),
-				)) {
+				const chatCalls = stack.standin.api.calls.filter((call) => /^chat\./.test(call.method));
+				expect(chatCalls.length).toBeGreaterThan(0);
+				for (const { method, params } of chatCalls) {
 					const sent = markupFields({
 						text: params.text,
 						markdown_text: params.markdown_text,

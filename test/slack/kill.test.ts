@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
+import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
 import { appProcessEnv, content, Stack } from './harness';
 
 /**
@@ -105,26 +105,6 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
 		await stack.close();
 	}
 }, 90_000);
-
-/**
- * The kinds of work in progress in the app's state file, as the test process sees it on disk. A
- * missing or torn file is an error, not "nothing in progress": the app writes it atomically.
- */
-async function inflightKinds(path: string): Promise<string[]> {
-	const state = JSON.parse(await readFile(path, 'utf8')) as { inflight?: { kind: string }[] };
-	if (!Array.isArray(state.inflight)) throw new Error(`${path} has no inflight list`);
-	return state.inflight.map((entry) => entry.kind).sort();
-}
-
-/** Before the app has recorded anything, the file may not exist yet. */
-async function inflightKindsOnceWritten(path: string): Promise<string[]> {
-	try {
-		return await inflightKinds(path);
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-		throw error;
-	}
-}
 
 it('after SIGKILL mid-generation, redoes the image once and flags the interrupted chat answer', async () => {
 	const stack = await Stack.start({ app: false });

@@ -39,11 +39,12 @@ it('keeps accepting job webhooks after the organization secret was rotated', asy
 			expect(content(stack.replies(parent.ts, channel)[0])).toMatch(/Transcript/);
 		}
 		await stack.emulator.deliveriesSettled();
-		expect(
-			stack.emulator.deliveries
-				.filter((delivery) => delivery.url === app.localWebhookUrl)
-				.every((delivery) => delivery.ok),
-		).toBe(true);
+		const toApp = stack.emulator.deliveries.filter(
+			(delivery) => delivery.url === app.localWebhookUrl,
+		);
+		// At least each job's completion reached the app, so "every delivery was accepted" means something.
+		expect(toApp.length).toBeGreaterThanOrEqual(2);
+		expect(toApp.every((delivery) => delivery.ok)).toBe(true);
 		// The rotation costs one read of the secret, however many deliveries follow.
 		expect(stack.serviceCalls('GET', /webhook-secret-key/)).toBe(1);
 	} finally {
