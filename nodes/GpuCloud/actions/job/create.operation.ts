@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 import { LIMITS } from '../../../../shared';
 import { managementClient } from '../../transport';
+import { inputSchemaCheck } from '../../helpers/input-schema';
 import { jobOutput } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
@@ -59,11 +60,13 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(this);
+	const checkInput = inputSchemaCheck(this, client);
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => ({
 			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
 			request: readJobRequest(this, i),
 		}),
+		check: ({ endpoint, request }, i) => checkInput(endpoint, request.input, i),
 		run: async ({ endpoint, request }, _i, _signal, jobs) => {
 			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
 			jobs.jobCreated(job.id);
