@@ -10,8 +10,11 @@ import {
 } from '../../../shared';
 import { toNodeError } from './errors';
 
-/** Checks one item's job input against its endpoint's published schema; throws when it does not fit. */
-export type InputCheck = (endpoint: string, input: unknown, itemIndex: number) => Promise<void>;
+/** The job one item would create: its endpoint and the body's input. */
+interface JobInput {
+	endpoint: string;
+	request: { input: unknown };
+}
 
 const NOTHING_CREATED =
 	'No job was created: the node reads the endpoint first, to check the input against its input_schema before creating a job that would be billed.';
@@ -31,10 +34,13 @@ function describeIssues(issues: InputSchemaIssue[]): string {
  * fails. Each endpoint is read once per run of the node, however many items use it. A schema the
  * checker does not understand never blocks an input (shared/input-schema.ts leaves it to the service).
  */
-export function inputSchemaCheck(context: IExecuteFunctions, client: ManagementClient): InputCheck {
+export function inputSchemaCheck(
+	context: IExecuteFunctions,
+	client: ManagementClient,
+): (job: JobInput, itemIndex: number) => Promise<void> {
 	const endpoints = new Map<string, Promise<InferenceEndpoint>>();
 	const signal = context.getExecutionCancelSignal();
-	return async (name, input, itemIndex) => {
+	return async ({ endpoint: name, request: { input } }, itemIndex) => {
 		let read = endpoints.get(name);
 		if (!read) {
 			read = client.endpoints.get(name, { signal });

@@ -86,9 +86,7 @@ export async function createAndWaitForJobs(
 	format: (job: Job) => IDataObject,
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(context);
-	const checkInput = inputSchemaCheck(context, client);
-	const check = ({ endpoint, request }: JobToRun, index: number) =>
-		checkInput(endpoint, request.input, index);
+	const check = inputSchemaCheck(context, client);
 	const webhookMode =
 		items.length > 0 && context.getNodeParameter('waitMode', 0, 'poll') === 'webhook';
 	if (webhookMode)

@@ -60,13 +60,12 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(this);
-	const checkInput = inputSchemaCheck(this, client);
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => ({
 			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
 			request: readJobRequest(this, i),
 		}),
-		check: ({ endpoint, request }, i) => checkInput(endpoint, request.input, i),
+		check: inputSchemaCheck(this, client),
 		run: async ({ endpoint, request }, _i, _signal, jobs) => {
 			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
 			jobs.jobCreated(job.id);
