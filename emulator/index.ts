@@ -104,7 +104,7 @@ export async function startEmulator(
 	});
 	const stateOf = (config: OrganizationConfig): OrganizationState => ({
 		config,
-		catalogue: new Catalogue(config.name),
+		catalogue: new Catalogue(config.name, options.inputSchemas),
 		jobs: new JobStore({
 			clock: options.clock,
 			faults,

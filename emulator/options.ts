@@ -99,6 +99,12 @@ export interface EmulatorOptions {
 	workloadAuth?: boolean;
 	/** Pauses between webhook delivery attempts; attempts = pauses + 1. Default [500, 1000, 2000]. */
 	webhookRetryDelaysMs?: readonly number[];
+	/**
+	 * The `input_schema` the catalogue publishes for an endpoint, by endpoint name, in place of the one
+	 * derived from its input rules (its jobs still check input by those rules): real endpoints publish
+	 * schemas of every shape, and a client must cope with them.
+	 */
+	inputSchemas?: Readonly<Record<string, string>>;
 	clock?: Clock;
 	faults?: FaultOptions;
 	/** Receives one line per notable event (job transitions, deliveries); never per plain request. */
@@ -153,6 +159,9 @@ const optionsSchema = z.strictObject({
 		.array(z.number().int().min(0))
 		.max(10, { error: 'must have at most 10 pauses' })
 		.default([500, 1000, 2000]),
+	inputSchemas: z
+		.record(resourceNameSchema, z.string().min(1, { error: 'must not be empty' }))
+		.default({}),
 	clock: z
 		.custom<Clock>(
 			(value) => typeof value === 'object' && value !== null && 'now' in value && 'sleep' in value,
@@ -172,6 +181,7 @@ export interface ResolvedOptions {
 	rateLimitPerMinute: number;
 	workloadAuth: boolean;
 	webhookRetryDelaysMs: readonly number[];
+	inputSchemas: Readonly<Record<string, string>>;
 	clock: Clock;
 	faults: FaultSettings;
 	log: (line: string) => void;

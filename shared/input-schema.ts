@@ -1,8 +1,10 @@
 /**
  * An endpoint's published `input_schema` (JSON Schema, as a string in the catalogue), for a front
- * end to refuse job input the endpoint would refuse, before a job is created and billed (the Slack
- * app does; the n8n nodes do not yet). The common keywords are checked; any other keyword is left to the service, so a schema this does not understand never
- * blocks a valid input. Also a one-line summary of what an endpoint expects, for people.
+ * end to refuse job input the endpoint would refuse, before a job is created and billed: the Slack
+ * app checks `/gpu job` input with it, and the n8n node checks the input of every job it creates
+ * (Job > Create, Create and Wait, Transcription). The common keywords are checked; any other keyword
+ * is left to the service, so a schema this does not understand never blocks a valid input. Also a
+ * one-line summary of what an endpoint expects, for people.
  */
 
 type Schema = Record<string, unknown>;
@@ -43,52 +45,61 @@ function typeName(type: unknown): string {
 	return Array.isArray(type) ? type.join(' or ') : String(type);
 }
 
+/** One broken rule: where in the input (`""` for the whole input, else e.g. `items[0].text`) and what. */
+export interface InputSchemaIssue {
+	path: string;
+	rule: string;
+}
+
+function child(path: string, name: string): string {
+	return path === '' ? name : `${path}.${name}`;
+}
+
 function check(
 	schema: Schema,
 	value: unknown,
 	path: string,
 	depth: number,
-	problems: string[],
+	issues: InputSchemaIssue[],
 ): void {
-	if (problems.length >= MAX_PROBLEMS || depth > MAX_DEPTH) return;
+	if (issues.length >= MAX_PROBLEMS || depth > MAX_DEPTH) return;
+	const broken = (rule: string, at = path) => issues.push({ path: at, rule });
 	if (schema.type !== undefined && !matchesType(value, schema.type)) {
-		problems.push(`${path} must be ${typeName(schema.type)}, not ${typeOf(value)}`);
+		broken(`must be ${typeName(schema.type)}, not ${typeOf(value)}`);
 		return;
 	}
 	if (
 		Array.isArray(schema.enum) &&
 		!schema.enum.some((option) => JSON.stringify(option) === JSON.stringify(value))
 	) {
-		problems.push(
-			`${path} must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(', ')}`,
-		);
+		broken(`must be one of ${schema.enum.map((option) => JSON.stringify(option)).join(', ')}`);
 	}
 	if ('const' in schema && JSON.stringify(schema.const) !== JSON.stringify(value))
-		problems.push(`${path} must be ${JSON.stringify(schema.const)}`);
+		broken(`must be ${JSON.stringify(schema.const)}`);
 	if (typeof value === 'string') {
 		if (typeof schema.minLength === 'number' && value.length < schema.minLength)
-			problems.push(`${path} must have at least ${schema.minLength} characters`);
+			broken(`must have at least ${schema.minLength} characters`);
 		if (typeof schema.maxLength === 'number' && value.length > schema.maxLength)
-			problems.push(`${path} must have at most ${schema.maxLength} characters`);
+			broken(`must have at most ${schema.maxLength} characters`);
 	}
 	if (typeof value === 'number') {
 		if (typeof schema.minimum === 'number' && value < schema.minimum)
-			problems.push(`${path} must be at least ${schema.minimum}`);
+			broken(`must be at least ${schema.minimum}`);
 		if (typeof schema.maximum === 'number' && value > schema.maximum)
-			problems.push(`${path} must be at most ${schema.maximum}`);
+			broken(`must be at most ${schema.maximum}`);
 		if (typeof schema.exclusiveMinimum === 'number' && value <= schema.exclusiveMinimum)
-			problems.push(`${path} must be more than ${schema.exclusiveMinimum}`);
+			broken(`must be more than ${schema.exclusiveMinimum}`);
 		if (typeof schema.exclusiveMaximum === 'number' && value >= schema.exclusiveMaximum)
-			problems.push(`${path} must be less than ${schema.exclusiveMaximum}`);
+			broken(`must be less than ${schema.exclusiveMaximum}`);
 	}
 	if (Array.isArray(value)) {
 		if (typeof schema.minItems === 'number' && value.length < schema.minItems)
-			problems.push(`${path} must have at least ${schema.minItems} items`);
+			broken(`must have at least ${schema.minItems} items`);
 		if (typeof schema.maxItems === 'number' && value.length > schema.maxItems)
-			problems.push(`${path} must have at most ${schema.maxItems} items`);
+			broken(`must have at most ${schema.maxItems} items`);
 		if (isSchema(schema.items))
 			value.forEach((item, index) =>
-				check(schema.items as Schema, item, `${path}[${index}]`, depth + 1, problems),
+				check(schema.items as Schema, item, `${path}[${index}]`, depth + 1, issues),
 			);
 	}
 	if (isSchema(value)) {
@@ -96,33 +107,40 @@ function check(
 		const required = Array.isArray(schema.required)
 			? schema.required.filter((name): name is string => typeof name === 'string')
 			: [];
-		for (const name of required) if (!(name in value)) problems.push(`${path}.${name} is required`);
+		for (const name of required) if (!(name in value)) broken('is required', child(path, name));
 		for (const [name, item] of Object.entries(value)) {
 			const property = properties[name];
-			if (isSchema(property)) check(property, item, `${path}.${name}`, depth + 1, problems);
+			if (isSchema(property)) check(property, item, child(path, name), depth + 1, issues);
 			else if (schema.additionalProperties === false)
-				problems.push(`${path}.${name} is not a field of this endpoint`);
+				broken('is not a field of this endpoint', child(path, name));
 			else if (isSchema(schema.additionalProperties))
-				check(schema.additionalProperties, item, `${path}.${name}`, depth + 1, problems);
+				check(schema.additionalProperties, item, child(path, name), depth + 1, issues);
 		}
 	}
 	for (const keyword of ['anyOf', 'oneOf'] as const) {
 		const options = schema[keyword];
 		if (!Array.isArray(options) || options.length === 0) continue;
 		const fits = options.filter(isSchema).some((option) => {
-			const found: string[] = [];
+			const found: InputSchemaIssue[] = [];
 			check(option, value, path, depth + 1, found);
 			return found.length === 0;
 		});
-		if (!fits) problems.push(`${path} matches none of the forms the endpoint accepts`);
+		if (!fits) broken('matches none of the forms the endpoint accepts');
 	}
 }
 
 /** What is wrong with `input` for this schema, field by field (at most a few), or an empty list. */
+export function inputSchemaIssues(schema: Schema, input: unknown): InputSchemaIssue[] {
+	const issues: InputSchemaIssue[] = [];
+	check(schema, input, '', 0, issues);
+	return issues;
+}
+
+/** The same as sentences (`input.text must be string, not integer`). */
 export function inputSchemaProblems(schema: Schema, input: unknown): string[] {
-	const problems: string[] = [];
-	check(schema, input, 'input', 0, problems);
-	return problems;
+	return inputSchemaIssues(schema, input).map(
+		({ path, rule }) => `input${path === '' || path.startsWith('[') ? path : `.${path}`} ${rule}`,
+	);
 }
 
 /** What an endpoint takes, from its published input_schema, for the catalogue and the job form. */

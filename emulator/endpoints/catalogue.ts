@@ -22,7 +22,13 @@ export class Catalogue {
 	private readonly byName = new Map<string, Entry>();
 	private readonly pages = new Map<string, string>();
 
-	constructor(organization: string) {
+	/** `inputSchemas`: what to publish as `input_schema` instead of an endpoint's own, by name. */
+	constructor(organization: string, inputSchemas: Readonly<Record<string, string>> = {}) {
+		for (const name of Object.keys(inputSchemas))
+			if (!ENDPOINTS.some((endpoint) => endpoint.name === name))
+				throw new TypeError(
+					`Invalid emulator options: inputSchemas names "${name}", which is not an endpoint of the emulator`,
+				);
 		this.entries = ENDPOINTS.map((endpoint) => {
 			const item: InferenceEndpoint = {
 				id: stableUuid(`endpoint:${endpoint.name}`),
@@ -33,7 +39,7 @@ export class Catalogue {
 				readme: endpoint.readme,
 				price_description: endpoint.price_description,
 				icon_url: `https://static.example.com/gpu-cloud/icons/${endpoint.name}.svg`,
-				input_schema: endpoint.inputSchemaJson,
+				input_schema: inputSchemas[endpoint.name] ?? endpoint.inputSchemaJson,
 				output_schema: endpoint.outputSchemaJson,
 			};
 			return { endpoint, item, json: JSON.stringify(item) };

@@ -30,6 +30,11 @@ afterEach(async () => {
 });
 
 const summarize = (text: string) => JSON.stringify({ text });
+/**
+ * Fits the input_schema translate-text publishes (the node checks that before creating the job), but
+ * the endpoint knows no such language, so the job fails.
+ */
+const UNKNOWN_LANGUAGE = JSON.stringify({ text: 'hello', target_language: 'Klingon' });
 
 describe('Job operations', () => {
 	test('creates a job and outputs it at once, pending', async () => {
@@ -140,13 +145,13 @@ describe('Job operations', () => {
 			gpuCloudWorkflow({
 				resource: 'job',
 				operation: 'createAndWait',
-				endpoint: byName('summarize-text'),
-				input: '{"words": "no text field"}',
+				endpoint: byName('translate-text'),
+				input: UNKNOWN_LANGUAGE,
 			}),
 		);
 		expect(execution.status).toBe('error');
 		expect(errorOf(execution)?.message).toMatch(
-			/^Job [0-9a-f-]{36} on "summarize-text" failed: Invalid input/,
+			/^Job [0-9a-f-]{36} on "translate-text" failed: Invalid input/,
 		);
 	});
 
@@ -155,8 +160,8 @@ describe('Job operations', () => {
 			gpuCloudWorkflow({
 				resource: 'job',
 				operation: 'createAndWait',
-				endpoint: byName('summarize-text'),
-				input: '{"words": "no text field"}',
+				endpoint: byName('translate-text'),
+				input: UNKNOWN_LANGUAGE,
 				onJobFailure: 'output',
 			}),
 		);

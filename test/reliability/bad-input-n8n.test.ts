@@ -570,7 +570,7 @@ describe('invalid input stops the node with an error naming the field, before an
 });
 
 describe('what only the service can judge', () => {
-	test("an endpoint that does not exist: one request, and the service's 404 named in the error", async () => {
+	test("an endpoint that does not exist: one request (the endpoint read before any job is created), and the service's 404 named in the error", async () => {
 		const execution = await rig.harness.run(
 			gpuCloudWorkflow(createJob({ endpoint: byName('no-such-endpoint') })),
 		);
@@ -578,7 +578,7 @@ describe('what only the service can judge', () => {
 		expect(errorOf(execution)?.message).toMatch(/no-such-endpoint/);
 		expect(errorOf(execution)?.message).toMatch(/404/);
 		expect(rig.emulator.requests.map((request) => [request.method, request.status])).toEqual([
-			['POST', 404],
+			['GET', 404],
 		]);
 	});
 });

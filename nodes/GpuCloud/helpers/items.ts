@@ -21,6 +21,12 @@ export interface JobRecorder {
 export interface ItemWork<P> {
 	/** Reads and checks the item's parameters. Runs for every item before any request is sent. */
 	prepare: (itemIndex: number) => P | Promise<P>;
+	/**
+	 * Checks a prepared item against what the service publishes (reads only, nothing created): runs
+	 * after every item is prepared, so a bad parameter still stops the node before any request, and
+	 * before any item runs, so a refused item stops it before anything is created.
+	 */
+	check?: (prepared: P, itemIndex: number) => Promise<void>;
 	/** Sends the item's requests. `signal` fires when the execution is cancelled or another item failed. */
 	run: (
 		prepared: P,
@@ -73,7 +79,8 @@ function reportCreatedJobs(
 
 /**
  * Runs one unit of work per input item, at most `concurrency` at a time, keeping output order and
- * pairing. All items are checked first, so a bad parameter stops the node before any request.
+ * pairing. All items are prepared, then checked, first: a bad parameter stops the node before any
+ * request, an item the service would refuse before any item runs.
  * Without "Continue On Fail" the first failure stops the node: items not yet started are skipped,
  * waits are cancelled, creates in flight finish, and the error names every job already created.
  * With it, failed items become `{ error }` items in their place.
@@ -96,6 +103,18 @@ export async function runItems<P>(
 			const nodeError = toNodeError(node, error, index);
 			if (!continueOnFail) throw nodeError;
 			prepared.push({ ok: false, error: nodeError });
+		}
+	}
+	if (work.check) {
+		for (const [index, entry] of prepared.entries()) {
+			if (!entry.ok) continue;
+			try {
+				await work.check(entry.value, index);
+			} catch (error) {
+				const nodeError = toNodeError(node, error, index);
+				if (!continueOnFail) throw nodeError;
+				prepared[index] = { ok: false, error: nodeError };
+			}
 		}
 	}
 

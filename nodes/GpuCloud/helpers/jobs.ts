@@ -29,7 +29,8 @@ import {
 	verifyDelivery,
 } from '../webhook/verification';
 import { toNodeError } from './errors';
-import { jsonResult, runItems, type ItemResult } from './items';
+import { inputSchemaCheck } from './input-schema';
+import { jsonResult, runItems, type ItemResult, type ItemWork } from './items';
 import { check, readTimeoutMs } from './parameters';
 
 export type FailurePolicy = 'error' | 'output';
@@ -85,12 +86,21 @@ export async function createAndWaitForJobs(
 	format: (job: Job) => IDataObject,
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(context);
+	const check = inputSchemaCheck(context, client);
 	const webhookMode =
 		items.length > 0 && context.getNodeParameter('waitMode', 0, 'poll') === 'webhook';
 	if (webhookMode)
-		return await createJobsAndPause(context, items, concurrency, client, prepare, format);
+		return await createJobsAndPause(
+			context,
+			items,
+			concurrency,
+			client,
+			{ prepare, check },
+			format,
+		);
 	return await runItems(context, items, concurrency, {
 		prepare,
+		check,
 		run: async ({ endpoint, request, wait }, _index, signal, jobs) => {
 			const job = await client.jobs.createAndWait(endpoint, request, {
 				createSignal: jobs.createSignal,
@@ -117,7 +127,7 @@ async function createJobsAndPause(
 	items: INodeExecutionData[],
 	concurrency: number,
 	client: ManagementClient,
-	prepare: (itemIndex: number) => JobToRun | Promise<JobToRun>,
+	{ prepare, check }: Pick<ItemWork<JobToRun>, 'prepare' | 'check'>,
 	format: (job: Job) => IDataObject,
 ): Promise<INodeExecutionData[]> {
 	const resumeUrl = context.evaluateExpression('{{ $execution.resumeUrl }}', 0);
@@ -143,6 +153,7 @@ async function createJobsAndPause(
 			onFailure = job.wait.onFailure;
 			return job;
 		},
+		check,
 		run: async ({ endpoint, request }, index, _signal, jobs): Promise<ItemResult> => {
 			const job = await client.jobs.create(
 				endpoint,

@@ -2,6 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 import { LIMITS } from '../../../../shared';
 import { managementClient } from '../../transport';
+import { inputSchemaCheck } from '../../helpers/input-schema';
 import { jobOutput } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
@@ -64,6 +65,7 @@ export async function execute(
 			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
 			request: readJobRequest(this, i),
 		}),
+		check: inputSchemaCheck(this, client),
 		run: async ({ endpoint, request }, _i, _signal, jobs) => {
 			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
 			jobs.jobCreated(job.id);
