@@ -20,7 +20,7 @@ import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { RedisSharedState } from './services/shared-state';
-import { within } from './services/timeout';
+import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
 
@@ -186,7 +186,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 						? (signature, ttlMs) =>
 								within(
 									shared.claimOnce(`slack-signature:${signature}`, ttlMs),
-									REPLAY_CHECK_MS,
+									SHARED_STATE_WAIT_MS,
 									'Redis',
 								)
 						: undefined,
@@ -256,7 +256,11 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		});
 		const firstDelivery = shared
 			? (id: string) =>
-					within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis')
+					within(
+						shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS),
+						SHARED_STATE_WAIT_MS,
+						'Redis',
+					)
 			: undefined;
 		webhookHandler = createWebhookHandler({
 			verifier,
@@ -332,8 +336,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	};
 }
 
-/** Longest wait for Redis before a Slack request or webhook is answered 503 (both are sent again). */
-const REPLAY_CHECK_MS = 2000;
 /** The service retries a webhook for minutes, not days. */
 const WEBHOOK_MEMORY_MS = 24 * 3600_000;
 
