@@ -366,8 +366,8 @@ async function finishedJob(workspace: (typeof workspaces)[number], before: numbe
 const content = (message: { text?: string; blocks?: unknown }) =>
 	`${message.text ?? ''} ${JSON.stringify(message.blocks ?? [])}`;
 
-/** A job-completion webhook as the service signs it with an organization's secret. */
-function postWebhook(path: string, jobId: string, secret: string) {
+/** A job-completion webhook as the service signs it with an organization's secret (`id`: a repeated delivery). */
+function postWebhook(path: string, jobId: string, secret: string, id?: string) {
 	const job = emulator.getJob(jobId);
 	if (!job) throw new Error(`The emulator has no job ${jobId}.`);
 	const signed = signWebhook(
@@ -377,7 +377,7 @@ function postWebhook(path: string, jobId: string, secret: string) {
 			timestamp: new Date().toISOString(),
 			data: job,
 		}),
-		{ timestampSeconds: Date.now() / 1000 },
+		{ timestampSeconds: Date.now() / 1000, ...(id ? { id } : {}) },
 	);
 	return fetch(`${origin}${path}`, {
 		method: 'POST',
@@ -407,6 +407,14 @@ test("each workspace's jobs end by a webhook to its own path, long before the po
 			{ url: `${origin}${WEBHOOK_PATH}/${team}`, status: 202 },
 		]);
 	}
+	// Each workspace read its own organization's secret, with its own key (200), once.
+	const secretReads = (organization: string) =>
+		emulator.requests
+			.filter((request) =>
+				request.path.endsWith(`/organizations/${organization}/webhook-secret-key`),
+			)
+			.map((request) => request.status);
+	expect([secretReads(emulator.organization), secretReads(BRAVO_ORG.name)]).toEqual([[200], [200]]);
 	// Each result once, in its own workspace.
 	await app.idle();
 	for (const workspace of [alpha, bravo]) {
@@ -424,8 +432,17 @@ test("a webhook signed by another workspace's organization is refused 401, an un
 	// Signed by Alpha's organization, sent to Bravo's path (and the other way round).
 	expect((await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, alphaJob.id, alphaSecret)).status).toBe(401);
 	expect((await postWebhook(`${WEBHOOK_PATH}/T0ALPHA`, bravoJob.id, bravoSecret)).status).toBe(401);
-	// Each organization's own signature on its own path is taken (a new delivery id; the result was posted already).
-	expect((await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, bravoJob.id, bravoSecret)).status).toBe(202);
+	// Each organization's own signature on its own path is taken (a new delivery id; the result was
+	// posted already), and the same delivery again is a duplicate.
+	const id = `msg_${randomBytes(8).toString('hex')}`;
+	expect((await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, bravoJob.id, bravoSecret, id)).status).toBe(
+		202,
+	);
+	const repeated = await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, bravoJob.id, bravoSecret, id);
+	expect({ status: repeated.status, text: await repeated.text() }).toEqual({
+		status: 200,
+		text: 'duplicate',
+	});
 	// Not installed, or not a team id at all: 404, and the service is not asked for any secret.
 	const serviceCalls = emulator.requests.length;
 	for (const path of [
