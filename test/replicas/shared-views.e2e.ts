@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
 import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
-import { BOT, TEAM } from '../../slack-app/standin';
+import { TEAM } from '../../slack-app/standin';
 import { content } from '../slack/harness';
 import { Cluster, type Replica } from './cluster';
 
@@ -49,22 +48,6 @@ async function sendTo(
 	}
 }
 
-/** An Events API delivery as Slack sends it, and sends it again (same event id) when it saw no 2xx in time. */
-function eventBody(event: Record<string, unknown>): string {
-	return JSON.stringify({
-		token: 'standin-verification-token',
-		team_id: TEAM.id,
-		api_app_id: BOT.appId,
-		event,
-		type: 'event_callback',
-		event_id: `Ev${randomBytes(5).toString('hex').toUpperCase()}`,
-		event_time: Math.floor(Date.now() / 1000),
-		authorizations: [
-			{ team_id: TEAM.id, user_id: BOT.userId, is_bot: true, is_enterprise_install: false },
-		],
-	});
-}
-
 const chatCalls = () => cluster.stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
 
 it('a thread reply redelivered to another replica is answered once', async () => {
@@ -86,7 +69,7 @@ it('a thread reply redelivered to another replica is answered once', async () =>
 		text: 'And how do I survive one?',
 		threadTs: parent.ts,
 	});
-	const body = eventBody({
+	const body = stack.standin.app.eventBody({
 		type: 'message',
 		channel: CHANNEL,
 		user,
@@ -134,7 +117,7 @@ it("the Home tab opened on one replica counts the slots the person's work holds 
 		30_000,
 		"the job's parent",
 	);
-	const home = eventBody({
+	const home = stack.standin.app.eventBody({
 		type: 'app_home_opened',
 		user,
 		channel: `D${user.slice(1)}`,
