@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
 import { TEAM } from '../../slack-app/standin';
 import { content } from '../slack/harness';
@@ -32,20 +33,27 @@ afterAll(() => cluster?.close());
 const eventsUrlOf = (replica: Replica) => `http://127.0.0.1:${replica.port}/slack/events`;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Sends a signed request to one replica, not through the proxy. */
-async function sendTo(
+/** What the stand-in sends meanwhile goes to one replica, not through the proxy. */
+async function viaReplica<T>(replica: Replica, send: () => Promise<T>): Promise<T> {
+	const { standin } = cluster.stack;
+	standin.setAppUrl(eventsUrlOf(replica));
+	try {
+		return await send();
+	} finally {
+		standin.setAppUrl(`${cluster.proxy.url}/slack/events`);
+	}
+}
+
+/** Sends a signed request to one replica. */
+function sendTo(
 	replica: Replica,
 	body: string,
 	contentType: string,
 	timestampSeconds = Math.floor(Date.now() / 1000),
 ) {
-	const { standin } = cluster.stack;
-	standin.setAppUrl(eventsUrlOf(replica));
-	try {
-		return await standin.app.send(body, contentType, { timestampSeconds });
-	} finally {
-		standin.setAppUrl(`${cluster.proxy.url}/slack/events`);
-	}
+	return viaReplica(replica, () =>
+		cluster.stack.standin.app.send(body, contentType, { timestampSeconds }),
+	);
 }
 
 const chatCalls = () => cluster.stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
@@ -96,6 +104,41 @@ it('a thread reply redelivered to another replica is answered once', async () =>
 		answers: 2,
 		modelCalls: 1,
 	});
+});
+
+it('a thread reply no replica can claim in time is not answered: the person is asked to send it again', async () => {
+	const { stack, replicas, redis } = cluster;
+	if (!redis) throw new Error('The cluster runs without Redis.');
+	const user = 'U0ASKER';
+	const parent = stack
+		.parents(CHANNEL)
+		.find((message) => /What is an interruptible GPU node/.test(content(message)));
+	if (!parent) throw new Error('The chat thread of the first test is missing.');
+	const answersBefore = stack.replies(parent.ts, CHANNEL).length;
+	const callsBefore = chatCalls();
+	// Redis stays up for everything else (the signature replay check lets the event in), but refuses
+	// the thread-reply claim: to the replica, Redis does not answer it.
+	const admin = createClient({ url: redis.url });
+	await admin.connect();
+	const otherKeys = ['lease', 'delivered', 'slots', 'once:slack-signature', 'once:webhook'].map(
+		(kind) => `~gpu-cloud-slack:${kind}:*`,
+	);
+	await admin.sendCommand(['ACL', 'SETUSER', 'default', 'resetkeys', ...otherKeys]);
+	try {
+		const { message } = await viaReplica(replicas[1], () =>
+			stack.standin.postAsUser(user, CHANNEL, 'Still there?', parent.ts),
+		);
+		await stack.waitForEphemeral(/Send it again in a moment/, user, 15_000);
+		await pause(1000);
+		expect({
+			replies: stack.replies(parent.ts, CHANNEL).length,
+			modelCalls: chatCalls() - callsBefore,
+		}).toEqual({ replies: answersBefore + 1, modelCalls: 0 });
+		expect(stack.replies(parent.ts, CHANNEL).at(-1)?.ts).toBe(message.ts);
+	} finally {
+		await admin.sendCommand(['ACL', 'SETUSER', 'default', 'allkeys']);
+		await admin.quit();
+	}
 });
 
 it("the Home tab opened on one replica counts the slots the person's work holds on another", async () => {
