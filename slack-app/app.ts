@@ -20,9 +20,14 @@ import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { RedisSharedState } from './services/shared-state';
-import { within } from './services/timeout';
+import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
 import { StateStore } from './services/state-store';
-import { createWebhookHandler } from './services/webhook-receiver';
+import type { JobTracker } from './services/job-tracker';
+import {
+	createWebhookHandler,
+	createWorkspaceWebhookRoute,
+	type WebhookRoute,
+} from './services/webhook-receiver';
 
 export interface SlackAppOptions {
 	config: AppConfig;
@@ -41,7 +46,7 @@ export interface RunningSlackApp {
 	app: App;
 	/** HTTP mode: where Slack's requests go (`/slack/events`). */
 	eventsUrl?: string;
-	/** Where this process listens for job webhooks (behind `publicUrl` in production). */
+	/** Where this process listens for job webhooks (behind `publicUrl` in production; distributed, `/<team id>` follows). */
 	localWebhookUrl?: string;
 	/** The one workspace's services (single-workspace token mode; throws when distributed). */
 	container: Container;
@@ -91,7 +96,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const appClients = config.distribution ? undefined : clientsFor(service);
 
 	// The webhook route is outside Bolt's signature check: its handler verifies webhook signatures itself.
-	let webhookHandler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
+	let webhookHandler: WebhookRoute | undefined;
 	const serveWebhook = (req: IncomingMessage, res: ServerResponse) =>
 		webhookHandler ? webhookHandler(req, res) : res.writeHead(503).end();
 	const slack = config.slack;
@@ -104,6 +109,33 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const shared = config.redisUrl
 		? await RedisSharedState.connect({ url: config.redisUrl, logger })
 		: undefined;
+	/** A job-webhook handler: the organization's secret (re-read when rotated), ids seen once across replicas. */
+	const jobWebhookHandler = (options: {
+		management: ReturnType<typeof clientsFor>['management'];
+		tracker: JobTracker;
+		secret?: string;
+		/** Keeps one workspace's delivery ids apart from another's in Redis. */
+		scope: string;
+	}) =>
+		createWebhookHandler({
+			verifier: new WebhookVerifier({
+				secret: options.secret,
+				readSecret: () => options.management.webhookSecret.get(),
+				clock,
+			}),
+			tracker: options.tracker,
+			logger,
+			firstDelivery: shared
+				? (id: string) =>
+						within(
+							shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS),
+							SHARED_STATE_WAIT_MS,
+							'Redis',
+						)
+				: undefined,
+		});
+	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
+	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
 	const clientOptions = {
 		...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
 		retryConfig: SLACK_RETRY,
@@ -115,9 +147,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	) =>
 		createContainer({
 			...workspace,
-			// Job webhooks carry one organization's signature: distributed, completion is watched by polling.
+			// Distributed, each workspace's jobs report to a path naming it, checked with its own
+			// organization's secret.
 			config: link
-				? { ...config, publicUrl: undefined, service: { ...service, project: link.project } }
+				? {
+						...config,
+						webhookPath: `${config.webhookPath}/${workspace.identity.team}`,
+						service: { ...service, project: link.project },
+					}
 				: config,
 			state,
 			clock,
@@ -152,6 +189,15 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 						},
 						link,
 					);
+					if (config.publicUrl)
+						workspaceWebhooks.set(
+							container,
+							jobWebhookHandler({
+								management: clients.management,
+								tracker: container.tracker,
+								scope: `${team}:`,
+							}),
+						);
 					void resumeUnfinishedWork(container, undefined, logger);
 					return container;
 				},
@@ -179,19 +225,32 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			? new AckFirstReceiver({
 					signingSecret: slack.signingSecret,
 					clock,
-					routes: config.publicUrl ? { [config.webhookPath]: serveWebhook } : {},
+					routes: webhookRoutes(),
 					getRoutes: { ...healthRoutes, ...distributed?.routes },
 					afterAck: (what, task) => background.afterAck(what, task),
 					firstAccepted: shared
 						? (signature, ttlMs) =>
 								within(
 									shared.claimOnce(`slack-signature:${signature}`, ttlMs),
-									REPLAY_CHECK_MS,
+									SHARED_STATE_WAIT_MS,
 									'Redis',
 								)
 						: undefined,
 				})
 			: undefined;
+	function webhookRoutes(): Record<string, WebhookRoute> {
+		if (!config.publicUrl) return {};
+		if (!distributed) return { [config.webhookPath]: serveWebhook };
+		const route = createWorkspaceWebhookRoute({
+			basePath: config.webhookPath,
+			handlerOf: async (team) => {
+				const container = await distributed.workspaces.get(team);
+				return container && workspaceWebhooks.get(container);
+			},
+			logger,
+		});
+		return { [`${config.webhookPath}/*`]: route };
+	}
 	// Socket Mode serves the webhook route from Bolt's own small HTTP server.
 	const customRoutes: CustomRoute[] = [
 		...(config.publicUrl
@@ -249,21 +308,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		const { management } = appClients;
 		// Read at start so a wrong key fails now; read again when the organization rotates it.
 		const secret = service.webhookSecret ?? (await management.webhookSecret.get());
-		const verifier = new WebhookVerifier({
-			secret,
-			readSecret: () => management.webhookSecret.get(),
-			clock,
-		});
-		const firstDelivery = shared
-			? (id: string) =>
-					within(shared.claimOnce(`webhook:${id}`, WEBHOOK_MEMORY_MS), REPLAY_CHECK_MS, 'Redis')
-			: undefined;
-		webhookHandler = createWebhookHandler({
-			verifier,
-			tracker: single.tracker,
-			logger,
-			firstDelivery,
-		});
+		webhookHandler = jobWebhookHandler({ management, tracker: single.tracker, secret, scope: '' });
 	}
 	distributed?.register(app);
 	registerListeners(
@@ -332,8 +377,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	};
 }
 
-/** Longest wait for Redis before a Slack request or webhook is answered 503 (both are sent again). */
-const REPLAY_CHECK_MS = 2000;
 /** The service retries a webhook for minutes, not days. */
 const WEBHOOK_MEMORY_MS = 24 * 3600_000;
 

@@ -449,7 +449,7 @@ export function describeConfig(config: AppConfig): string {
 			: `GPU Cloud: ${s.baseUrl}, organization ${s.organization}${s.project ? `, project ${s.project}` : ''}`,
 		`Images: ${s.imageUrl ? `${s.imageUrl} (workflow ${s.imageWorkflow})` : 'off (GPU_CLOUD_IMAGE_URL unset)'}`,
 		`Chat: ${s.chatUrl ?? 'off (GPU_CLOUD_CHAT_URL unset)'}`,
-		`Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}` : 'polling (SLACK_PUBLIC_URL unset)'}`,
+		`Job completion: ${config.publicUrl ? `webhook at ${config.publicUrl}${config.webhookPath}${config.distribution ? '/<team id>' : ''}` : 'polling (SLACK_PUBLIC_URL unset)'}`,
 		`Access: ${config.access.allowedUsers.length || 'all'} users, ${config.access.allowedChannels.length || 'all'} channels, ` +
 			`${config.access.maxJobsPerUser} concurrent jobs per user`,
 		`Replicas: ${config.redisUrl ? `state shared through Redis at ${redisHost(config.redisUrl)}` : 'one process (REDIS_URL unset)'}`,

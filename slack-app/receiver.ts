@@ -23,7 +23,10 @@ export interface AckFirstReceiverOptions {
 	clock: Clock;
 	/** Where Slack's requests arrive. */
 	path?: string;
-	/** Other POST routes served on the same port (the job webhook); they check their own signatures. */
+	/**
+	 * Other POST routes served on the same port (the job webhook); they check their own signatures.
+	 * A path ending in `/*` serves every path one segment below it (the handler reads the segment).
+	 */
 	routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 	/** GET routes on the same port (health and readiness); still served while draining. */
 	getRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
@@ -113,7 +116,8 @@ export class AckFirstReceiver implements Receiver {
 				? undefined
 				: path === this.path
 					? this.receiveSlack
-					: this.options.routes?.[path];
+					: (this.options.routes?.[path] ??
+						this.options.routes?.[`${path.slice(0, path.lastIndexOf('/'))}/*`]);
 		// Every line logged for this request, and for the work it starts, carries its id.
 		if (handler && !this.draining)
 			return withLogContext({ request: newRequestId() }, () => handler(req, res));

@@ -3,6 +3,7 @@ import { z } from 'zod/v4';
 import type { SlackMessage } from '../model';
 import { deniedMessage } from '../messages/errors';
 import type { SharedState } from './shared-state';
+import { SHARED_STATE_WAIT_MS, within } from './timeout';
 
 /**
  * Who may spend GPU time from Slack: allow-lists of users and channels (empty means everyone) and a
@@ -22,7 +23,10 @@ export interface Denial {
 }
 
 /** Slots shared with other replicas (Redis); without, this process counts alone. */
-export type SharedSlots = Pick<SharedState, 'acquireSlot' | 'adoptSlot' | 'releaseSlot'>;
+export type SharedSlots = Pick<
+	SharedState,
+	'acquireSlot' | 'adoptSlot' | 'releaseSlot' | 'slotsInUse'
+>;
 
 export class AccessPolicy {
 	private readonly users: Set<string>;
@@ -100,8 +104,17 @@ export class AccessPolicy {
 		await this.shared?.releaseSlot(user, ref);
 	}
 
+	/** The user's work running in this process. */
 	runningCount(user: string): number {
 		return this.running.get(user)?.size ?? 0;
+	}
+
+	/** The user's slots in use by any replica (shared), else by this process. */
+	async slotsInUse(user: string): Promise<number> {
+		const here = this.runningCount(user);
+		if (!this.shared) return here;
+		// Only a count to show: when Redis does not answer in time, this replica's own will do.
+		return within(this.shared.slotsInUse(user), SHARED_STATE_WAIT_MS, 'Redis').catch(() => here);
 	}
 }
 

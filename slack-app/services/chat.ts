@@ -9,8 +9,10 @@ import type { AnswerWriter } from './answer-stream';
 import { conversationFromThread, plainText } from './conversation';
 import type { RequestLifecycle, RequestPlan } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
+import type { SharedState } from './shared-state';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRequest, StateStore } from './state-store';
+import { SHARED_STATE_WAIT_MS, within } from './timeout';
 
 export interface ChatServiceOptions {
 	workload?: WorkloadClient;
@@ -21,10 +23,18 @@ export interface ChatServiceOptions {
 	state: StateStore;
 	team: string;
 	botUserId: () => string | undefined;
+	/** Several replicas (REDIS_URL): which thread replies any of them has taken up. */
+	shared?: Pick<SharedState, 'claimOnce'>;
 }
 
 /** The question is kept in the parent's metadata, where follow-ups find it; long ones are cut. */
 const PROMPT_METADATA_LIMIT = 4000;
+/** Slack gives up redelivering an event within minutes; a thread reply is remembered well past that. */
+const FOLLOWED_UP_MEMORY_MS = 3600_000;
+
+const FOLLOW_UP_NOT_TAKEN = noticeMessage(
+	'Your reply could not be taken up just now (the app is waiting for its shared store). Send it again in a moment.',
+);
 
 export interface ThreadReply {
 	channel: string;
@@ -37,8 +47,9 @@ export interface ThreadReply {
 /** `/gpu chat`: answers in a thread, streamed; replies in that thread continue the conversation. */
 export class ChatService {
 	/**
-	 * Thread replies already taken up (`channel/ts`). Slack redelivers an event it saw no 2xx for
-	 * within 3 s; the redelivery must not answer the same message again.
+	 * Thread replies already taken up (`team/channel/ts`). Slack redelivers an event it saw no 2xx for
+	 * within 3 s, to any replica; the redelivery must not answer the same message again. Kept in the
+	 * SharedState when there is one, else in this process.
 	 */
 	private readonly followedUp = new WebhookDeduplicator(10_000);
 
@@ -81,10 +92,20 @@ export class ChatService {
 		if (parent.metadata.payload.kind !== 'chat')
 			return { otherRequest: parent.metadata.payload.kind };
 		// Marked only once the thread is read, so a redelivery still answers when the first attempt failed
-		// before this point; the check and the mark are one synchronous step, so concurrent deliveries
-		// cannot both pass.
-		if (!this.followedUp.firstDelivery(`${reply.channel}/${reply.ts}`)) return undefined;
+		// before this point; the check and the mark are one step (one synchronous call, or one Redis
+		// SET NX), so concurrent deliveries cannot both pass.
 		const context = { user: reply.user, channel: reply.channel };
+		let first: boolean;
+		try {
+			first = await this.firstFollowUp(`${this.options.team}/${reply.channel}/${reply.ts}`);
+		} catch {
+			// Bolt acknowledged the event before any listener ran, so Slack will not send it again, and
+			// whether another replica took it up cannot be known now: the person sends it again rather
+			// than the reply being answered twice or silently dropped.
+			await threads.ephemeral(reply.channel, reply.user, FOLLOW_UP_NOT_TAKEN, reply.threadTs);
+			return undefined;
+		}
+		if (!first) return undefined;
 		const conversation = conversationFromThread(messages, botUserId());
 		// The reply that triggered this may not be readable yet; make sure the model sees it.
 		if (!messages.some((message) => message.ts === reply.ts))
@@ -97,6 +118,17 @@ export class ChatService {
 			: this.off(context);
 		if (refused) await threads.ephemeral(reply.channel, reply.user, refused, reply.threadTs);
 		return undefined;
+	}
+
+	/** True the first time any replica takes up this thread reply; rejects when Redis does not answer in time. */
+	private firstFollowUp(key: string): Promise<boolean> {
+		const { shared } = this.options;
+		if (!shared) return Promise.resolve(this.followedUp.firstDelivery(key));
+		return within(
+			shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS),
+			SHARED_STATE_WAIT_MS,
+			'Redis',
+		);
 	}
 
 	/**

@@ -117,6 +117,7 @@ export function createContainer(options: ContainerOptions): Container {
 		state,
 		team: identity.team,
 		botUserId,
+		shared,
 	});
 	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });

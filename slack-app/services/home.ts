@@ -122,13 +122,13 @@ export class HomeTab {
 
 	private async publish(user: string): Promise<void> {
 		const { access, client, settings, logger } = this.options;
-		const admin = await this.isAdmin(user);
+		const [admin, running] = await Promise.all([this.isAdmin(user), access.slotsInUse(user)]);
 		const view = homeView({
 			requests: (this.requests.get(user) ?? []).map(({ parent, permalink }) => ({
 				parent,
 				...(permalink ? { permalink } : {}),
 			})),
-			running: access.runningCount(user),
+			running,
 			limit: access.settings.maxJobsPerUser,
 			...(this.notices.has(user) ? { notice: this.notices.get(user) } : {}),
 			...(admin ? { settings: { ...settings, ...access.settings } } : {}),

@@ -32,6 +32,8 @@ export interface SharedState {
 	/** Resolves when Redis answers (the `store` readiness probe). */
 	ping(): Promise<void>;
 	close(): Promise<void>;
+	/** How many of `user`'s slots are held now, by any replica (the Home tab's count). */
+	slotsInUse(user: string): Promise<number>;
 }
 
 /** A dead replica's leases and slots are free again this long after its last renewal. */
@@ -292,5 +294,12 @@ export class RedisSharedState implements SharedState {
 		if (!this.unreachable) return;
 		this.unreachable = false;
 		this.logger.info('Redis is reachable again.');
+	}
+
+	async slotsInUse(user: string): Promise<number> {
+		// Expired slots (a dead replica's) are not in use, though not yet removed.
+		return Number(
+			await this.command(['ZCOUNT', this.key('slots', user), `(${Date.now()}`, '+inf']),
+		);
 	}
 }

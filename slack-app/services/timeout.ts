@@ -1,3 +1,9 @@
+/**
+ * Longest wait for Redis where the answer cannot wait (Slack's 3 s ack, a webhook's reply, a thread
+ * reply): past it, the request is refused and sent again rather than guessed at.
+ */
+export const SHARED_STATE_WAIT_MS = 2000;
+
 /** `promise`, or a rejection after `ms`: for answers that cannot wait long (Slack's 3 s ack). */
 export function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 	let timer: NodeJS.Timeout | undefined;

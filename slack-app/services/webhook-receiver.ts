@@ -15,6 +15,8 @@ import type { JobTracker } from './job-tracker';
 /** Job payloads carry the output; transcripts can be large, but not this large. */
 export const MAX_WEBHOOK_BYTES = 20 * 1024 * 1024;
 
+export type WebhookRoute = (req: IncomingMessage, res: ServerResponse) => void;
+
 function answer(res: ServerResponse, status: number, text: string): void {
 	res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
 	res.end(text);
@@ -34,9 +36,7 @@ export interface WebhookReceiverOptions {
  * verifies the Standard Webhooks signature on the raw bytes itself, answers 401 to anything
  * unsigned, forged or stale (and does nothing else), and drops repeated deliveries by id.
  */
-export function createWebhookHandler(
-	options: WebhookReceiverOptions,
-): (req: IncomingMessage, res: ServerResponse) => void {
+export function createWebhookHandler(options: WebhookReceiverOptions): WebhookRoute {
 	const deduplicator = new WebhookDeduplicator();
 	const { verifier, tracker, logger } = options;
 	const firstDelivery =
@@ -89,5 +89,44 @@ export function createWebhookHandler(
 			logger.error(`The webhook route failed: ${errorSummary(error)}`);
 			if (!res.headersSent) answer(res, 500, 'internal error');
 		});
+	};
+}
+
+/** A Slack workspace (T…) or Enterprise Grid organization (E…) id, as the app stores installations. */
+const TEAM_ID = /^[TE][A-Z0-9]{2,31}$/;
+
+export interface WorkspaceWebhookRouteOptions {
+	/** The route's own path; each workspace's jobs report to `${basePath}/<team id>`. */
+	basePath: string;
+	/** The handler of a workspace whose GPU Cloud organization is linked; undefined for any other team. */
+	handlerOf(team: string): Promise<WebhookRoute | undefined>;
+	logger: Logger;
+}
+
+/**
+ * Installed in several workspaces: each workspace's jobs report to a path naming it, and the
+ * delivery goes to that workspace's handler (its organization's secret, its tracker). The team id
+ * is taken from the path, so it is checked before anything is looked up; a path naming no linked
+ * workspace is answered 404 with the body unread.
+ */
+export function createWorkspaceWebhookRoute(options: WorkspaceWebhookRouteOptions): WebhookRoute {
+	const { basePath, handlerOf, logger } = options;
+	const refuse = (req: IncomingMessage, res: ServerResponse, status: number, text: string) => {
+		req.resume();
+		res.setHeader('connection', 'close');
+		answer(res, status, text);
+	};
+	return (req, res) => {
+		const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+		const team = path.startsWith(`${basePath}/`) ? path.slice(basePath.length + 1) : '';
+		if (!TEAM_ID.test(team)) return refuse(req, res, 404, 'no such workspace');
+		handlerOf(team).then(
+			(handler) => (handler ? handler(req, res) : refuse(req, res, 404, 'no such workspace')),
+			(error: unknown) => {
+				// Which workspace this is cannot be known now: the service sends it again later.
+				logger.warn(`Refused a webhook for ${team} for now: ${errorSummary(error)}`);
+				refuse(req, res, 503, 'try again later');
+			},
+		);
 	};
 }

@@ -110,8 +110,8 @@ export class AppLink {
 		return this.send(this.slashCommandBody(options), 'application/x-www-form-urlencoded');
 	}
 
-	/** Wraps an Events API event the way Slack delivers it. */
-	private eventBody(event: Record<string, unknown>): string {
+	/** Wraps an Events API event the way Slack delivers it (and redelivers it: the same body). */
+	eventBody(event: Record<string, unknown>): string {
 		return JSON.stringify({
 			token: 'standin-verification-token',
 			team_id: TEAM.id,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
+import { signWebhook } from '../../shared/webhooks';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import { configSecrets, loadConfig } from '../../slack-app/config';
 import { LINK_VIEW } from '../../slack-app/messages/link-workspace';
@@ -19,7 +20,9 @@ import { eventually } from '../support/eventually';
  * Slack's consent page → /slack/oauth_redirect → oauth.v2.access; its bot token is stored encrypted;
  * a command before the link answers privately how to set it up; an admin links the GPU Cloud
  * organization in the /gpu setup modal (a wrong key is refused before anything is stored); then
- * /gpu in each workspace lands in that workspace, with that workspace's token; uninstall deletes.
+ * /gpu in each workspace lands in that workspace, with that workspace's token; each workspace's jobs
+ * report their end by webhook to a path naming the workspace, checked with its organization's
+ * secret; uninstall deletes.
  */
 
 jest.setTimeout(60_000);
@@ -31,6 +34,9 @@ const signingSecret = randomBytes(16).toString('hex');
 const STANDIN_TEAM = 'T0STANDIN';
 /** Bravo's own GPU Cloud organization, beside the emulator's first one (linked by Alpha). */
 const BRAVO_ORG = { name: 'bravo-org', apiKey: `bravo-key-${randomBytes(8).toString('hex')}` };
+/** Far longer than any wait below: a result that arrives in time came by webhook, not by polling. */
+const POLL_INTERVAL_MS = 60_000;
+const WEBHOOK_PATH = '/gpu-cloud/webhook';
 
 let emulator: Awaited<ReturnType<typeof startEmulator>>;
 let oauth: OAuthStandin;
@@ -83,7 +89,7 @@ beforeAll(async () => {
 		SLACK_API_URL: oauth.apiUrl,
 		SLACK_PUBLIC_URL: origin,
 		SLACK_STATE_FILE: join(dir, 'state.json'),
-		SLACK_POLL_INTERVAL_MS: '200',
+		SLACK_POLL_INTERVAL_MS: String(POLL_INTERVAL_MS),
 		PORT: String(port),
 		HOST: '127.0.0.1',
 		GPU_CLOUD_BASE_URL: emulator.baseUrl,
@@ -341,6 +347,126 @@ test('two workspaces install, link their organization and each gets its /gpu res
 	}
 });
 
+/** The newest parent in a workspace once it shows its end; its job id. */
+async function finishedJob(workspace: (typeof workspaces)[number], before: number) {
+	const parent = await workspace.standin.waitFor(
+		() => {
+			const newest = botParents(workspace)[before];
+			return newest && /Succeeded in/.test(content(newest)) ? newest : undefined;
+		},
+		// Well within the poll interval: only the webhook can have told the app this early.
+		15_000,
+		`the result in ${workspace.team.name}`,
+	);
+	const jobId = /Job `([^`]+)`/.exec(content(parent))?.[1];
+	if (!jobId) throw new Error(`No job id in ${content(parent)}`);
+	return jobId;
+}
+
+const content = (message: { text?: string; blocks?: unknown }) =>
+	`${message.text ?? ''} ${JSON.stringify(message.blocks ?? [])}`;
+
+/** A job-completion webhook as the service signs it with an organization's secret (`id`: a repeated delivery). */
+function postWebhook(path: string, jobId: string, secret: string, id?: string) {
+	const job = emulator.getJob(jobId);
+	if (!job) throw new Error(`The emulator has no job ${jobId}.`);
+	const signed = signWebhook(
+		secret,
+		JSON.stringify({
+			type: 'inference_endpoint.job.succeeded',
+			timestamp: new Date().toISOString(),
+			data: job,
+		}),
+		{ timestampSeconds: Date.now() / 1000, ...(id ? { id } : {}) },
+	);
+	return fetch(`${origin}${path}`, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json', ...signed.headers },
+		body: signed.body,
+	});
+}
+
+const secretOf = (organization: string) => {
+	const secret = emulator.organizations.find((org) => org.name === organization)?.webhookSecret;
+	if (!secret) throw new Error(`The emulator has no organization ${organization}.`);
+	return secret;
+};
+
+test("each workspace's jobs end by a webhook to its own path, long before the poll interval", async () => {
+	const [alpha, bravo] = workspaces;
+	const jobs: Record<string, string> = {};
+	for (const workspace of [alpha, bravo]) {
+		const before = botParents(workspace).length;
+		await command(workspace, `job echo {"webhook": "${workspace.team.name}"}`);
+		jobs[workspace.team.id] = await finishedJob(workspace, before);
+	}
+	await emulator.deliveriesSettled();
+	for (const [team, jobId] of Object.entries(jobs)) {
+		const deliveries = emulator.deliveries.filter((delivery) => delivery.jobId === jobId);
+		expect(deliveries.map(({ url, status }) => ({ url, status }))).toEqual([
+			{ url: `${origin}${WEBHOOK_PATH}/${team}`, status: 202 },
+		]);
+	}
+	// Each workspace read its own organization's secret, with its own key (200), once.
+	const secretReads = (organization: string) =>
+		emulator.requests
+			.filter((request) =>
+				request.path.endsWith(`/organizations/${organization}/webhook-secret-key`),
+			)
+			.map((request) => request.status);
+	expect([secretReads(emulator.organization), secretReads(BRAVO_ORG.name)]).toEqual([[200], [200]]);
+	// Each result once, in its own workspace.
+	await app.idle();
+	for (const workspace of [alpha, bravo]) {
+		const parent = botParents(workspace).at(-1);
+		expect(workspace.standin.workspace.replies(CHANNEL, parent?.ts ?? '')).toHaveLength(1);
+	}
+});
+
+test("a webhook signed by another workspace's organization is refused 401, an unknown or malformed workspace 404", async () => {
+	const alphaJob = emulator.jobsOf(emulator.organization).at(-1);
+	const bravoJob = emulator.jobsOf(BRAVO_ORG.name).at(-1);
+	if (!alphaJob || !bravoJob) throw new Error('Each workspace has run a job by now.');
+	const alphaSecret = secretOf(emulator.organization);
+	const bravoSecret = secretOf(BRAVO_ORG.name);
+	// Signed by Alpha's organization, sent to Bravo's path (and the other way round).
+	expect((await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, alphaJob.id, alphaSecret)).status).toBe(401);
+	expect((await postWebhook(`${WEBHOOK_PATH}/T0ALPHA`, bravoJob.id, bravoSecret)).status).toBe(401);
+	// Each organization's own signature on its own path is taken (a new delivery id; the result was
+	// posted already), and the same delivery again is a duplicate.
+	const id = `msg_${randomBytes(8).toString('hex')}`;
+	expect((await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, bravoJob.id, bravoSecret, id)).status).toBe(
+		202,
+	);
+	const repeated = await postWebhook(`${WEBHOOK_PATH}/T0BRAVO`, bravoJob.id, bravoSecret, id);
+	expect({ status: repeated.status, text: await repeated.text() }).toEqual({
+		status: 200,
+		text: 'duplicate',
+	});
+	// Not installed, or not a team id at all: 404, and the service is not asked for any secret.
+	const serviceCalls = emulator.requests.length;
+	for (const path of [
+		`${WEBHOOK_PATH}/T0NOBODY`,
+		`${WEBHOOK_PATH}/t0alpha`,
+		`${WEBHOOK_PATH}/T0ALPHA/more`,
+		`${WEBHOOK_PATH}/${'T'.repeat(200)}`,
+		`${WEBHOOK_PATH}/%2e%2e`,
+		`${WEBHOOK_PATH}/`,
+	])
+		expect({ path, status: (await postWebhook(path, alphaJob.id, alphaSecret)).status }).toEqual({
+			path,
+			status: 404,
+		});
+	expect(emulator.requests.length).toBe(serviceCalls);
+	await app.idle();
+	expect(
+		workspaces.map(
+			(workspace) =>
+				workspace.standin.workspace.replies(CHANNEL, botParents(workspace).at(-1)?.ts ?? '').length,
+		),
+	).toEqual([1, 1]);
+});
+
 /** An Events API delivery from a workspace, as Slack signs and sends it. */
 function sendEvent(workspace: (typeof workspaces)[number], event: Record<string, unknown>) {
 	const body = {
@@ -376,6 +502,17 @@ test('app_uninstalled deletes the workspace installation and link; the other wor
 	);
 	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
 	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
+	// Its jobs' webhooks are no longer taken.
+	const alphaJob = emulator.jobsOf(emulator.organization).at(-1);
+	expect(
+		(
+			await postWebhook(
+				`${WEBHOOK_PATH}/T0ALPHA`,
+				alphaJob?.id ?? '',
+				secretOf(emulator.organization),
+			)
+		).status,
+	).toBe(404);
 	await command(bravo, 'image a green owl');
 	await bravo.standin.waitFor(
 		() => botParents(bravo).find((message) => /green owl/.test(message.text ?? '')),
