@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
+import { z } from 'zod/v4';
 import { errorSummary } from './errors';
+import { inflightSchema, type InflightRequest } from './state-store';
 
 /**
  * What several replicas of the app must agree on, kept in Redis when `REDIS_URL` is set: who
@@ -32,6 +34,29 @@ export interface SharedState {
 	/** Resolves when Redis answers (the `store` readiness probe). */
 	ping(): Promise<void>;
 	close(): Promise<void>;
+	/**
+	 * Records an image or answer under way, held by this replica's `inflightLease(ref)` (renewed with
+	 * its other leases) until `endInflight`. False, recording nothing, when another replica holds it.
+	 */
+	startInflight(request: InflightRequest): Promise<boolean>;
+	/** Forgets the request (it ended) and gives its lease back. */
+	endInflight(ref: string): Promise<void>;
+	/** Every image or answer any replica recorded as under way; each names its workspace. */
+	inflightRequests(): Promise<RecordedInflight[]>;
+	/**
+	 * Takes `ref` over when it is still recorded and no replica holds it (its holder died and the lease
+	 * expired); false when held, this replica included, or ended meanwhile.
+	 */
+	takeOverInflight(ref: string): Promise<boolean>;
+}
+
+/** In Redis, an in-flight request always says whose it is. */
+export type RecordedInflight = InflightRequest & { team: string };
+const recordedInflightSchema = inflightSchema.extend({ team: z.string().min(1) });
+
+/** Held by the replica that runs the image or answer `ref`; free once it died. */
+export function inflightLease(ref: string): string {
+	return `inflight:${ref}`;
 }
 
 /** A dead replica's leases and slots are free again this long after its last renewal. */
@@ -65,6 +90,28 @@ if running >= tonumber(ARGV[4]) then return running end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 return -1`;
+
+/** The lease and the record of an image or answer under way, together: no replica sees one without the other. */
+const START_INFLIGHT_SCRIPT = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+return 1`;
+
+const END_INFLIGHT_SCRIPT = `
+redis.call('HDEL', KEYS[2], ARGV[2])
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/** 1 when the request is still recorded and its lease was free (now this replica's). */
+const TAKE_OVER_INFLIGHT_SCRIPT = `
+if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0`;
+
+/** HGETALL's reply: field, value, field, value... */
+const hashReplySchema = z.array(z.string());
 
 /** What this module uses of the client: raw commands, so no typing of Redis replies leaks out. */
 interface RedisClient {
@@ -292,5 +339,80 @@ export class RedisSharedState implements SharedState {
 		if (!this.unreachable) return;
 		this.unreachable = false;
 		this.logger.info('Redis is reachable again.');
+	}
+
+	async startInflight(request: InflightRequest): Promise<boolean> {
+		const name = inflightLease(request.ref);
+		const ours =
+			(await this.command([
+				'EVAL',
+				START_INFLIGHT_SCRIPT,
+				'2',
+				this.key('lease', name),
+				this.key('inflight', 'requests'),
+				this.replica,
+				String(this.leaseMs),
+				request.ref,
+				JSON.stringify(request),
+			])) === 1;
+		if (ours) this.leases.add(name);
+		return ours;
+	}
+
+	async endInflight(ref: string): Promise<void> {
+		const name = inflightLease(ref);
+		this.leases.delete(name);
+		await this.command([
+			'EVAL',
+			END_INFLIGHT_SCRIPT,
+			'2',
+			this.key('lease', name),
+			this.key('inflight', 'requests'),
+			this.replica,
+			ref,
+		]);
+	}
+
+	async inflightRequests(): Promise<RecordedInflight[]> {
+		const reply = hashReplySchema.parse(
+			await this.command(['HGETALL', this.key('inflight', 'requests')]),
+		);
+		const requests: RecordedInflight[] = [];
+		for (let i = 0; i + 1 < reply.length; i += 2) {
+			const parsed = recordedInflightSchema.safeParse(parseJson(reply[i + 1]));
+			if (parsed.success && parsed.data.ref === reply[i]) {
+				requests.push(parsed.data);
+				continue;
+			}
+			// Nothing could resume it: it would only be read again and again.
+			this.logger.warn(`Dropped an in-flight record in Redis that is not one of this app's.`);
+			await this.command(['HDEL', this.key('inflight', 'requests'), reply[i]]);
+		}
+		return requests;
+	}
+
+	async takeOverInflight(ref: string): Promise<boolean> {
+		const name = inflightLease(ref);
+		const taken =
+			(await this.command([
+				'EVAL',
+				TAKE_OVER_INFLIGHT_SCRIPT,
+				'2',
+				this.key('lease', name),
+				this.key('inflight', 'requests'),
+				this.replica,
+				String(this.leaseMs),
+				ref,
+			])) === 1;
+		if (taken) this.leases.add(name);
+		return taken;
+	}
+}
+
+function parseJson(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return undefined;
 	}
 }
