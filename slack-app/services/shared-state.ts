@@ -110,8 +110,20 @@ if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0`;
 
-/** HGETALL's reply: field, value, field, value... */
-const hashReplySchema = z.array(z.string());
+/** HGETALL's reply: field to value (RESP3, and this client's RESP2 default), or field, value, ... */
+const hashReplySchema = z.union([
+	z.record(z.string(), z.string()),
+	z
+		.array(z.string())
+		.transform((flat) =>
+			Object.fromEntries(
+				Array.from({ length: Math.floor(flat.length / 2) }, (_, i) => [
+					flat[2 * i],
+					flat[2 * i + 1],
+				]),
+			),
+		),
+]);
 
 /** What this module uses of the client: raw commands, so no typing of Redis replies leaks out. */
 interface RedisClient {
@@ -378,15 +390,15 @@ export class RedisSharedState implements SharedState {
 			await this.command(['HGETALL', this.key('inflight', 'requests')]),
 		);
 		const requests: RecordedInflight[] = [];
-		for (let i = 0; i + 1 < reply.length; i += 2) {
-			const parsed = recordedInflightSchema.safeParse(parseJson(reply[i + 1]));
-			if (parsed.success && parsed.data.ref === reply[i]) {
+		for (const [ref, record] of Object.entries(reply)) {
+			const parsed = recordedInflightSchema.safeParse(parseJson(record));
+			if (parsed.success && parsed.data.ref === ref) {
 				requests.push(parsed.data);
 				continue;
 			}
 			// Nothing could resume it: it would only be read again and again.
 			this.logger.warn(`Dropped an in-flight record in Redis that is not one of this app's.`);
-			await this.command(['HDEL', this.key('inflight', 'requests'), reply[i]]);
+			await this.command(['HDEL', this.key('inflight', 'requests'), ref]);
 		}
 		return requests;
 	}
