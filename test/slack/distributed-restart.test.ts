@@ -128,7 +128,7 @@ function installation(team: string, token: string): Installation<'v2', false> {
 
 const stateFile = () => join(dir, 'state.json');
 
-async function startApp(port: number): Promise<Replica> {
+async function startApp(port: number, settings: Record<string, string> = {}): Promise<Replica> {
 	const replica = await Replica.start(port, {
 		PATH: process.env.PATH ?? '',
 		HOME: process.env.HOME ?? '',
@@ -147,6 +147,7 @@ async function startApp(port: number): Promise<Replica> {
 		GPU_CLOUD_IMAGE_URL: emulator.imageUrl,
 		GPU_CLOUD_CHAT_URL: emulator.chatUrl,
 		LOG_LEVEL: 'info',
+		...settings,
 	});
 	running.push(replica);
 	for (const workspace of workspaces)
@@ -281,4 +282,23 @@ test('records of an older version (no workspace) are dropped with a warning when
 	expect(app.output).toMatch(/1 image or answer cut short .* dropped/);
 	expect(replies(alpha, threadTs)).toEqual([]);
 	expect(parents(bravo)).toEqual([]);
+});
+
+test('an image cut short whose workload was turned off since fails in its thread and is forgotten', async () => {
+	const [alpha] = workspaces;
+	await install(['T0ALPHA']);
+	const threadTs = await parentIn(alpha);
+	await olderStateFile(threadTs);
+	await startApp(await freePort(), { GPU_CLOUD_IMAGE_URL: '' });
+	await waitForText(alpha, threadTs, /Failed/);
+	await alpha.standin.waitFor(
+		() =>
+			replies(alpha, threadTs).find((message) => /Image generation is off/.test(content(message))),
+		10_000,
+		'the failure in the thread',
+	);
+	const deadline = Date.now() + 10_000;
+	while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
+		await new Promise((resolve) => setTimeout(resolve, 50));
+	expect(await inflightKinds(stateFile())).toEqual([]);
 });
