@@ -9,6 +9,7 @@ import type { AnswerWriter } from './answer-stream';
 import { conversationFromThread, plainText } from './conversation';
 import type { RequestLifecycle, RequestPlan } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
+import { cannotPostMessage } from './slack-errors';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRecords, InflightRequest } from './state-store';
 
@@ -151,7 +152,18 @@ export class ChatService {
 	 * already in the thread (posted by a run that died before forgetting the request) is not posted again.
 	 */
 	async interrupted(inflight: InflightRequest): Promise<void> {
-		const { threads, records, botUserId } = this.options;
+		try {
+			await this.flagInterrupted(inflight);
+		} catch (error) {
+			// Slack will never take it (the channel is gone, or closed to the app): forgotten, not tried for ever.
+			if (cannotPostMessage(error)) await this.options.records.endInflight(inflight.ref);
+			throw error;
+		}
+		await this.options.records.endInflight(inflight.ref);
+	}
+
+	private async flagInterrupted(inflight: InflightRequest): Promise<void> {
+		const { threads, botUserId } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
 		const noticed = (await threads.read(thread)).some(
 			(message) =>
@@ -176,7 +188,6 @@ export class ChatService {
 				}),
 			);
 		}
-		await records.endInflight(inflight.ref);
 	}
 
 	/**

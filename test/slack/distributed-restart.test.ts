@@ -220,8 +220,8 @@ test('after SIGKILL, each workspace gets its image again and its answer flagged 
 	expect(await inflightKinds(stateFile())).toEqual([]);
 });
 
-/** An image request in flight as an older version recorded it: no workspace. */
-async function olderStateFile(threadTs: string): Promise<void> {
+/** An image request (or a chat answer) in flight as an older version recorded it: no workspace. */
+async function olderStateFile(threadTs: string, kind: 'image' | 'chat' = 'image'): Promise<void> {
 	await writeFile(
 		stateFile(),
 		JSON.stringify({
@@ -231,13 +231,15 @@ async function olderStateFile(threadTs: string): Promise<void> {
 			inflight: [
 				{
 					ref: '5b7c7d2e-0000-4000-8000-00000000a11e',
-					kind: 'image',
+					kind,
 					channel,
 					threadTs,
 					messageTs: threadTs,
 					user: 'U0OLD',
 					startedAt: Date.now() - 1000,
-					image: { prompt: 'an old lighthouse', count: 1 },
+					...(kind === 'image'
+						? { image: { prompt: 'an old lighthouse', count: 1 } }
+						: { prompt: 'an old question' }),
 				},
 			],
 		}),
@@ -301,4 +303,25 @@ test('an image cut short whose workload was turned off since fails in its thread
 	while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
 		await new Promise((resolve) => setTimeout(resolve, 50));
 	expect(await inflightKinds(stateFile())).toEqual([]);
+});
+
+test('an answer cut short in a channel Slack no longer lets the app see is forgotten, not tried for ever', async () => {
+	const [alpha] = workspaces;
+	await install(['T0ALPHA']);
+	const threadTs = await parentIn(alpha);
+	await olderStateFile(threadTs, 'chat');
+	// The app was removed from the channel while it was away.
+	alpha.standin.api.refuse('conversations.replies', 'channel_not_found', 100);
+	alpha.standin.api.refuse('chat.postMessage', 'channel_not_found', 100);
+	const app = await startApp(await freePort());
+	try {
+		const deadline = Date.now() + 10_000;
+		while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
+			await new Promise((resolve) => setTimeout(resolve, 50));
+		expect(await inflightKinds(stateFile())).toEqual([]);
+		expect(app.output).toMatch(/Could not flag an interrupted answer/);
+	} finally {
+		alpha.standin.api.refuse('conversations.replies', 'channel_not_found', 0);
+		alpha.standin.api.refuse('chat.postMessage', 'channel_not_found', 0);
+	}
 });
