@@ -376,17 +376,17 @@ async function takeOverOrphanedJobs(
 		}
 		await withLogContext({ request: undefined, job: undefined }, async () => {
 			try {
-				for (const container of await containers()) {
+				const all = await containers();
+				for (const container of all)
 					await resumeJobs(
 						container,
 						logger,
 						(watching, delivered) =>
 							`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`,
 					);
-					const taken = await takeOverInflight(container, shared, logger);
-					if (taken)
-						logger.info(`Took over ${taken} image(s) or answer(s) from replicas that stopped.`);
-				}
+				const taken = await takeOverInflight(all, shared, logger);
+				if (taken)
+					logger.info(`Took over ${taken} image(s) or answer(s) from replicas that stopped.`);
 			} catch (error) {
 				logger.warn(`Could not look for work other replicas left: ${errorSummary(error)}`);
 			}
@@ -425,7 +425,7 @@ async function resumeUnfinishedWork(container: Container, sources: ResumeSources
 			// Redis holds it now (or it is done): this file no longer needs to.
 			if (shared) await state.endInflight(request.ref);
 		}
-		if (shared) await takeOverInflight(container, shared, logger);
+		if (shared) await takeOverInflight([container], shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
@@ -441,15 +441,17 @@ async function resumeUnfinishedWork(container: Container, sources: ResumeSources
 	}
 }
 
-/** Takes over the workspace's images and answers whose replica died; resolves with how many. */
+/** Takes over the images and answers of these workspaces whose replica died; resolves with how many. */
 async function takeOverInflight(
-	container: Container,
+	containers: readonly Container[],
 	shared: SharedState,
 	logger: Logger,
 ): Promise<number> {
+	const byTeam = new Map(containers.map((container) => [container.team, container]));
 	let taken = 0;
 	for (const request of await shared.inflightRequests()) {
-		if (request.team !== container.team || !(await shared.takeOverInflight(request.ref))) continue;
+		const container = byTeam.get(request.team);
+		if (!container || !(await shared.takeOverInflight(request.ref))) continue;
 		taken++;
 		resumeInflight(container, request, shared, logger);
 	}
