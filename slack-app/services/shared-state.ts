@@ -354,41 +354,24 @@ export class RedisSharedState implements SharedState {
 	}
 
 	async startInflight(request: InflightRequest): Promise<boolean> {
-		const name = inflightLease(request.ref);
-		const ours =
-			(await this.command([
-				'EVAL',
-				START_INFLIGHT_SCRIPT,
-				'2',
-				this.key('lease', name),
-				this.key('inflight', 'requests'),
-				this.replica,
-				String(this.leaseMs),
-				request.ref,
-				JSON.stringify(request),
-			])) === 1;
-		if (ours) this.leases.add(name);
+		const ours = await this.inflightScript(
+			START_INFLIGHT_SCRIPT,
+			request.ref,
+			String(this.leaseMs),
+			request.ref,
+			JSON.stringify(request),
+		);
+		if (ours) this.leases.add(inflightLease(request.ref));
 		return ours;
 	}
 
 	async endInflight(ref: string): Promise<void> {
-		const name = inflightLease(ref);
-		this.leases.delete(name);
-		await this.command([
-			'EVAL',
-			END_INFLIGHT_SCRIPT,
-			'2',
-			this.key('lease', name),
-			this.key('inflight', 'requests'),
-			this.replica,
-			ref,
-		]);
+		this.leases.delete(inflightLease(ref));
+		await this.inflightScript(END_INFLIGHT_SCRIPT, ref, ref);
 	}
 
 	async inflightRequests(): Promise<RecordedInflight[]> {
-		const reply = hashReplySchema.parse(
-			await this.command(['HGETALL', this.key('inflight', 'requests')]),
-		);
+		const reply = hashReplySchema.parse(await this.command(['HGETALL', this.inflightKey()]));
 		const requests: RecordedInflight[] = [];
 		for (const [ref, record] of Object.entries(reply)) {
 			const parsed = recordedInflightSchema.safeParse(parseJson(record));
@@ -398,26 +381,31 @@ export class RedisSharedState implements SharedState {
 			}
 			// Nothing could resume it: it would only be read again and again.
 			this.logger.warn(`Dropped an in-flight record in Redis that is not one of this app's.`);
-			await this.command(['HDEL', this.key('inflight', 'requests'), ref]);
+			await this.command(['HDEL', this.inflightKey(), ref]);
 		}
 		return requests;
 	}
 
 	async takeOverInflight(ref: string): Promise<boolean> {
-		const name = inflightLease(ref);
-		const taken =
-			(await this.command([
-				'EVAL',
-				TAKE_OVER_INFLIGHT_SCRIPT,
-				'2',
-				this.key('lease', name),
-				this.key('inflight', 'requests'),
-				this.replica,
-				String(this.leaseMs),
-				ref,
-			])) === 1;
-		if (taken) this.leases.add(name);
+		const taken = await this.inflightScript(
+			TAKE_OVER_INFLIGHT_SCRIPT,
+			ref,
+			String(this.leaseMs),
+			ref,
+		);
+		if (taken) this.leases.add(inflightLease(ref));
 		return taken;
+	}
+
+	/** The records of every replica's images and answers under way: ref to record. */
+	private inflightKey(): string {
+		return this.key('inflight', 'requests');
+	}
+
+	/** Runs an in-flight script on `ref`'s lease and the records (ARGV: this replica, then `args`); true when it answers 1. */
+	private async inflightScript(script: string, ref: string, ...args: string[]): Promise<boolean> {
+		const keys = [this.key('lease', inflightLease(ref)), this.inflightKey()];
+		return (await this.command(['EVAL', script, '2', ...keys, this.replica, ...args])) === 1;
 	}
 }
 
