@@ -10,6 +10,8 @@ import { Cluster, Replica } from './cluster';
  * each (so 100 jobs in flight and the rest refused), a few signed requests are replayed to another
  * replica, and midway one replica is SIGKILLed or Redis restarted. Every result must land in its
  * thread exactly once, no user may ever run more than 2 jobs, and no command may create two jobs.
+ * Then an image and a chat answer under way on a replica that is SIGKILLed: another replica must
+ * post the image once and flag the answer once, and the killed one, back, must redo neither.
  */
 
 const CHANNEL = 'C0REPLICA';

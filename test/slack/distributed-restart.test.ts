@@ -172,7 +172,7 @@ const replies = (workspace: Workspace, ts: string) =>
 async function waitForText(workspace: Workspace, ts: string, pattern: RegExp): Promise<void> {
 	await workspace.standin.waitFor(
 		() => pattern.test(content(workspace.standin.workspace.find(channel, ts))) || undefined,
-		20_000,
+		30_000,
 		`the parent in ${workspace.team} to show ${pattern}`,
 	);
 }
