@@ -10,8 +10,9 @@ import { conversationFromThread, plainText } from './conversation';
 import type { RequestLifecycle, RequestPlan } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
 import type { SharedState } from './shared-state';
+import { cannotPostMessage } from './slack-errors';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
-import type { InflightRequest, StateStore } from './state-store';
+import type { InflightRecords, InflightRequest } from './state-store';
 import { SHARED_STATE_WAIT_MS, within } from './timeout';
 
 export interface ChatServiceOptions {
@@ -20,7 +21,8 @@ export interface ChatServiceOptions {
 	writer: AnswerWriter;
 	lifecycle: RequestLifecycle;
 	threads: SlackThreads;
-	state: StateStore;
+	/** Where answers under way are recorded (the state file, or Redis with several replicas). */
+	records: InflightRecords;
 	team: string;
 	botUserId: () => string | undefined;
 	/** Several replicas (REDIS_URL): which thread replies any of them has taken up. */
@@ -176,14 +178,37 @@ export class ChatService {
 		});
 	}
 
-	/** After a restart: an answer cannot be resumed mid-stream, so say so and offer Regenerate. */
+	/**
+	 * After a restart, or on another replica when the one answering died: an answer cannot be resumed
+	 * mid-stream, so say so once and offer Regenerate. The notice carries the request's ref, so one
+	 * already in the thread (posted by a run that died before forgetting the request) is not posted again.
+	 */
 	async interrupted(inflight: InflightRequest): Promise<void> {
-		const { threads, state } = this.options;
+		try {
+			await this.flagInterrupted(inflight);
+		} catch (error) {
+			// Slack will never take it (the channel is gone, or closed to the app): forgotten, not tried for ever.
+			if (cannotPostMessage(error)) await this.options.records.endInflight(inflight.ref);
+			throw error;
+		}
+		await this.options.records.endInflight(inflight.ref);
+	}
+
+	private async flagInterrupted(inflight: InflightRequest): Promise<void> {
+		const { threads, botUserId } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-		await threads.reply(thread, answerMessage('', 'interrupted'), {
-			eventType: ANSWER_EVENT,
-			payload: { ref: inflight.ref },
-		});
+		const noticed = (await threads.read(thread)).some(
+			(message) =>
+				(message.user === botUserId() || message.botId !== undefined) &&
+				message.metadata?.eventType === ANSWER_EVENT &&
+				message.metadata.payload.ref === inflight.ref &&
+				message.metadata.payload.interrupted === true,
+		);
+		if (!noticed)
+			await threads.reply(thread, answerMessage('', 'interrupted'), {
+				eventType: ANSWER_EVENT,
+				payload: { ref: inflight.ref, interrupted: true },
+			});
 		if (inflight.prompt !== undefined) {
 			await threads.update(
 				inflight.channel,
@@ -195,7 +220,6 @@ export class ChatService {
 				}),
 			);
 		}
-		await state.endInflight(inflight.ref);
 	}
 
 	/**

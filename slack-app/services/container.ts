@@ -40,6 +40,8 @@ export interface ContainerOptions {
 }
 
 export interface Container {
+	/** The workspace these services act in. */
+	team: string;
 	services: AppServices;
 	/** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
 	lifecycle: RequestLifecycle;
@@ -65,7 +67,16 @@ export function createContainer(options: ContainerOptions): Container {
 	);
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const posted = new PostedRecord(threads, state, clock, shared);
-	const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
+	const lifecycle = new RequestLifecycle({
+		team: identity.team,
+		access,
+		threads,
+		state,
+		shared,
+		posted,
+		clock,
+		logger,
+	});
 	const tracker = new JobTracker({
 		management,
 		threads,
@@ -114,7 +125,7 @@ export function createContainer(options: ContainerOptions): Container {
 		writer,
 		lifecycle,
 		threads,
-		state,
+		records: shared ?? state,
 		team: identity.team,
 		botUserId,
 		shared,
@@ -122,6 +133,7 @@ export function createContainer(options: ContainerOptions): Container {
 	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
 	return {
+		team: identity.team,
 		services: { router, jobs, jobForm, images, chat, assistant, access, home, logger },
 		lifecycle,
 		tracker,

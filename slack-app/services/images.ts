@@ -3,7 +3,7 @@ import type { TextToImageInput } from '../../shared/schemas';
 import type { ImageRequest } from '../messages/actions';
 import { noticeMessage } from '../messages/errors';
 import type { ParentView } from '../messages/parent';
-import { imageFilename, imageFilePrefix } from '../messages/results';
+import { errorParts, imageFilename, imageFilePrefix } from '../messages/results';
 import type { ResultPart, ThreadRef } from '../model';
 import type { RequestLifecycle } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
@@ -19,6 +19,8 @@ export interface ImageServiceOptions {
 
 /** What a failed image request is called in its thread. */
 const FAILURE = 'Generating the image';
+const IMAGES_OFF =
+	'Image generation is off: the app has no image workload configured (GPU_CLOUD_IMAGE_URL).';
 
 /** The file extension matching the image bytes (the workload may convert to JPEG or WebP). */
 export function imageExtension(bytes: Buffer): string {
@@ -43,13 +45,7 @@ export class ImageService {
 		existing?: ThreadRef,
 	): Promise<PrivateReply> {
 		const { lifecycle, workload } = this.options;
-		if (!workload)
-			return lifecycle.refuse(
-				context,
-				noticeMessage(
-					'Image generation is off: the app has no image workload configured (GPU_CLOUD_IMAGE_URL).',
-				),
-			);
+		if (!workload) return lifecycle.refuse(context, noticeMessage(IMAGES_OFF));
 		const view: ParentView = {
 			user: context.user,
 			subject: { kind: 'image', request },
@@ -70,12 +66,14 @@ export class ImageService {
 	}
 
 	/**
-	 * After a restart: generates again what was under way, unless the thread already shows all of its
-	 * images (the app died after uploading). Parts already in the thread are never posted twice.
+	 * After a restart, or on another replica when the one generating died: generates again what was
+	 * under way, unless the thread already shows all of its images (the app died after uploading).
+	 * Parts already in the thread are never posted twice.
 	 */
 	resume(inflight: InflightRequest): void {
 		const request = inflight.image;
-		if (!request || !this.options.workload) return;
+		if (!request) return;
+		const { workload } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
 		this.options.lifecycle.resume({
 			ref: inflight.ref,
@@ -87,6 +85,8 @@ export class ImageService {
 			remembered: true,
 			failure: FAILURE,
 			work: async ({ ref }) => {
+				// Turned off since: the thread says so, and the request ends instead of waiting for ever.
+				if (!workload) return { state: 'failed', parts: errorParts(ref, FAILURE, IMAGES_OFF) };
 				const shown = await this.options.posted.partsShown(thread, imageFilePrefix(ref));
 				return {
 					state: 'succeeded',

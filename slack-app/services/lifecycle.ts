@@ -11,7 +11,7 @@ import type { PrivateReply, RequestContext } from './outcome';
 import type { PostedRecord } from './posted-record';
 import { cannotPostMessage } from './slack-errors';
 import type { MessagePayload, SlackThreads } from './slack-thread';
-import type { InflightRequest, StateStore } from './state-store';
+import type { InflightRecords, InflightRequest, StateStore } from './state-store';
 
 /**
  * Every /gpu request, whatever its kind, runs through here in the same steps:
@@ -58,7 +58,7 @@ export interface RequestPlan {
 	/** GPU work holds one of the user's slots while it runs; creating a queue does not. */
 	usesSlot: boolean;
 	place: RequestPlace;
-	/** Kept in the state file while the request runs, so a restart can redo or flag it (images, chat). */
+	/** Recorded while the request runs, so a restart or another replica can redo or flag it (images, chat). */
 	remember?: Pick<InflightRequest, 'image' | 'prompt'>;
 	/** What a failure is called in the thread ("Creating the queue"); without it a failure is only logged. */
 	failure?: string;
@@ -73,16 +73,21 @@ export interface ResumedPlan {
 	thread: ThreadRef;
 	startedAt: number;
 	parent?: ParentView;
-	/** The request is in the state file already; its record ends with it. */
+	/** The request is recorded already (state file or Redis); its record ends with it. */
 	remembered: boolean;
 	failure?: string;
 	work: (request: ActiveRequest) => Promise<Ending>;
 }
 
 export interface RequestLifecycleOptions {
+	/** The workspace the requests are made in; their records say so, for whoever resumes them. */
+	team: string;
 	access: AccessPolicy;
 	threads: SlackThreads;
+	/** Records images and answers under way, unless `shared` does. */
 	state: StateStore;
+	/** Several replicas (Redis): records them there instead, held by this replica, for any replica to take over. */
+	shared?: InflightRecords;
 	posted: PostedRecord;
 	clock: Clock;
 	logger: Logger;
@@ -108,12 +113,16 @@ export class RequestLifecycle {
 
 	constructor(private readonly options: RequestLifecycleOptions) {}
 
+	private get records(): InflightRecords {
+		return this.options.shared ?? this.options.state;
+	}
+
 	/**
 	 * Runs a new request. Resolves with what only the asker sees (a refusal, or why the parent could
 	 * not be posted) as soon as the parent is up; the work goes on in the background.
 	 */
 	async start(plan: RequestPlan): Promise<PrivateReply> {
-		const { access, state, clock } = this.options;
+		const { access, clock, team } = this.options;
 		const { context } = plan;
 		const refused = this.refusal(context) ?? (await plan.checks?.());
 		if (refused) return refused;
@@ -148,8 +157,9 @@ export class RequestLifecycle {
 				if (plan.remember) {
 					const messageTs =
 						place.kind === 'thread' ? (place.messageTs ?? thread.threadTs) : thread.threadTs;
-					await state.startInflight({
+					await this.records.startInflight({
 						ref,
+						team,
 						kind: inflightKind(plan.kind),
 						channel: thread.channel,
 						threadTs: thread.threadTs,
@@ -215,7 +225,7 @@ export class RequestLifecycle {
 		answer: (reply: PrivateReply) => void,
 		begin: () => Promise<{ thread: ThreadRef; remembered: boolean } | undefined>,
 	): Promise<void> {
-		const { access, state, logger } = this.options;
+		const { access, logger } = this.options;
 		let settle = () => {};
 		const settled = new Promise<void>((resolve) => (settle = resolve));
 		this.unsettled.set(request.ref, settled);
@@ -235,7 +245,7 @@ export class RequestLifecycle {
 				await this.carryOut(request, begun.thread, parent, handedOver);
 			} finally {
 				if (request.usesSlot) await access.release(request.user, request.ref);
-				if (remembered) await state.endInflight(request.ref);
+				if (remembered) await this.records.endInflight(request.ref);
 				handedOver();
 			}
 		})();
@@ -312,7 +322,7 @@ export class RequestLifecycle {
 
 function inflightKind(kind: RequestKind): InflightRequest['kind'] {
 	if (kind === 'image' || kind === 'chat') return kind;
-	throw new Error(`A ${kind} request is not kept in the state file; the service keeps it.`);
+	throw new Error(`A ${kind} request is not recorded while it runs; the service keeps it.`);
 }
 
 function describeKind(request: Started): string {

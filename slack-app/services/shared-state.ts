@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
+import { z } from 'zod/v4';
 import { errorSummary } from './errors';
+import { inflightSchema, type InflightRequest } from './state-store';
 
 /**
  * What several replicas of the app must agree on, kept in Redis when `REDIS_URL` is set: who
@@ -34,6 +36,29 @@ export interface SharedState {
 	close(): Promise<void>;
 	/** How many of `user`'s slots are held now, by any replica (the Home tab's count). */
 	slotsInUse(user: string): Promise<number>;
+	/**
+	 * Records an image or answer under way, held by this replica's `inflightLease(ref)` (renewed with
+	 * its other leases) until `endInflight`. False, recording nothing, when another replica holds it.
+	 */
+	startInflight(request: InflightRequest): Promise<boolean>;
+	/** Forgets the request (it ended) and gives its lease back. */
+	endInflight(ref: string): Promise<void>;
+	/** Every image or answer any replica recorded as under way; each names its workspace. */
+	inflightRequests(): Promise<RecordedInflight[]>;
+	/**
+	 * Takes `ref` over when it is still recorded and no replica holds it (its holder died and the lease
+	 * expired); false when held, this replica included, or ended meanwhile.
+	 */
+	takeOverInflight(ref: string): Promise<boolean>;
+}
+
+/** In Redis, an in-flight request always says whose it is. */
+export type RecordedInflight = InflightRequest & { team: string };
+const recordedInflightSchema = inflightSchema.extend({ team: z.string().min(1) });
+
+/** Held by the replica that runs the image or answer `ref`; free once it died. */
+export function inflightLease(ref: string): string {
+	return `inflight:${ref}`;
 }
 
 /** A dead replica's leases and slots are free again this long after its last renewal. */
@@ -67,6 +92,40 @@ if running >= tonumber(ARGV[4]) then return running end
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 return -1`;
+
+/** The lease and the record of an image or answer under way, together: no replica sees one without the other. */
+const START_INFLIGHT_SCRIPT = `
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[3], ARGV[4])
+return 1`;
+
+const END_INFLIGHT_SCRIPT = `
+redis.call('HDEL', KEYS[2], ARGV[2])
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 0`;
+
+/** 1 when the request is still recorded and its lease was free (now this replica's). */
+const TAKE_OVER_INFLIGHT_SCRIPT = `
+if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0`;
+
+/** HGETALL's reply: field to value (RESP3, and this client's RESP2 default), or field, value, ... */
+const hashReplySchema = z.union([
+	z.record(z.string(), z.string()),
+	z
+		.array(z.string())
+		.transform((flat) =>
+			Object.fromEntries(
+				Array.from({ length: Math.floor(flat.length / 2) }, (_, i) => [
+					flat[2 * i],
+					flat[2 * i + 1],
+				]),
+			),
+		),
+]);
 
 /** What this module uses of the client: raw commands, so no typing of Redis replies leaks out. */
 interface RedisClient {
@@ -301,5 +360,68 @@ export class RedisSharedState implements SharedState {
 		return Number(
 			await this.command(['ZCOUNT', this.key('slots', user), `(${Date.now()}`, '+inf']),
 		);
+	}
+
+	async startInflight(request: InflightRequest): Promise<boolean> {
+		const ours = await this.inflightScript(
+			START_INFLIGHT_SCRIPT,
+			request.ref,
+			String(this.leaseMs),
+			request.ref,
+			JSON.stringify(request),
+		);
+		if (ours) this.leases.add(inflightLease(request.ref));
+		return ours;
+	}
+
+	async endInflight(ref: string): Promise<void> {
+		this.leases.delete(inflightLease(ref));
+		await this.inflightScript(END_INFLIGHT_SCRIPT, ref, ref);
+	}
+
+	async inflightRequests(): Promise<RecordedInflight[]> {
+		const reply = hashReplySchema.parse(await this.command(['HGETALL', this.inflightKey()]));
+		const requests: RecordedInflight[] = [];
+		for (const [ref, record] of Object.entries(reply)) {
+			const parsed = recordedInflightSchema.safeParse(parseJson(record));
+			if (parsed.success && parsed.data.ref === ref) {
+				requests.push(parsed.data);
+				continue;
+			}
+			// Nothing could resume it: it would only be read again and again.
+			this.logger.warn(`Dropped an in-flight record in Redis that is not one of this app's.`);
+			await this.command(['HDEL', this.inflightKey(), ref]);
+		}
+		return requests;
+	}
+
+	async takeOverInflight(ref: string): Promise<boolean> {
+		const taken = await this.inflightScript(
+			TAKE_OVER_INFLIGHT_SCRIPT,
+			ref,
+			String(this.leaseMs),
+			ref,
+		);
+		if (taken) this.leases.add(inflightLease(ref));
+		return taken;
+	}
+
+	/** The records of every replica's images and answers under way: ref to record. */
+	private inflightKey(): string {
+		return this.key('inflight', 'requests');
+	}
+
+	/** Runs an in-flight script on `ref`'s lease and the records (ARGV: this replica, then `args`); true when it answers 1. */
+	private async inflightScript(script: string, ref: string, ...args: string[]): Promise<boolean> {
+		const keys = [this.key('lease', inflightLease(ref)), this.inflightKey()];
+		return (await this.command(['EVAL', script, '2', ...keys, this.replica, ...args])) === 1;
+	}
+}
+
+function parseJson(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return undefined;
 	}
 }

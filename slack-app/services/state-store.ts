@@ -15,6 +15,11 @@ const POSTED_MEMORY = 5000;
 
 export const inflightSchema = z.strictObject({
 	ref: z.string().min(1),
+	/**
+	 * The workspace whose container redoes or flags it after a restart. Absent in state files of
+	 * versions before it was recorded: see `StateStore.ownUnmarked`.
+	 */
+	team: z.string().min(1).optional(),
 	kind: z.enum(['image', 'chat']),
 	channel: z.string().min(1),
 	threadTs: z.string().min(1),
@@ -29,6 +34,12 @@ export const inflightSchema = z.strictObject({
 });
 export type InflightRequest = z.infer<typeof inflightSchema>;
 
+/** Where a request under way is recorded while it runs: this state file, or Redis with several replicas. */
+export interface InflightRecords {
+	startInflight(request: InflightRequest): Promise<unknown>;
+	endInflight(ref: string): Promise<void>;
+}
+
 const stateSchema = z.strictObject({
 	version: z.literal(1),
 	endpoints: z.array(z.string()),
@@ -39,9 +50,11 @@ type State = z.infer<typeof stateSchema>;
 
 const emptyState = (): State => ({ version: 1, endpoints: [], posted: [], inflight: [] });
 
-export class StateStore {
+export class StateStore implements InflightRecords {
 	private state: State = emptyState();
 	private posted = new Set<string>();
+	/** Requests recorded or taken over by this process: the others were left by an earlier run. */
+	private readonly underway = new Set<string>();
 	private writing: Promise<void> = Promise.resolve();
 
 	private constructor(private readonly path: string) {}
@@ -89,7 +102,37 @@ export class StateStore {
 		return this.save();
 	}
 
+	/**
+	 * The requests of `team` an earlier run left unfinished and nothing in this process runs yet; from
+	 * now on they count as under way here, so a workspace's services built again do not take them twice.
+	 */
+	takeOverInflight(team: string): InflightRequest[] {
+		const left = this.state.inflight.filter(
+			(entry) => entry.team === team && !this.underway.has(entry.ref),
+		);
+		for (const entry of left) this.underway.add(entry.ref);
+		return left;
+	}
+
+	/**
+	 * Records from before requests named their workspace: they are the workspace's when the app serves
+	 * exactly one (`teams`), and unknown otherwise, so dropped (no container could tell whether a thread
+	 * is its own). Resolves with how many were dropped.
+	 */
+	async ownUnmarked(teams: readonly string[]): Promise<number> {
+		const unmarked = this.state.inflight.filter((entry) => entry.team === undefined);
+		if (unmarked.length === 0) return 0;
+		const [only] = teams;
+		this.state.inflight =
+			teams.length === 1
+				? this.state.inflight.map((entry) => ({ ...entry, team: entry.team ?? only }))
+				: this.state.inflight.filter((entry) => entry.team !== undefined);
+		await this.save();
+		return teams.length === 1 ? 0 : unmarked.length;
+	}
+
 	startInflight(request: InflightRequest): Promise<void> {
+		this.underway.add(request.ref);
 		this.state.inflight = [
 			...this.state.inflight.filter((entry) => entry.ref !== request.ref),
 			request,
@@ -98,6 +141,7 @@ export class StateStore {
 	}
 
 	endInflight(ref: string): Promise<void> {
+		this.underway.delete(ref);
 		if (!this.state.inflight.some((entry) => entry.ref === ref)) return this.writing;
 		this.state.inflight = this.state.inflight.filter((entry) => entry.ref !== ref);
 		return this.save();

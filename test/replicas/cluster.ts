@@ -90,6 +90,8 @@ export class Replica {
 	private constructor(
 		readonly port: number,
 		readonly child: ChildProcess,
+		/** What it was started with: the same again is a restart (its own state file included). */
+		readonly env: Record<string, string>,
 	) {}
 
 	/** Starts the production entry point (bin.ts) and resolves once it serves. */
@@ -100,7 +102,7 @@ export class Replica {
 			env: { ...env, PORT: String(port) },
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
-		const replica = new Replica(port, child);
+		const replica = new Replica(port, child, env);
 		child.stdout?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
 		child.stderr?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
 		// Up once it answers /healthz (whatever LOG_LEVEL lets it log).

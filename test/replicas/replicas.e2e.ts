@@ -1,7 +1,8 @@
 import { isTerminalStatus } from '../../shared/schemas';
-import { content } from '../slack/harness';
+import { RedisSharedState } from '../../slack-app/services/shared-state';
+import { CapturingLogger, content } from '../slack/harness';
 import { eventually } from '../support/eventually';
-import { Cluster } from './cluster';
+import { Cluster, Replica } from './cluster';
 
 /**
  * Three replicas of the Slack app behind a round-robin proxy, sharing Redis (`npm run test:replicas`;
@@ -9,6 +10,8 @@ import { Cluster } from './cluster';
  * each (so 100 jobs in flight and the rest refused), a few signed requests are replayed to another
  * replica, and midway one replica is SIGKILLed or Redis restarted. Every result must land in its
  * thread exactly once, no user may ever run more than 2 jobs, and no command may create two jobs.
+ * Then an image and a chat answer under way on a replica that is SIGKILLed: another replica must
+ * post the image once and flag the answer once, and the killed one, back, must redo neither.
  */
 
 const CHANNEL = 'C0REPLICA';
@@ -181,6 +184,79 @@ it('three replicas, one SIGKILLed midway: every result posted once, no user abov
 
 it('three replicas, Redis restarted midway: they wait for it and lose nothing', () =>
 	run('restart Redis'));
+
+it('an image and an answer under way on a replica SIGKILLed: another posts the image once and flags the answer once', async () => {
+	const cluster = await Cluster.start({
+		replicas: 3,
+		redis: true,
+		env: { SLACK_POLL_INTERVAL_MS: '1000', LOG_LEVEL: 'info' },
+	});
+	const { stack } = cluster;
+	// The test's own view of Redis, through the app's store: what the replicas recorded as under way.
+	const observer = await RedisSharedState.connect({
+		url: cluster.redis?.url ?? '',
+		logger: new CapturingLogger(),
+	});
+	const underway = async () =>
+		(await observer.inflightRequests())
+			.map((request) => request.kind)
+			.sort()
+			.join();
+	try {
+		// Slow workloads, so the replica dies while both are under way.
+		stack.emulator.setFaults({ latencyMs: 8000, surfaces: ['image', 'chat'] });
+		const victim = cluster.replicas[1];
+		// Straight to the victim, not through the proxy: it is the one that runs them.
+		stack.standin.setAppUrl(`http://127.0.0.1:${victim.port}/slack/events`);
+		expect((await stack.command('image a lighthouse at dusk', 'U0PAINT', CHANNEL)).status).toBe(
+			200,
+		);
+		expect((await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL)).status).toBe(
+			200,
+		);
+		stack.standin.setAppUrl(`${cluster.proxy.url}/slack/events`);
+		await eventually('the image and the answer recorded as under way', async () =>
+			(await underway()) === 'chat,image' ? true : undefined,
+		);
+		const parentAbout = (words: RegExp) => {
+			const parent = stack.parents(CHANNEL).find((candidate) => words.test(content(candidate)));
+			if (!parent) throw new Error(`No parent about ${words}`);
+			return parent;
+		};
+		const [image, chat] = [parentAbout(/lighthouse/), parentAbout(/spot instance/)];
+		await victim.kill('SIGKILL');
+		stack.emulator.setFaults({ latencyMs: 0 });
+
+		// Another replica takes both over once the victim's leases expire.
+		await stack.waitForParentText(image.ts, /Succeeded in/, 60_000, CHANNEL);
+		const files = () => stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds);
+		await stack.standin.waitFor(() => files().length > 0 || undefined, 10_000, 'the image');
+		await stack.waitForParentText(chat.ts, /Interrupted/, 60_000, CHANNEL);
+		const notices = () =>
+			stack
+				.replies(chat.ts, CHANNEL)
+				.filter((message) => /The app restarted while answering/.test(content(message)));
+		expect(content(notices()[0])).toContain('gpu.regenerate_chat');
+
+		// The victim comes back with its own state file; then time for a second post, if any replica
+		// were to make one: several sweeps and a lease expiry.
+		cluster.replicas[1] = await Replica.start(victim.port, victim.env);
+		await new Promise((resolve) => setTimeout(resolve, 15_000));
+		expect(files()).toHaveLength(1);
+		expect(notices()).toHaveLength(1);
+		expect(await underway()).toBe('');
+		expect(stack.parents(CHANNEL)).toHaveLength(2);
+	} catch (error) {
+		for (const replica of cluster.replicas)
+			console.log(
+				`--- replica on ${replica.port}:\n${replica.output.split('\n').slice(-30).join('\n')}`,
+			);
+		throw error;
+	} finally {
+		await observer.close();
+		await cluster.close();
+	}
+});
 
 /** Set REPLICAS_WITHOUT_REDIS=1 to see the same run fail with each process keeping its own memory. */
 if (process.env.REPLICAS_WITHOUT_REDIS === '1') {

@@ -21,10 +21,10 @@ let dir: string;
 let redis: Redis;
 const open: RedisSharedState[] = [];
 
-async function replica(): Promise<RedisSharedState> {
+async function replica(logger = new CapturingLogger()): Promise<RedisSharedState> {
 	const store = await RedisSharedState.connect({
 		url: redis.url,
-		logger: new CapturingLogger(),
+		logger,
 		leaseMs: LEASE_MS,
 	});
 	open.push(store);
@@ -70,6 +70,49 @@ it("lets another replica take a dead replica's lease and slots once they expire"
 	await pause(LEASE_MS * 2);
 	expect(await b.lease('deliver:r1')).toBe(true);
 	expect(await b.acquireSlot('U1', 'r2', 1)).toBeUndefined();
+});
+
+it("records an image under way with its holder's lease: another replica takes it over only once the holder died", async () => {
+	const [a, b, c] = [await replica(), await replica(), await replica()];
+	const request = {
+		ref: 'img-1',
+		team: 'T0ONE',
+		kind: 'image' as const,
+		channel: 'C1',
+		threadTs: '1.0',
+		messageTs: '1.0',
+		user: 'U1',
+		startedAt: 1,
+		image: { prompt: 'fox', count: 1 },
+	};
+	expect(await a.startInflight(request)).toBe(true);
+	expect(await b.inflightRequests()).toEqual([request]);
+	// Held (and renewed) by A, the holder itself included: nobody takes it over.
+	await pause(LEASE_MS * 2);
+	expect(await b.takeOverInflight('img-1')).toBe(false);
+	expect(await a.takeOverInflight('img-1')).toBe(false);
+	expect(await b.startInflight(request)).toBe(false);
+	(a as unknown as { client: { destroy(): void } }).client.destroy();
+	open.splice(open.indexOf(a), 1);
+	await pause(LEASE_MS * 2);
+	expect(await b.takeOverInflight('img-1')).toBe(true);
+	expect(await c.takeOverInflight('img-1')).toBe(false);
+	await b.endInflight('img-1');
+	expect(await c.inflightRequests()).toEqual([]);
+	// Ended: nothing left to take over, even with its lease free.
+	expect(await c.takeOverInflight('img-1')).toBe(false);
+});
+
+it('drops what Redis holds under the in-flight records that is not a record of this app', async () => {
+	const logger = new CapturingLogger();
+	const a = await replica(logger);
+	const raw = (a as unknown as { client: { sendCommand(args: string[]): Promise<unknown> } })
+		.client;
+	await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'bad', '{"ref":"bad"}']);
+	await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'worse', 'not json']);
+	expect(await a.inflightRequests()).toEqual([]);
+	expect(await raw.sendCommand(['HLEN', 'gpu-cloud-slack:inflight:requests'])).toBe(0);
+	expect(logger.lines.filter((line) => /not one of this app's/.test(line))).toHaveLength(2);
 });
 
 it('counts slots across replicas, lets adopted work past the limit, and frees released ones', async () => {

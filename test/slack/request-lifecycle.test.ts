@@ -54,7 +54,15 @@ async function rig(): Promise<Rig> {
 	const clock = new ManualClock(Date.now());
 	const logger = new CapturingLogger();
 	const posted = new PostedRecord(threads, state, clock);
-	const lifecycle = new RequestLifecycle({ access, threads, state, posted, clock, logger });
+	const lifecycle = new RequestLifecycle({
+		team: 'T0LIFE',
+		access,
+		threads,
+		state,
+		posted,
+		clock,
+		logger,
+	});
 	channels++;
 	return { lifecycle, access, state, clock, logger, channel: `C0RL${channels}` };
 }
