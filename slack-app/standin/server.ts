@@ -221,6 +221,8 @@ export class Standin {
 			const body = await readBody(req);
 			const params = formParams(body, req.headers['content-type'] ?? '');
 			const reply = this.api.handle(match[1], req.headers.authorization, params);
+			// Done, but the answer never arrives: the caller sees the connection drop.
+			if (reply.lost) return void req.socket.destroy();
 			return send(res, reply.status, reply.body, reply.headers);
 		}
 		if (method === 'POST' && (match = /^\/upload\/([A-Z0-9]+)$/.exec(path))) {

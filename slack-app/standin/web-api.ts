@@ -20,6 +20,8 @@ export interface ApiReply {
 	status: number;
 	headers?: Record<string, string>;
 	body: Record<string, unknown>;
+	/** Carried out, but the caller never hears back: the server closes the connection instead of answering. */
+	lost?: boolean;
 }
 
 export interface ApiCall {
@@ -27,6 +29,20 @@ export interface ApiCall {
 	params: Params;
 	status: number;
 	error?: string;
+	/** Slack did it, and its answer was lost on the way. */
+	lost?: boolean;
+}
+
+/** Which calls of a method lose their answer: all of them, or those into one thread or with one kind of metadata. */
+export interface LostAnswerMatch {
+	threadTs?: string;
+	/** The message's `metadata.event_type`. */
+	eventType?: string;
+}
+
+interface LostAnswerRule extends LostAnswerMatch {
+	method: string;
+	remaining: number;
 }
 
 interface RateLimitRule {
@@ -108,6 +124,7 @@ export class WebApi {
 	readonly calls: ApiCall[] = [];
 	private readonly rateLimits = new Map<string, RateLimitRule>();
 	private readonly refusals = new Map<string, { error: string; remaining: number }>();
+	private readonly lostAnswers: LostAnswerRule[] = [];
 
 	constructor(
 		private readonly workspace: Workspace,
@@ -122,6 +139,15 @@ export class WebApi {
 	/** The next `times` calls of `method` answer `{ ok: false, error }` (`not_in_channel`, `is_archived`...). */
 	refuse(method: string, error: string, times = 1): void {
 		this.refusals.set(method, { error, remaining: times });
+	}
+
+	/**
+	 * The next `times` successful calls of `method` that match are carried out (the message is
+	 * stored) and then their answer is lost: the connection closes without a response, as when a
+	 * proxy or the network drops it after Slack did the work. The caller cannot tell whether it did.
+	 */
+	loseAnswers(method: string, times = 1, match: LostAnswerMatch = {}): void {
+		this.lostAnswers.push({ method, remaining: times, ...match });
 	}
 
 	setNativeStreaming(enabled: boolean): void {
@@ -157,13 +183,29 @@ export class WebApi {
 			if (!(error instanceof ApiFailure)) throw error;
 			reply = { status: 200, body: { ok: false, error: error.message } };
 		}
+		const lost = reply.body.ok === true && this.takeLostAnswer(method, params);
 		this.calls.push({
 			method,
 			params,
 			status: reply.status,
 			error: reply.body.ok ? undefined : String(reply.body.error),
+			...(lost ? { lost } : {}),
 		});
-		return reply;
+		return lost ? { ...reply, lost } : reply;
+	}
+
+	private takeLostAnswer(method: string, params: Params): boolean {
+		const rule = this.lostAnswers.find(
+			(candidate) =>
+				candidate.method === method &&
+				candidate.remaining > 0 &&
+				(candidate.threadTs === undefined || candidate.threadTs === params.thread_ts) &&
+				(candidate.eventType === undefined ||
+					candidate.eventType === metadataParam(params)?.event_type),
+		);
+		if (!rule) return false;
+		rule.remaining--;
+		return true;
 	}
 
 	private dispatch(method: string, params: Params): Record<string, unknown> {
@@ -199,6 +241,8 @@ export class WebApi {
 				return this.stream(method, params);
 			case 'conversations.replies':
 				return this.replies(params);
+			case 'conversations.history':
+				return this.history(params);
 			case 'files.getUploadURLExternal': {
 				const filename = required(params, 'filename');
 				const length = Number(required(params, 'length'));
@@ -367,6 +411,28 @@ export class WebApi {
 		const limit = Math.min(Number(params.limit) || 1000, 1000);
 		const start = Number(params.cursor || 0);
 		const all = this.workspace.thread(channel, root);
+		const page = all.slice(start, start + limit);
+		const more = start + limit < all.length;
+		return {
+			messages: page.map((message) => publicMessage(message, withMetadata, this.files(message))),
+			has_more: more,
+			response_metadata: { next_cursor: more ? String(start + limit) : '' },
+		};
+	}
+
+	/** A channel's top-level messages, newest first, between `oldest` and `latest` (exclusive) when given. */
+	private history(params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		const withMetadata =
+			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
+		const oldest = Number(params.oldest || 0);
+		const latest = params.latest ? Number(params.latest) : Number.POSITIVE_INFINITY;
+		const limit = Math.min(Number(params.limit) || 100, 999);
+		const start = Number(params.cursor || 0);
+		const all = this.workspace
+			.channelMessages(channel)
+			.filter((message) => Number(message.ts) > oldest && Number(message.ts) < latest)
+			.reverse();
 		const page = all.slice(start, start + limit);
 		const more = start + limit < all.length;
 		return {
