@@ -20,6 +20,7 @@ import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { RedisSharedState } from './services/shared-state';
+import { slackClientOptions } from './services/slack-client';
 import { within } from './services/timeout';
 import { StateStore } from './services/state-store';
 import { createWebhookHandler } from './services/webhook-receiver';
@@ -63,9 +64,6 @@ export interface RunningSlackApp {
 	stop(): Promise<void>;
 }
 
-/** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
-const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 };
-
 /** Builds the Bolt app, connects it to Slack and GPU Cloud, resumes unfinished work and starts listening. */
 export async function startSlackApp(options: SlackAppOptions): Promise<RunningSlackApp> {
 	const { config } = options;
@@ -104,11 +102,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const shared = config.redisUrl
 		? await RedisSharedState.connect({ url: config.redisUrl, logger })
 		: undefined;
-	const clientOptions = {
-		...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
-		retryConfig: SLACK_RETRY,
-		timeout: 30_000,
-	};
+	const clientOptions = slackClientOptions(slack.apiUrl);
 	const containerFor = (
 		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
 		link?: { project?: string },

@@ -38,6 +38,8 @@ export interface LostAnswerMatch {
 	threadTs?: string;
 	/** The message's `metadata.event_type`. */
 	eventType?: string;
+	/** False: the request is lost before Slack does anything (the caller cannot tell the difference). */
+	carriedOut?: boolean;
 }
 
 interface LostAnswerRule extends LostAnswerMatch {
@@ -99,6 +101,15 @@ function metadataParam(params: Params): MessageMetadata | undefined {
 	};
 }
 
+/** A call's `metadata.event_type`, if it carries readable metadata. */
+function eventTypeOf(params: Params): string | undefined {
+	try {
+		return metadataParam(params)?.event_type;
+	} catch {
+		return undefined;
+	}
+}
+
 /** Text carried by streaming chunks: `[{ type: 'markdown_text', text }]`. */
 function chunkText(params: Params): string {
 	let text = params.markdown_text ?? '';
@@ -144,7 +155,8 @@ export class WebApi {
 	/**
 	 * The next `times` successful calls of `method` that match are carried out (the message is
 	 * stored) and then their answer is lost: the connection closes without a response, as when a
-	 * proxy or the network drops it after Slack did the work. The caller cannot tell whether it did.
+	 * proxy or the network drops it after Slack did the work. The caller cannot tell whether it did;
+	 * with `carriedOut: false`, it did not.
 	 */
 	loseAnswers(method: string, times = 1, match: LostAnswerMatch = {}): void {
 		this.lostAnswers.push({ method, remaining: times, ...match });
@@ -169,6 +181,10 @@ export class WebApi {
 				body: { ok: false, error: 'ratelimited' },
 			};
 		}
+		if (this.takeLostAnswer(method, params, false)) {
+			this.calls.push({ method, params, status: 0, lost: true });
+			return { status: 0, body: {}, lost: true };
+		}
 		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
 		let reply: ApiReply;
 		try {
@@ -183,7 +199,7 @@ export class WebApi {
 			if (!(error instanceof ApiFailure)) throw error;
 			reply = { status: 200, body: { ok: false, error: error.message } };
 		}
-		const lost = reply.body.ok === true && this.takeLostAnswer(method, params);
+		const lost = reply.body.ok === true && this.takeLostAnswer(method, params, true);
 		this.calls.push({
 			method,
 			params,
@@ -194,14 +210,14 @@ export class WebApi {
 		return lost ? { ...reply, lost } : reply;
 	}
 
-	private takeLostAnswer(method: string, params: Params): boolean {
+	private takeLostAnswer(method: string, params: Params, carriedOut: boolean): boolean {
 		const rule = this.lostAnswers.find(
 			(candidate) =>
 				candidate.method === method &&
 				candidate.remaining > 0 &&
+				(candidate.carriedOut ?? true) === carriedOut &&
 				(candidate.threadTs === undefined || candidate.threadTs === params.thread_ts) &&
-				(candidate.eventType === undefined ||
-					candidate.eventType === metadataParam(params)?.event_type),
+				(candidate.eventType === undefined || candidate.eventType === eventTypeOf(params)),
 		);
 		if (!rule) return false;
 		rule.remaining--;

@@ -1,0 +1,157 @@
+import { ANSWER_EVENT, REQUEST_EVENT, RESULT_EVENT } from '../../slack-app/services/slack-thread';
+import { content, Stack } from './harness';
+
+/**
+ * Slack did what the app asked, and its answer was lost on the way (the connection dropped, or the
+ * answer came after the client's timeout). A message posted again blindly would show twice: each
+ * result, parent, image and answer must still show exactly once, and the request run to its end.
+ */
+
+let stack: Stack;
+beforeAll(async () => {
+	stack = await Stack.start();
+});
+afterAll(() => stack.close());
+
+let channelCounter = 0;
+/** Each test has its own channel, so parents and threads never mix. */
+function freshChannel(): string {
+	channelCounter++;
+	return `C0LOST${channelCounter}`;
+}
+
+function lostCalls(method: string): number {
+	return stack.standin.api.callsOf(method).filter((call) => call.lost).length;
+}
+
+/** Posts of messages carrying this kind of metadata into a channel, whatever their answer. */
+function postsOf(eventType: string, channel: string): number {
+	return stack.standin.api
+		.callsOf('chat.postMessage')
+		.filter(
+			(call) => call.params.channel === channel && call.params.metadata?.includes(`"${eventType}"`),
+		).length;
+}
+
+describe('an answer from Slack that never arrives', () => {
+	it("a job's result: shown once in the thread", async () => {
+		const channel = freshChannel();
+		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: RESULT_EVENT });
+		await stack.command(
+			`job ${stack.emulator.genericEndpoint} {"prompt": "once"}`,
+			'U0LR',
+			channel,
+		);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		expect(lostCalls('chat.postMessage')).toBe(1);
+		const results = stack
+			.replies(parent.ts, channel)
+			.filter((message) => message.metadata?.event_type === RESULT_EVENT);
+		expect(results.map((message) => message.metadata?.event_payload.key)).toEqual([
+			expect.stringMatching(/:result$/),
+		]);
+		expect(content(results[0])).toContain('Output');
+		// The thread showed it: not posted again.
+		expect(postsOf(RESULT_EVENT, channel)).toBe(1);
+	});
+
+	it('the parent: one parent in the channel, and the request still runs to its result', async () => {
+		const channel = freshChannel();
+		const lostBefore = lostCalls('chat.postMessage');
+		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: REQUEST_EVENT });
+		const reply = await stack.command(
+			`job ${stack.emulator.genericEndpoint} {"prompt": "parent"}`,
+			'U0LP',
+			channel,
+		);
+		expect(reply.status).toBe(200);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
+		expect(stack.parents(channel)).toHaveLength(1);
+		const results = stack
+			.replies(parent.ts, channel)
+			.filter((message) => message.metadata?.event_type === RESULT_EVENT);
+		expect(results).toHaveLength(1);
+		// Nothing private told the asker it failed.
+		expect(stack.ephemeralTexts('U0LP')).toEqual([]);
+		// Found in the channel's history: not posted again.
+		expect(postsOf(REQUEST_EVENT, channel)).toBe(1);
+		expect(
+			stack.standin.api
+				.callsOf('conversations.history')
+				.some((call) => call.params.channel === channel),
+		).toBe(true);
+	});
+
+	it('the parent, when the post never reached Slack: looked for, not found, posted again once', async () => {
+		const channel = freshChannel();
+		stack.standin.api.loseAnswers('chat.postMessage', 1, {
+			eventType: REQUEST_EVENT,
+			carriedOut: false,
+		});
+		await stack.command(
+			`job ${stack.emulator.genericEndpoint} {"prompt": "again"}`,
+			'U0LA',
+			channel,
+		);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		expect(postsOf(REQUEST_EVENT, channel)).toBe(2);
+		expect(stack.parents(channel)).toHaveLength(1);
+		expect(
+			stack
+				.replies(parent.ts, channel)
+				.filter((message) => message.metadata?.event_type === RESULT_EVENT),
+		).toHaveLength(1);
+	});
+
+	it('an image upload: each image once in the thread', async () => {
+		const channel = freshChannel();
+		stack.standin.api.loseAnswers('files.completeUploadExternal', 1);
+		await stack.command('image a lighthouse at dusk --count 2', 'U0LI', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, channel);
+		await stack.app.idle();
+		expect(lostCalls('files.completeUploadExternal')).toBe(1);
+		const names = stack
+			.replies(parent.ts, channel)
+			.flatMap((message) =>
+				message.fileIds.map((id) => stack.standin.workspace.files.get(id)?.name ?? id),
+			);
+		expect(names).toHaveLength(2);
+		expect(new Set(names).size).toBe(2);
+		expect(
+			stack.standin.api
+				.callsOf('files.completeUploadExternal')
+				.filter((call) => call.params.thread_ts === parent.ts),
+		).toHaveLength(1);
+	});
+
+	it('a chat answer (edited as it grows): one answer, finished', async () => {
+		const channel = freshChannel();
+		stack.standin.api.setNativeStreaming(false);
+		try {
+			const lostBefore = lostCalls('chat.postMessage');
+			stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: ANSWER_EVENT });
+			await stack.command('chat Why are spot GPUs cheaper?', 'U0LC', channel);
+			const parent = await stack.waitForParent(1, channel);
+			await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+			await stack.app.idle();
+			expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
+			const answers = stack
+				.replies(parent.ts, channel)
+				.filter((message) => message.metadata?.event_type === ANSWER_EVENT);
+			expect(answers).toHaveLength(1);
+			expect(answers[0].text.length).toBeGreaterThan(0);
+			expect(content(answers[0])).not.toMatch(/failed|stopped/i);
+			expect(postsOf(ANSWER_EVENT, channel)).toBe(1);
+		} finally {
+			stack.standin.api.setNativeStreaming(true);
+		}
+	});
+});
