@@ -1,4 +1,5 @@
 import type { webApi } from '@slack/bolt';
+import type { Clock } from '../../shared/clock';
 import type { ResultPart, SlackMessage, ThreadRef } from '../model';
 import { SlackAnswerLost } from './slack-client';
 
@@ -20,6 +21,8 @@ interface MessageMark {
 
 /** Posts of one message whose answer was lost, each after looking that the one before did not land. */
 const POSTS_PER_MESSAGE = 3;
+/** A post given up on may still be under way at Slack (a timeout): it lands within this, before the app looks. */
+const SETTLE_MS = 1000;
 /** How far before the first post a lost parent is looked for: Slack's clock and ours may differ a little. */
 const CLOCK_SKEW_S = 60;
 
@@ -76,6 +79,7 @@ export class SlackThreads {
 	constructor(
 		private readonly client: WebClient,
 		private readonly botUserId: () => string | undefined,
+		private readonly clock: Clock,
 		private readonly observer?: ParentObserver,
 	) {}
 
@@ -220,8 +224,9 @@ export class SlackThreads {
 	}
 
 	/**
-	 * The one way the app posts again after Slack's answer to a post was lost: it looks whether the
-	 * post landed (`landed`: what it made, or undefined) and posts again only if it did not.
+	 * The one way the app posts again after Slack's answer to a post was lost (`SlackAnswerLost`): a
+	 * moment later it looks whether the post landed (`landed`: what it made, or undefined) and posts
+	 * again only if it did not.
 	 */
 	private async postOnce<T>(
 		post: () => Promise<T>,
@@ -232,6 +237,7 @@ export class SlackThreads {
 				return await post();
 			} catch (error) {
 				if (!(error instanceof SlackAnswerLost)) throw error;
+				await this.clock.sleep(SETTLE_MS);
 				const found = await landed();
 				if (found !== undefined) return found;
 				if (attempt >= POSTS_PER_MESSAGE) throw error;
