@@ -14,7 +14,8 @@ export const ANSWER_EVENT = 'gpu_cloud_answer';
 
 export type MessagePayload = Record<string, string | number | boolean>;
 
-interface MessageMark {
+/** Metadata the app leaves on a message, by which it finds the message again. */
+export interface MessageMark {
 	eventType: string;
 	payload: MessagePayload;
 }
@@ -130,8 +131,15 @@ export class SlackThreads {
 			return reply.ts ?? '';
 		};
 		// Nothing tells an unmarked reply from another: it is not posted again.
-		if (!metadata) return post();
-		return this.postOnce(post, async () => marked(await this.read(thread), metadata, this.fromApp));
+		return metadata ? this.writeMarked(thread, metadata, post) : post();
+	}
+
+	/**
+	 * Sends a call that leaves `mark` on a message of the thread and resolves with that message's ts;
+	 * when Slack's answer is lost, the call is sent again only if the thread does not show the mark.
+	 */
+	writeMarked(thread: ThreadRef, mark: MessageMark, send: () => Promise<string>): Promise<string> {
+		return this.postOnce(send, async () => marked(await this.read(thread), mark, this.fromApp));
 	}
 
 	async ephemeral(

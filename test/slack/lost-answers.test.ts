@@ -8,10 +8,6 @@ import { content, Stack } from './harness';
  */
 
 let stack: Stack;
-beforeAll(async () => {
-	stack = await Stack.start();
-});
-afterAll(() => stack.close());
 
 let channelCounter = 0;
 /** Each test has its own channel, so parents and threads never mix. */
@@ -34,6 +30,11 @@ function postsOf(eventType: string, channel: string): number {
 }
 
 describe('an answer from Slack that never arrives', () => {
+	beforeAll(async () => {
+		stack = await Stack.start({ nativeStreaming: false });
+	});
+	afterAll(() => stack.close());
+
 	it("a job's result: shown once in the thread", async () => {
 		const channel = freshChannel();
 		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: RESULT_EVENT });
@@ -134,24 +135,75 @@ describe('an answer from Slack that never arrives', () => {
 
 	it('a chat answer (edited as it grows): one answer, finished', async () => {
 		const channel = freshChannel();
-		stack.standin.api.setNativeStreaming(false);
-		try {
-			const lostBefore = lostCalls('chat.postMessage');
-			stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: ANSWER_EVENT });
-			await stack.command('chat Why are spot GPUs cheaper?', 'U0LC', channel);
-			const parent = await stack.waitForParent(1, channel);
-			await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-			await stack.app.idle();
-			expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
-			const answers = stack
-				.replies(parent.ts, channel)
-				.filter((message) => message.metadata?.event_type === ANSWER_EVENT);
-			expect(answers).toHaveLength(1);
-			expect(answers[0].text.length).toBeGreaterThan(0);
-			expect(content(answers[0])).not.toMatch(/failed|stopped/i);
-			expect(postsOf(ANSWER_EVENT, channel)).toBe(1);
-		} finally {
-			stack.standin.api.setNativeStreaming(true);
-		}
+		const lostBefore = lostCalls('chat.postMessage');
+		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: ANSWER_EVENT });
+		await stack.command('chat Why are spot GPUs cheaper?', 'U0LC', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
+		const answers = stack
+			.replies(parent.ts, channel)
+			.filter((message) => message.metadata?.event_type === ANSWER_EVENT);
+		expect(answers).toHaveLength(1);
+		expect(answers[0].text.length).toBeGreaterThan(0);
+		expect(content(answers[0])).not.toMatch(/failed|stopped/i);
+		expect(postsOf(ANSWER_EVENT, channel)).toBe(1);
+	});
+});
+
+describe('an answer from Slack that never arrives, while an answer streams natively', () => {
+	beforeAll(async () => {
+		stack = await Stack.start({ nativeStreaming: true });
+	});
+	afterAll(() => stack.close());
+
+	const question = 'chat What does a spot GPU cost?';
+
+	function answersIn(channel: string, parentTs: string) {
+		return stack
+			.replies(parentTs, channel)
+			.filter((message) => message.metadata?.event_type === ANSWER_EVENT);
+	}
+
+	/** The answer to `question` when nothing is lost, to compare with. */
+	async function cleanAnswer(): Promise<string> {
+		const channel = freshChannel();
+		await stack.command(question, 'U0LN', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		return answersIn(channel, parent.ts)[0].text;
+	}
+
+	it('stopping the stream: one finished answer, the stop not sent again', async () => {
+		const channel = freshChannel();
+		const stopsBefore = stack.standin.api.callsOf('chat.stopStream').length;
+		stack.standin.api.loseAnswers('chat.stopStream', 1);
+		await stack.command(question, 'U0LS', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		const answers = answersIn(channel, parent.ts);
+		expect(answers).toHaveLength(1);
+		expect(answers[0].streaming).toBe(false);
+		expect(content(answers[0])).not.toMatch(/stopped/);
+		expect(stack.standin.api.callsOf('chat.stopStream').length).toBe(stopsBefore + 1);
+	});
+
+	it('appending to the stream: no text shown twice; the answer says it stopped', async () => {
+		const clean = await cleanAnswer();
+		const channel = freshChannel();
+		// The second piece: the first starts the stream.
+		stack.standin.api.loseAnswers('chat.appendStream', 1);
+		await stack.command(question, 'U0LA', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Failed after|Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		const answers = answersIn(channel, parent.ts);
+		expect(answers).toHaveLength(1);
+		expect(answers[0].streaming).toBe(false);
+		expect(clean.startsWith(answers[0].text)).toBe(true);
+		expect(content(answers[0])).toMatch(/The answer stopped: Slack did not answer in time/);
 	});
 });
