@@ -191,6 +191,25 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 		expect(stack.standin.api.callsOf('chat.stopStream').length).toBe(stopsBefore + 1);
 	});
 
+	it('starting the stream, lost on the way: that answer goes by edits, native streaming stays on', async () => {
+		const channel = freshChannel();
+		stack.standin.api.loseAnswers('chat.startStream', 1, { carriedOut: false });
+		await stack.command(question, 'U0LT', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
+		await stack.app.idle();
+		const answers = answersIn(channel, parent.ts);
+		expect(answers).toHaveLength(1);
+		expect(answers[0].streamed).toBe(false);
+		expect(stack.replies(parent.ts, channel)).toHaveLength(1);
+		// The next answer streams natively again.
+		const next = freshChannel();
+		await stack.command(question, 'U0LT', next);
+		const nextParent = await stack.waitForParent(1, next);
+		await stack.waitForParentText(nextParent.ts, /Succeeded in/, 15_000, next);
+		expect(answersIn(next, nextParent.ts)[0].streamed).toBe(true);
+	});
+
 	it('appending to the stream: no text shown twice; the answer says it stopped', async () => {
 		const clean = await cleanAnswer();
 		const channel = freshChannel();
