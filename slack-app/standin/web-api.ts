@@ -20,8 +20,11 @@ export interface ApiReply {
 	status: number;
 	headers?: Record<string, string>;
 	body: Record<string, unknown>;
-	/** Carried out, but the caller never hears back: the server closes the connection instead of answering. */
-	lost?: boolean;
+	/**
+	 * The caller never hears back: the server closes the connection instead of answering, or (a
+	 * number) answers only this many ms later, past the caller's timeout.
+	 */
+	lost?: true | { lateByMs: number };
 }
 
 export interface ApiCall {
@@ -40,6 +43,8 @@ export interface LostAnswerMatch {
 	eventType?: string;
 	/** False: the request is lost before Slack does anything (the caller cannot tell the difference). */
 	carriedOut?: boolean;
+	/** The answer is not dropped but sent this many ms late (longer than the caller waits). */
+	lateByMs?: number;
 }
 
 interface LostAnswerRule extends LostAnswerMatch {
@@ -155,8 +160,9 @@ export class WebApi {
 	/**
 	 * The next `times` successful calls of `method` that match are carried out (the message is
 	 * stored) and then their answer is lost: the connection closes without a response, as when a
-	 * proxy or the network drops it after Slack did the work. The caller cannot tell whether it did;
-	 * with `carriedOut: false`, it did not.
+	 * proxy or the network drops it after Slack did the work (or, with `lateByMs`, it comes after
+	 * the caller stopped waiting). The caller cannot tell whether it did; with `carriedOut: false`,
+	 * it did not.
 	 */
 	loseAnswers(method: string, times = 1, match: LostAnswerMatch = {}): void {
 		this.lostAnswers.push({ method, remaining: times, ...match });
@@ -181,9 +187,10 @@ export class WebApi {
 				body: { ok: false, error: 'ratelimited' },
 			};
 		}
-		if (this.takeLostAnswer(method, params, false)) {
+		const lostOnTheWay = this.takeLostAnswer(method, params, false);
+		if (lostOnTheWay) {
 			this.calls.push({ method, params, status: 0, lost: true });
-			return { status: 0, body: {}, lost: true };
+			return { status: 0, body: { ok: false, error: 'request_lost' }, lost: lostOnTheWay };
 		}
 		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
 		let reply: ApiReply;
@@ -199,18 +206,23 @@ export class WebApi {
 			if (!(error instanceof ApiFailure)) throw error;
 			reply = { status: 200, body: { ok: false, error: error.message } };
 		}
-		const lost = reply.body.ok === true && this.takeLostAnswer(method, params, true);
+		const lost = reply.body.ok === true ? this.takeLostAnswer(method, params, true) : undefined;
 		this.calls.push({
 			method,
 			params,
 			status: reply.status,
 			error: reply.body.ok ? undefined : String(reply.body.error),
-			...(lost ? { lost } : {}),
+			...(lost ? { lost: true } : {}),
 		});
 		return lost ? { ...reply, lost } : reply;
 	}
 
-	private takeLostAnswer(method: string, params: Params, carriedOut: boolean): boolean {
+	/** How the answer to this call is lost, if a rule says so. */
+	private takeLostAnswer(
+		method: string,
+		params: Params,
+		carriedOut: boolean,
+	): ApiReply['lost'] | undefined {
 		const rule = this.lostAnswers.find(
 			(candidate) =>
 				candidate.method === method &&
@@ -219,9 +231,9 @@ export class WebApi {
 				(candidate.threadTs === undefined || candidate.threadTs === params.thread_ts) &&
 				(candidate.eventType === undefined || candidate.eventType === eventTypeOf(params)),
 		);
-		if (!rule) return false;
+		if (!rule) return undefined;
 		rule.remaining--;
-		return true;
+		return rule.lateByMs === undefined ? true : { lateByMs: rule.lateByMs };
 	}
 
 	private dispatch(method: string, params: Params): Record<string, unknown> {

@@ -1,4 +1,14 @@
-import { ANSWER_EVENT, REQUEST_EVENT, RESULT_EVENT } from '../../slack-app/services/slack-thread';
+import { webApi } from '@slack/bolt';
+import { systemClock } from '../../shared/runtime';
+import { localSlackCredentials } from '../../slack-app/local';
+import { slackClientOptions } from '../../slack-app/services/slack-client';
+import {
+	ANSWER_EVENT,
+	REQUEST_EVENT,
+	RESULT_EVENT,
+	SlackThreads,
+} from '../../slack-app/services/slack-thread';
+import { BOT, startStandin, type Standin } from '../../slack-app/standin';
 import { content, Stack } from './harness';
 
 /**
@@ -224,5 +234,62 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 		expect(answers[0].streaming).toBe(false);
 		expect(clean.startsWith(answers[0].text)).toBe(true);
 		expect(content(answers[0])).toMatch(/The answer stopped: Slack did not answer in time/);
+	});
+});
+
+describe("an answer later than the client's timeout", () => {
+	let standin: Standin;
+	let threads: SlackThreads;
+	beforeAll(async () => {
+		const credentials = localSlackCredentials();
+		standin = await startStandin(credentials);
+		// The app's own client options, with a timeout short enough for a test.
+		const client = new webApi.WebClient(credentials.botToken, {
+			...slackClientOptions(standin.apiUrl),
+			timeout: 300,
+			logLevel: webApi.LogLevel.ERROR,
+		});
+		threads = new SlackThreads(client, () => BOT.userId, systemClock);
+	});
+	afterAll(() => standin.close());
+
+	function newThread(channel: string) {
+		const parent = standin.workspace.post({
+			channel,
+			user: BOT.userId,
+			botId: BOT.botId,
+			text: 'a parent',
+		});
+		return { channel, threadTs: parent.ts };
+	}
+
+	const part = (key: string) => ({
+		kind: 'message' as const,
+		key,
+		message: { text: `result ${key}`, blocks: [] },
+	});
+
+	it('a post is not sent again: the thread shows it, once', async () => {
+		const thread = newThread('C0LATE1');
+		standin.api.loseAnswers('chat.postMessage', 1, { lateByMs: 1000 });
+		await threads.postParts(thread, [part('late:result')]);
+		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
+		expect(
+			standin.api
+				.callsOf('chat.postMessage')
+				.filter((call) => call.params.channel === thread.channel),
+		).toHaveLength(1);
+	});
+
+	it('a read is asked again, as before', async () => {
+		const thread = newThread('C0LATE2');
+		standin.api.loseAnswers('conversations.replies', 1, { lateByMs: 1000 });
+		await threads.postParts(thread, [part('read:result')]);
+		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
+		expect(
+			standin.api
+				.callsOf('conversations.replies')
+				.filter((call) => call.params.channel === thread.channel),
+		).toHaveLength(2);
 	});
 });
