@@ -90,6 +90,7 @@ export class SlackThreads {
 		message: SlackMessage,
 		payload: MessagePayload & { ref: string },
 	): Promise<string> {
+		// Compared with Slack's message timestamps, which are wall-clock time.
 		const oldest = Date.now() / 1000 - CLOCK_SKEW_S;
 		const mark = { eventType: REQUEST_EVENT, payload: { ref: payload.ref } };
 		const ts = await this.postOnce(

@@ -434,33 +434,31 @@ export class WebApi {
 		const parent = this.workspace.find(channel, ts);
 		if (!parent) fail('thread_not_found');
 		const root = parent.threadTs && parent.threadTs !== parent.ts ? parent.threadTs : parent.ts;
-		const withMetadata =
-			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
-		const limit = Math.min(Number(params.limit) || 1000, 1000);
-		const start = Number(params.cursor || 0);
-		const all = this.workspace.thread(channel, root);
-		const page = all.slice(start, start + limit);
-		const more = start + limit < all.length;
-		return {
-			messages: page.map((message) => publicMessage(message, withMetadata, this.files(message))),
-			has_more: more,
-			response_metadata: { next_cursor: more ? String(start + limit) : '' },
-		};
+		return this.page(params, this.workspace.thread(channel, root), 1000);
 	}
 
 	/** A channel's top-level messages, newest first, between `oldest` and `latest` (exclusive) when given. */
 	private history(params: Params): Record<string, unknown> {
 		const channel = required(params, 'channel');
-		const withMetadata =
-			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
 		const oldest = Number(params.oldest || 0);
 		const latest = params.latest ? Number(params.latest) : Number.POSITIVE_INFINITY;
-		const limit = Math.min(Number(params.limit) || 100, 999);
-		const start = Number(params.cursor || 0);
-		const all = this.workspace
+		const messages = this.workspace
 			.channelMessages(channel)
 			.filter((message) => Number(message.ts) > oldest && Number(message.ts) < latest)
 			.reverse();
+		return this.page(params, messages, 100);
+	}
+
+	/** One page of messages as Slack pages them: `limit` and an opaque `cursor`, metadata on request. */
+	private page(
+		params: Params,
+		all: StoredMessage[],
+		defaultLimit: number,
+	): Record<string, unknown> {
+		const withMetadata =
+			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
+		const limit = Math.min(Number(params.limit) || defaultLimit, 1000);
+		const start = Number(params.cursor || 0);
 		const page = all.slice(start, start + limit);
 		const more = start + limit < all.length;
 		return {

@@ -39,6 +39,26 @@ function postsOf(eventType: string, channel: string): number {
 		).length;
 }
 
+/** Sends a /gpu command and waits until its parent shows it ended (`ended`) and the app is idle. */
+async function runToTheEnd(text: string, user: string, channel: string, ended = /Succeeded in/) {
+	const reply = await stack.command(text, user, channel);
+	expect(reply.status).toBe(200);
+	const parent = await stack.waitForParent(1, channel);
+	await stack.waitForParentText(parent.ts, ended, 20_000, channel);
+	await stack.app.idle();
+	return parent;
+}
+
+function jobToTheEnd(channel: string, user: string) {
+	return runToTheEnd(`job ${stack.emulator.genericEndpoint} {"prompt": "${user}"}`, user, channel);
+}
+
+function resultsIn(channel: string, parentTs: string) {
+	return stack
+		.replies(parentTs, channel)
+		.filter((message) => message.metadata?.event_type === RESULT_EVENT);
+}
+
 describe('an answer from Slack that never arrives', () => {
 	beforeAll(async () => {
 		stack = await Stack.start({ nativeStreaming: false });
@@ -48,18 +68,9 @@ describe('an answer from Slack that never arrives', () => {
 	it("a job's result: shown once in the thread", async () => {
 		const channel = freshChannel();
 		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: RESULT_EVENT });
-		await stack.command(
-			`job ${stack.emulator.genericEndpoint} {"prompt": "once"}`,
-			'U0LR',
-			channel,
-		);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await jobToTheEnd(channel, 'U0LR');
 		expect(lostCalls('chat.postMessage')).toBe(1);
-		const results = stack
-			.replies(parent.ts, channel)
-			.filter((message) => message.metadata?.event_type === RESULT_EVENT);
+		const results = resultsIn(channel, parent.ts);
 		expect(results.map((message) => message.metadata?.event_payload.key)).toEqual([
 			expect.stringMatching(/:result$/),
 		]);
@@ -72,21 +83,10 @@ describe('an answer from Slack that never arrives', () => {
 		const channel = freshChannel();
 		const lostBefore = lostCalls('chat.postMessage');
 		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: REQUEST_EVENT });
-		const reply = await stack.command(
-			`job ${stack.emulator.genericEndpoint} {"prompt": "parent"}`,
-			'U0LP',
-			channel,
-		);
-		expect(reply.status).toBe(200);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await jobToTheEnd(channel, 'U0LP');
 		expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
 		expect(stack.parents(channel)).toHaveLength(1);
-		const results = stack
-			.replies(parent.ts, channel)
-			.filter((message) => message.metadata?.event_type === RESULT_EVENT);
-		expect(results).toHaveLength(1);
+		expect(resultsIn(channel, parent.ts)).toHaveLength(1);
 		// Nothing private told the asker it failed.
 		expect(stack.ephemeralTexts('U0LP')).toEqual([]);
 		// Found in the channel's history: not posted again.
@@ -104,30 +104,16 @@ describe('an answer from Slack that never arrives', () => {
 			eventType: REQUEST_EVENT,
 			carriedOut: false,
 		});
-		await stack.command(
-			`job ${stack.emulator.genericEndpoint} {"prompt": "again"}`,
-			'U0LA',
-			channel,
-		);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await jobToTheEnd(channel, 'U0LA');
 		expect(postsOf(REQUEST_EVENT, channel)).toBe(2);
 		expect(stack.parents(channel)).toHaveLength(1);
-		expect(
-			stack
-				.replies(parent.ts, channel)
-				.filter((message) => message.metadata?.event_type === RESULT_EVENT),
-		).toHaveLength(1);
+		expect(resultsIn(channel, parent.ts)).toHaveLength(1);
 	});
 
 	it('an image upload: each image once in the thread', async () => {
 		const channel = freshChannel();
 		stack.standin.api.loseAnswers('files.completeUploadExternal', 1);
-		await stack.command('image a lighthouse at dusk --count 2', 'U0LI', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd('image a lighthouse at dusk --count 2', 'U0LI', channel);
 		expect(lostCalls('files.completeUploadExternal')).toBe(1);
 		const names = stack
 			.replies(parent.ts, channel)
@@ -147,10 +133,7 @@ describe('an answer from Slack that never arrives', () => {
 		const channel = freshChannel();
 		const lostBefore = lostCalls('chat.postMessage');
 		stack.standin.api.loseAnswers('chat.postMessage', 1, { eventType: ANSWER_EVENT });
-		await stack.command('chat Why are spot GPUs cheaper?', 'U0LC', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd('chat Why are spot GPUs cheaper?', 'U0LC', channel);
 		expect(lostCalls('chat.postMessage')).toBe(lostBefore + 1);
 		const answers = stack
 			.replies(parent.ts, channel)
@@ -179,10 +162,7 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 	/** The answer to `question` when nothing is lost, to compare with. */
 	async function cleanAnswer(): Promise<string> {
 		const channel = freshChannel();
-		await stack.command(question, 'U0LN', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd(question, 'U0LN', channel);
 		return answersIn(channel, parent.ts)[0].text;
 	}
 
@@ -190,10 +170,7 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 		const channel = freshChannel();
 		const stopsBefore = stack.standin.api.callsOf('chat.stopStream').length;
 		stack.standin.api.loseAnswers('chat.stopStream', 1);
-		await stack.command(question, 'U0LS', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd(question, 'U0LS', channel);
 		const answers = answersIn(channel, parent.ts);
 		expect(answers).toHaveLength(1);
 		expect(answers[0].streaming).toBe(false);
@@ -204,19 +181,14 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 	it('starting the stream, lost on the way: that answer goes by edits, native streaming stays on', async () => {
 		const channel = freshChannel();
 		stack.standin.api.loseAnswers('chat.startStream', 1, { carriedOut: false });
-		await stack.command(question, 'U0LT', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd(question, 'U0LT', channel);
 		const answers = answersIn(channel, parent.ts);
 		expect(answers).toHaveLength(1);
 		expect(answers[0].streamed).toBe(false);
 		expect(stack.replies(parent.ts, channel)).toHaveLength(1);
 		// The next answer streams natively again.
 		const next = freshChannel();
-		await stack.command(question, 'U0LT', next);
-		const nextParent = await stack.waitForParent(1, next);
-		await stack.waitForParentText(nextParent.ts, /Succeeded in/, 15_000, next);
+		const nextParent = await runToTheEnd(question, 'U0LT', next);
 		expect(answersIn(next, nextParent.ts)[0].streamed).toBe(true);
 	});
 
@@ -225,10 +197,7 @@ describe('an answer from Slack that never arrives, while an answer streams nativ
 		const channel = freshChannel();
 		// The second piece: the first starts the stream.
 		stack.standin.api.loseAnswers('chat.appendStream', 1);
-		await stack.command(question, 'U0LA', channel);
-		const parent = await stack.waitForParent(1, channel);
-		await stack.waitForParentText(parent.ts, /Failed after|Succeeded in/, 15_000, channel);
-		await stack.app.idle();
+		const parent = await runToTheEnd(question, 'U0LA', channel, /Failed after|Succeeded in/);
 		const answers = answersIn(channel, parent.ts);
 		expect(answers).toHaveLength(1);
 		expect(answers[0].streaming).toBe(false);
@@ -263,6 +232,9 @@ describe("an answer later than the client's timeout", () => {
 		return { channel, threadTs: parent.ts };
 	}
 
+	const callsIn = (method: string, channel: string) =>
+		standin.api.callsOf(method).filter((call) => call.params.channel === channel);
+
 	const part = (key: string) => ({
 		kind: 'message' as const,
 		key,
@@ -274,11 +246,7 @@ describe("an answer later than the client's timeout", () => {
 		standin.api.loseAnswers('chat.postMessage', 1, { lateByMs: 1000 });
 		await threads.postParts(thread, [part('late:result')]);
 		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
-		expect(
-			standin.api
-				.callsOf('chat.postMessage')
-				.filter((call) => call.params.channel === thread.channel),
-		).toHaveLength(1);
+		expect(callsIn('chat.postMessage', thread.channel)).toHaveLength(1);
 	});
 
 	it('a read is asked again, as before', async () => {
@@ -286,10 +254,6 @@ describe("an answer later than the client's timeout", () => {
 		standin.api.loseAnswers('conversations.replies', 1, { lateByMs: 1000 });
 		await threads.postParts(thread, [part('read:result')]);
 		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
-		expect(
-			standin.api
-				.callsOf('conversations.replies')
-				.filter((call) => call.params.channel === thread.channel),
-		).toHaveLength(2);
+		expect(callsIn('conversations.replies', thread.channel)).toHaveLength(2);
 	});
 });
