@@ -20,6 +20,7 @@ import { BackgroundTasks } from './services/background';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { inflightLease, RedisSharedState, type SharedState } from './services/shared-state';
+import { slackClientOptions } from './services/slack-client';
 import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
 import { StateStore, type InflightRequest } from './services/state-store';
 import type { JobTracker } from './services/job-tracker';
@@ -67,9 +68,6 @@ export interface RunningSlackApp {
 	drain(): Promise<void>;
 	stop(): Promise<void>;
 }
-
-/** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
-const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 };
 
 /** Builds the Bolt app, connects it to Slack and GPU Cloud, resumes unfinished work and starts listening. */
 export async function startSlackApp(options: SlackAppOptions): Promise<RunningSlackApp> {
@@ -136,11 +134,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
-	const clientOptions = {
-		...(slack.apiUrl ? { slackApiUrl: slack.apiUrl } : {}),
-		retryConfig: SLACK_RETRY,
-		timeout: 30_000,
-	};
+	const clientOptions = slackClientOptions(slack.apiUrl);
 	const containerFor = (
 		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
 		link?: { project?: string },

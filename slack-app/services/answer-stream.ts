@@ -4,6 +4,7 @@ import { answerFooter, answerMessage, ANSWER_MAX_LENGTH } from '../messages/chat
 import { escapeText, truncate } from '../messages/format';
 import type { ThreadRef } from '../model';
 import { describeError, errorSummary } from './errors';
+import { SlackAnswerLost } from './slack-client';
 import { ANSWER_EVENT, type SlackThreads } from './slack-thread';
 
 type WebClient = webApi.WebClient;
@@ -32,33 +33,43 @@ interface AnswerSink {
 	finish(text: string, state: 'done' | 'failed', detail?: string): Promise<string | undefined>;
 }
 
-/** Slack's own streaming (chat.startStream / appendStream / stopStream). */
+/**
+ * Slack's own streaming (chat.startStream / appendStream / stopStream), each piece sent as it comes.
+ * None is sent twice: a piece whose answer was lost may or may not be in the message, so the answer
+ * stops there (shown as stopped, with Regenerate) rather than show text twice or with a gap; a lost
+ * stop is looked for (its metadata) before it is sent again.
+ */
 class NativeSink implements AnswerSink {
-	private readonly streamer: ReturnType<WebClient['chatStream']>;
-	private readonly ref: string;
-	private started = false;
+	private ts?: string;
 
-	constructor(client: WebClient, target: AnswerTarget) {
-		this.streamer = client.chatStream({
-			channel: target.thread.channel,
-			thread_ts: target.thread.threadTs,
-			recipient_team_id: target.team,
-			recipient_user_id: target.user,
-			// The caller throttles; every append goes out as it comes.
-			buffer_size: 1,
-		});
-		this.ref = target.ref;
-	}
+	constructor(
+		private readonly client: WebClient,
+		private readonly threads: SlackThreads,
+		private readonly target: AnswerTarget,
+	) {}
 
 	get hasStarted(): boolean {
-		return this.started;
+		return this.ts !== undefined;
 	}
 
 	async show(_text: string, delta: string): Promise<void> {
 		if (!delta) return;
+		const { thread, team, user } = this.target;
 		// Escaping is per character, so escaped deltas add up to the escaped answer.
-		await this.streamer.append({ markdown_text: escapeText(delta) });
-		this.started = true;
+		const markdown_text = escapeText(delta);
+		if (this.ts) {
+			await this.client.chat.appendStream({ channel: thread.channel, ts: this.ts, markdown_text });
+			return;
+		}
+		const started = await this.client.chat.startStream({
+			channel: thread.channel,
+			thread_ts: thread.threadTs,
+			recipient_team_id: team,
+			recipient_user_id: user,
+			markdown_text,
+		});
+		if (!started.ts) throw new Error('Slack did not return the stream timestamp.');
+		this.ts = started.ts;
 	}
 
 	async finish(
@@ -66,11 +77,18 @@ class NativeSink implements AnswerSink {
 		state: 'done' | 'failed',
 		detail?: string,
 	): Promise<string | undefined> {
-		await this.streamer.stop({
-			blocks: answerFooter(state, detail),
-			metadata: { event_type: ANSWER_EVENT, event_payload: { ref: this.ref } },
+		const { ts, target } = this;
+		if (!ts) return undefined;
+		const mark = { eventType: ANSWER_EVENT, payload: { ref: target.ref } };
+		return this.threads.writeMarked(target.thread, mark, async () => {
+			await this.client.chat.stopStream({
+				channel: target.thread.channel,
+				ts,
+				blocks: answerFooter(state, detail),
+				metadata: { event_type: mark.eventType, event_payload: mark.payload },
+			});
+			return ts;
 		});
-		return this.streamer.ts;
 	}
 }
 
@@ -137,7 +155,7 @@ export class AnswerWriter {
 		// A native stream always starts a new message; an answer regenerated in place is edited.
 		let sink: AnswerSink =
 			this.nativeWorks && !target.replaces
-				? new NativeSink(this.options.client, target)
+				? new NativeSink(this.options.client, this.options.threads, target)
 				: new EditSink(this.options.threads, target);
 		let text = '';
 		let unsent = '';
@@ -152,10 +170,13 @@ export class AnswerWriter {
 				await sink.show(truncate(text, ANSWER_MAX_LENGTH), delta);
 			} catch (error) {
 				if (!(sink instanceof NativeSink) || sink.hasStarted) throw error;
-				logger.info(
-					`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`,
-				);
-				this.nativeWorks = false;
+				// A start whose answer was lost says nothing about the workspace: only this answer goes by edits.
+				if (!(error instanceof SlackAnswerLost)) {
+					logger.info(
+						`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`,
+					);
+					this.nativeWorks = false;
+				}
 				sink = new EditSink(this.options.threads, target);
 				await sink.show(truncate(text, ANSWER_MAX_LENGTH), text);
 			}

@@ -60,7 +60,7 @@ export function createContainer(options: ContainerOptions): Container {
 		settings: { organization: config.service.organization, project: config.service.project },
 		logger,
 	});
-	const threads = new SlackThreads(client, botUserId, home);
+	const threads = new SlackThreads(client, botUserId, clock, home);
 	const catalogue = new Catalogue(management, clock);
 	const seal = new JobOriginSeal(config.appSecret, identity.team, (message) =>
 		logger.warn(message),

@@ -1,10 +1,12 @@
 import { GpuCloudError } from '../../shared/errors';
+import { SlackAnswerLost } from './slack-client';
 
 /** The words to show a person for a failure: the service's own detail when it gave one. */
 export function describeError(error: unknown): string {
 	if (error instanceof GpuCloudError) return error.detail ?? error.message;
 	const slack = slackErrorCode(error);
 	if (slack) return `Slack answered "${slack}".`;
+	if (error instanceof SlackAnswerLost) return 'Slack did not answer in time.';
 	return 'Something unexpected went wrong; the app logged the details.';
 }
 

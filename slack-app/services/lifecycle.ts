@@ -147,7 +147,7 @@ export class RequestLifecycle {
 			this.run(started, place.parent, reply, async () => {
 				let thread: ThreadRef;
 				try {
-					thread = await this.show(context, plan.kind, place);
+					thread = await this.show(context, plan.kind, place, ref);
 				} catch (error) {
 					const message = cannotPostMessage(error);
 					if (!message) throw error;
@@ -261,6 +261,7 @@ export class RequestLifecycle {
 		context: RequestContext,
 		kind: RequestKind,
 		place: RequestPlace,
+		ref: string,
 	): Promise<ThreadRef> {
 		const { threads } = this.options;
 		if (place.kind === 'thread') {
@@ -276,6 +277,7 @@ export class RequestLifecycle {
 			kind,
 			user: context.user,
 			...place.payload,
+			ref,
 		});
 		return { channel: context.channel, threadTs };
 	}

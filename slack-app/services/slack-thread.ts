@@ -1,5 +1,7 @@
 import type { webApi } from '@slack/bolt';
+import type { Clock } from '../../shared/clock';
 import type { ResultPart, SlackMessage, ThreadRef } from '../model';
+import { SlackAnswerLost } from './slack-client';
 
 type WebClient = webApi.WebClient;
 
@@ -11,6 +13,19 @@ export const REQUEST_EVENT = 'gpu_cloud_request';
 export const ANSWER_EVENT = 'gpu_cloud_answer';
 
 export type MessagePayload = Record<string, string | number | boolean>;
+
+/** Metadata the app leaves on a message, by which it finds the message again. */
+export interface MessageMark {
+	eventType: string;
+	payload: MessagePayload;
+}
+
+/** Posts of one message whose answer was lost, each after looking that the one before did not land. */
+const POSTS_PER_MESSAGE = 3;
+/** A post given up on may still be under way at Slack (a timeout): it lands within this, before the app looks. */
+const SETTLE_MS = 1000;
+/** How far before the first post a lost parent is looked for: Slack's clock and ours may differ a little. */
+const CLOCK_SKEW_S = 60;
 
 export interface ThreadMessage {
 	ts: string;
@@ -65,25 +80,35 @@ export class SlackThreads {
 	constructor(
 		private readonly client: WebClient,
 		private readonly botUserId: () => string | undefined,
+		private readonly clock: Clock,
 		private readonly observer?: ParentObserver,
 	) {}
 
+	/** Posts a request's parent; `payload.ref` names the request, so a post whose answer was lost is found. */
 	async postParent(
 		channel: string,
 		message: SlackMessage,
-		payload: MessagePayload,
+		payload: MessagePayload & { ref: string },
 	): Promise<string> {
-		const reply = await this.client.chat.postMessage({
-			channel,
-			text: message.text,
-			blocks: message.blocks,
-			metadata: { event_type: REQUEST_EVENT, event_payload: payload },
-			unfurl_links: false,
-		});
-		if (!reply.ts) throw new Error('Slack did not return the message timestamp.');
-		if (typeof payload.user === 'string')
-			this.observer?.posted(channel, reply.ts, payload.user, message);
-		return reply.ts;
+		// Compared with Slack's message timestamps, which are wall-clock time.
+		const oldest = Date.now() / 1000 - CLOCK_SKEW_S;
+		const mark = { eventType: REQUEST_EVENT, payload: { ref: payload.ref } };
+		const ts = await this.postOnce(
+			async () => {
+				const reply = await this.client.chat.postMessage({
+					channel,
+					text: message.text,
+					blocks: message.blocks,
+					metadata: { event_type: REQUEST_EVENT, event_payload: payload },
+					unfurl_links: false,
+				});
+				if (!reply.ts) throw new Error('Slack did not return the message timestamp.');
+				return reply.ts;
+			},
+			() => this.findInChannel(channel, oldest, mark),
+		);
+		if (typeof payload.user === 'string') this.observer?.posted(channel, ts, payload.user, message);
+		return ts;
 	}
 
 	async update(channel: string, ts: string, message: SlackMessage): Promise<void> {
@@ -91,22 +116,31 @@ export class SlackThreads {
 		this.observer?.updated(channel, ts, message);
 	}
 
-	async reply(
-		thread: ThreadRef,
-		message: SlackMessage,
-		metadata?: { eventType: string; payload: MessagePayload },
-	): Promise<string> {
-		const reply = await this.client.chat.postMessage({
-			channel: thread.channel,
-			thread_ts: thread.threadTs,
-			text: message.text,
-			blocks: message.blocks,
-			unfurl_links: false,
-			...(metadata
-				? { metadata: { event_type: metadata.eventType, event_payload: metadata.payload } }
-				: {}),
-		});
-		return reply.ts ?? '';
+	/** Posts into a thread; a reply with metadata is found again when the answer to its post was lost. */
+	async reply(thread: ThreadRef, message: SlackMessage, metadata?: MessageMark): Promise<string> {
+		const post = async () => {
+			const reply = await this.client.chat.postMessage({
+				channel: thread.channel,
+				thread_ts: thread.threadTs,
+				text: message.text,
+				blocks: message.blocks,
+				unfurl_links: false,
+				...(metadata
+					? { metadata: { event_type: metadata.eventType, event_payload: metadata.payload } }
+					: {}),
+			});
+			return reply.ts ?? '';
+		};
+		// Nothing tells an unmarked reply from another: it is not posted again.
+		return metadata ? this.writeMarked(thread, metadata, post) : post();
+	}
+
+	/**
+	 * Sends a call that leaves `mark` on a message of the thread and resolves with that message's ts;
+	 * when Slack's answer is lost, the call is sent again only if the thread does not show the mark.
+	 */
+	writeMarked(thread: ThreadRef, mark: MessageMark, send: () => Promise<string>): Promise<string> {
+		return this.postOnce(send, async () => marked(await this.read(thread), mark, this.fromApp));
 	}
 
 	async ephemeral(
@@ -148,9 +182,8 @@ export class SlackThreads {
 	/** Keys of the result parts this app already posted in the thread. */
 	async postedKeys(thread: ThreadRef): Promise<Set<string>> {
 		const keys = new Set<string>();
-		const bot = this.botUserId();
 		for (const message of await this.read(thread)) {
-			if (message.user !== bot && message.botId === undefined) continue;
+			if (!this.fromApp(message)) continue;
 			if (
 				message.metadata?.eventType === RESULT_EVENT &&
 				typeof message.metadata.payload.key === 'string'
@@ -174,18 +207,93 @@ export class SlackThreads {
 				});
 			}
 		}
-		const files = missing.flatMap((part) => (part.kind === 'file' ? [part.file] : []));
-		if (files.length > 0) {
-			await this.client.filesUploadV2({
-				channel_id: thread.channel,
-				thread_ts: thread.threadTs,
-				file_uploads: files.map((file) => ({
-					file: file.content,
-					filename: file.filename,
-					title: file.title,
-					...(file.altText ? { alt_text: file.altText } : {}),
-				})),
-			});
+		let files = missing.flatMap((part) => (part.kind === 'file' ? [part.file] : []));
+		if (files.length === 0) return;
+		await this.postOnce(
+			async () => {
+				await this.client.filesUploadV2({
+					channel_id: thread.channel,
+					thread_ts: thread.threadTs,
+					file_uploads: files.map((file) => ({
+						file: file.content,
+						filename: file.filename,
+						title: file.title,
+						...(file.altText ? { alt_text: file.altText } : {}),
+					})),
+				});
+				return true;
+			},
+			// Only the files the thread does not show are uploaded again.
+			async () => {
+				const shown = await this.postedKeys(thread);
+				files = files.filter((file) => !shown.has(file.filename));
+				return files.length === 0 ? true : undefined;
+			},
+		);
+	}
+
+	/**
+	 * The one way the app posts again after Slack's answer to a post was lost (`SlackAnswerLost`): a
+	 * moment later it looks whether the post landed (`landed`: what it made, or undefined) and posts
+	 * again only if it did not.
+	 */
+	private async postOnce<T>(
+		post: () => Promise<T>,
+		landed: () => Promise<T | undefined>,
+	): Promise<T> {
+		for (let attempt = 1; ; attempt++) {
+			try {
+				return await post();
+			} catch (error) {
+				if (!(error instanceof SlackAnswerLost)) throw error;
+				await this.clock.sleep(SETTLE_MS);
+				const found = await landed();
+				if (found !== undefined) return found;
+				if (attempt >= POSTS_PER_MESSAGE) throw error;
+			}
 		}
 	}
+
+	/** The app's top-level message with this mark in a channel, newest first, posted after `oldest` (seconds). */
+	private async findInChannel(
+		channel: string,
+		oldest: number,
+		mark: MessageMark,
+	): Promise<string | undefined> {
+		let cursor: string | undefined;
+		do {
+			const page = await this.client.conversations.history({
+				channel,
+				oldest: oldest.toFixed(6),
+				include_all_metadata: true,
+				limit: 200,
+				...(cursor ? { cursor } : {}),
+			});
+			const messages = (page.messages ?? []).flatMap((raw) => toThreadMessage(raw) ?? []);
+			const found = marked(messages, mark, this.fromApp);
+			if (found) return found;
+			cursor = page.response_metadata?.next_cursor || undefined;
+		} while (cursor);
+		return undefined;
+	}
+
+	/** Written by this app (or, as Slack shows some of its posts, by a bot). */
+	private readonly fromApp = (message: ThreadMessage): boolean =>
+		message.user === this.botUserId() || message.botId !== undefined;
+}
+
+/** The timestamp of the app's message carrying this mark (its event type and every field of its payload). */
+function marked(
+	messages: ThreadMessage[],
+	mark: MessageMark,
+	fromApp: (message: ThreadMessage) => boolean,
+): string | undefined {
+	return messages.find(
+		(message) =>
+			fromApp(message) &&
+			message.metadata?.eventType === mark.eventType &&
+			Object.entries(mark.payload).every(
+				([key, value]) => message.metadata?.payload[key] === value,
+			),
+	)?.ts;
 }

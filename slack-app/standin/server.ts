@@ -221,7 +221,12 @@ export class Standin {
 			const body = await readBody(req);
 			const params = formParams(body, req.headers['content-type'] ?? '');
 			const reply = this.api.handle(match[1], req.headers.authorization, params);
-			return send(res, reply.status, reply.body, reply.headers);
+			// The answer never arrives: the caller sees the connection drop, or gives up waiting.
+			const { lost } = reply;
+			if (lost === true) return void req.socket.destroy();
+			if (lost) await new Promise((resolve) => setTimeout(resolve, lost.lateByMs));
+			if (!req.socket.destroyed) send(res, reply.status, reply.body, reply.headers);
+			return;
 		}
 		if (method === 'POST' && (match = /^\/upload\/([A-Z0-9]+)$/.exec(path))) {
 			return this.upload(match[1], req, res);

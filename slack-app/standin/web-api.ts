@@ -20,6 +20,11 @@ export interface ApiReply {
 	status: number;
 	headers?: Record<string, string>;
 	body: Record<string, unknown>;
+	/**
+	 * The caller never hears back: the server closes the connection instead of answering, or (a
+	 * number) answers only this many ms later, past the caller's timeout.
+	 */
+	lost?: true | { lateByMs: number };
 }
 
 export interface ApiCall {
@@ -27,6 +32,24 @@ export interface ApiCall {
 	params: Params;
 	status: number;
 	error?: string;
+	/** Slack did it, and its answer was lost on the way. */
+	lost?: boolean;
+}
+
+/** Which calls of a method lose their answer: all of them, or those into one thread or with one kind of metadata. */
+export interface LostAnswerMatch {
+	threadTs?: string;
+	/** The message's `metadata.event_type`. */
+	eventType?: string;
+	/** False: the request is lost before Slack does anything (the caller cannot tell the difference). */
+	carriedOut?: boolean;
+	/** The answer is not dropped but sent this many ms late (longer than the caller waits). */
+	lateByMs?: number;
+}
+
+interface LostAnswerRule extends LostAnswerMatch {
+	method: string;
+	remaining: number;
 }
 
 interface RateLimitRule {
@@ -83,6 +106,15 @@ function metadataParam(params: Params): MessageMetadata | undefined {
 	};
 }
 
+/** A call's `metadata.event_type`, if it carries readable metadata. */
+function eventTypeOf(params: Params): string | undefined {
+	try {
+		return metadataParam(params)?.event_type;
+	} catch {
+		return undefined;
+	}
+}
+
 /** Text carried by streaming chunks: `[{ type: 'markdown_text', text }]`. */
 function chunkText(params: Params): string {
 	let text = params.markdown_text ?? '';
@@ -108,6 +140,7 @@ export class WebApi {
 	readonly calls: ApiCall[] = [];
 	private readonly rateLimits = new Map<string, RateLimitRule>();
 	private readonly refusals = new Map<string, { error: string; remaining: number }>();
+	private readonly lostAnswers: LostAnswerRule[] = [];
 
 	constructor(
 		private readonly workspace: Workspace,
@@ -122,6 +155,17 @@ export class WebApi {
 	/** The next `times` calls of `method` answer `{ ok: false, error }` (`not_in_channel`, `is_archived`...). */
 	refuse(method: string, error: string, times = 1): void {
 		this.refusals.set(method, { error, remaining: times });
+	}
+
+	/**
+	 * The next `times` successful calls of `method` that match are carried out (the message is
+	 * stored) and then their answer is lost: the connection closes without a response, as when a
+	 * proxy or the network drops it after Slack did the work (or, with `lateByMs`, it comes after
+	 * the caller stopped waiting). The caller cannot tell whether it did; with `carriedOut: false`,
+	 * it did not.
+	 */
+	loseAnswers(method: string, times = 1, match: LostAnswerMatch = {}): void {
+		this.lostAnswers.push({ method, remaining: times, ...match });
 	}
 
 	setNativeStreaming(enabled: boolean): void {
@@ -143,6 +187,11 @@ export class WebApi {
 				body: { ok: false, error: 'ratelimited' },
 			};
 		}
+		const lostOnTheWay = this.takeLostAnswer(method, params, false);
+		if (lostOnTheWay) {
+			this.calls.push({ method, params, status: 0, lost: true });
+			return { status: 0, body: { ok: false, error: 'request_lost' }, lost: lostOnTheWay };
+		}
 		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
 		let reply: ApiReply;
 		try {
@@ -157,13 +206,34 @@ export class WebApi {
 			if (!(error instanceof ApiFailure)) throw error;
 			reply = { status: 200, body: { ok: false, error: error.message } };
 		}
+		const lost = reply.body.ok === true ? this.takeLostAnswer(method, params, true) : undefined;
 		this.calls.push({
 			method,
 			params,
 			status: reply.status,
 			error: reply.body.ok ? undefined : String(reply.body.error),
+			...(lost ? { lost: true } : {}),
 		});
-		return reply;
+		return lost ? { ...reply, lost } : reply;
+	}
+
+	/** How the answer to this call is lost, if a rule says so. */
+	private takeLostAnswer(
+		method: string,
+		params: Params,
+		carriedOut: boolean,
+	): ApiReply['lost'] | undefined {
+		const rule = this.lostAnswers.find(
+			(candidate) =>
+				candidate.method === method &&
+				candidate.remaining > 0 &&
+				(candidate.carriedOut ?? true) === carriedOut &&
+				(candidate.threadTs === undefined || candidate.threadTs === params.thread_ts) &&
+				(candidate.eventType === undefined || candidate.eventType === eventTypeOf(params)),
+		);
+		if (!rule) return undefined;
+		rule.remaining--;
+		return rule.lateByMs === undefined ? true : { lateByMs: rule.lateByMs };
 	}
 
 	private dispatch(method: string, params: Params): Record<string, unknown> {
@@ -199,6 +269,8 @@ export class WebApi {
 				return this.stream(method, params);
 			case 'conversations.replies':
 				return this.replies(params);
+			case 'conversations.history':
+				return this.history(params);
 			case 'files.getUploadURLExternal': {
 				const filename = required(params, 'filename');
 				const length = Number(required(params, 'length'));
@@ -362,11 +434,31 @@ export class WebApi {
 		const parent = this.workspace.find(channel, ts);
 		if (!parent) fail('thread_not_found');
 		const root = parent.threadTs && parent.threadTs !== parent.ts ? parent.threadTs : parent.ts;
+		return this.page(params, this.workspace.thread(channel, root), 1000);
+	}
+
+	/** A channel's top-level messages, newest first, between `oldest` and `latest` (exclusive) when given. */
+	private history(params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel');
+		const oldest = Number(params.oldest || 0);
+		const latest = params.latest ? Number(params.latest) : Number.POSITIVE_INFINITY;
+		const messages = this.workspace
+			.channelMessages(channel)
+			.filter((message) => Number(message.ts) > oldest && Number(message.ts) < latest)
+			.reverse();
+		return this.page(params, messages, 100);
+	}
+
+	/** One page of messages as Slack pages them: `limit` and an opaque `cursor`, metadata on request. */
+	private page(
+		params: Params,
+		all: StoredMessage[],
+		defaultLimit: number,
+	): Record<string, unknown> {
 		const withMetadata =
 			params.include_all_metadata === 'true' || params.include_all_metadata === '1';
-		const limit = Math.min(Number(params.limit) || 1000, 1000);
+		const limit = Math.min(Number(params.limit) || defaultLimit, 1000);
 		const start = Number(params.cursor || 0);
-		const all = this.workspace.thread(channel, root);
 		const page = all.slice(start, start + limit);
 		const more = start + limit < all.length;
 		return {

@@ -1,4 +1,5 @@
 import { webApi } from '@slack/bolt';
+import { systemClock } from '../../shared/runtime';
 import { freePort, localSlackCredentials } from '../../slack-app/local';
 import { SlackThreads } from '../../slack-app/services/slack-thread';
 import { BOT, startStandin, type Standin } from '../../slack-app/standin';
@@ -16,5 +17,5 @@ export async function standinThreads(): Promise<{ standin: Standin; threads: Sla
 		slackApiUrl: standin.apiUrl,
 		retryConfig: { retries: 0 },
 	});
-	return { standin, threads: new SlackThreads(client, () => BOT.userId) };
+	return { standin, threads: new SlackThreads(client, () => BOT.userId, systemClock) };
 }

@@ -1,0 +1,94 @@
+import type { webApi } from '@slack/bolt';
+
+/**
+ * How every Slack Web API client of the app sends its calls. Slack does a call once per request and
+ * has no idempotency key: when the answer to a call that posts a message is lost (the connection
+ * drops, the client times out, a proxy answers 5xx), Slack may well have posted it, and sending it
+ * again would show it twice. So those calls are never sent again by the client: it fails them with
+ * `SlackAnswerLost`, and `SlackThreads` looks whether the message is there before posting again.
+ * Reads, edits and every call Slack refused with 429 (it stored nothing) keep their retries.
+ */
+
+/** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
+const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 };
+/** Longest wait for one answer from Slack. */
+const SLACK_TIMEOUT_MS = 30_000;
+
+/** Web API methods that add a message (or text to one) each time Slack receives them. */
+const POSTS_MESSAGE = new Set([
+	'chat.postMessage',
+	'chat.postEphemeral',
+	'chat.meMessage',
+	'chat.scheduleMessage',
+	'chat.startStream',
+	'chat.appendStream',
+	'chat.stopStream',
+	'files.completeUploadExternal',
+]);
+
+/** Connection failures that mean the request never reached Slack: sending it again posts nothing twice. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** A call that posts a message went out and no answer came back: Slack may or may not have posted it. */
+export class SlackAnswerLost extends Error {
+	constructor(
+		readonly method: string,
+		cause: unknown,
+	) {
+		super(
+			`Slack did not answer ${method}, which may have posted it (${cause instanceof Error ? cause.message : String(cause)}).`,
+			{ cause },
+		);
+		this.name = 'SlackAnswerLost';
+	}
+}
+
+/** The WebClient options of every Slack client the app builds (Bolt's, and each workspace's). */
+export function slackClientOptions(slackApiUrl?: string): webApi.WebClientOptions {
+	// p-retry (under the WebClient) stops retrying when `onFailedAttempt` throws; RetryOptions does not declare it.
+	const retryConfig: webApi.RetryOptions & { onFailedAttempt: (error: Error) => void } = {
+		...SLACK_RETRY,
+		onFailedAttempt: (error) => {
+			// The WebClient wraps what `fetch` threw as a request error's `original`.
+			const original = 'original' in error ? error.original : undefined;
+			if (original instanceof SlackAnswerLost) throw original;
+		},
+	};
+	return {
+		...(slackApiUrl ? { slackApiUrl } : {}),
+		retryConfig,
+		timeout: SLACK_TIMEOUT_MS,
+		fetch: fetchNoticingLostAnswers,
+	};
+}
+
+const fetchNoticingLostAnswers: webApi.FetchFunction = async (url, init) => {
+	const method = new URL(url).pathname.split('/').pop() ?? '';
+	if (!POSTS_MESSAGE.has(method)) return fetch(url, init);
+	let response: Response;
+	try {
+		response = await fetch(url, init);
+	} catch (error) {
+		throw neverSent(error) ? error : new SlackAnswerLost(method, error);
+	}
+	// Slack answers 200, or 429 when it stored nothing; anything else came from something in between.
+	if (response.status !== 200 && response.status !== 429)
+		throw new SlackAnswerLost(method, new Error(`HTTP ${response.status}`));
+	let body: ArrayBuffer;
+	try {
+		// Read whole here, so an answer cut off midway counts as lost too.
+		body = await response.arrayBuffer();
+	} catch (error) {
+		throw new SlackAnswerLost(method, error);
+	}
+	return new Response(body, {
+		status: response.status,
+		statusText: response.statusText,
+		headers: response.headers,
+	});
+};
+
+function neverSent(error: unknown): boolean {
+	const cause = error instanceof Error ? error.cause : undefined;
+	return cause instanceof Error && 'code' in cause && NEVER_SENT.has(String(cause.code));
+}
