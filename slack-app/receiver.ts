@@ -29,9 +29,6 @@ const MAX_REMEMBERED_KEYS = 100_000;
 const EVENT_ID = /^Ev[0-9A-Za-z]{1,64}$/;
 const TEAM_ID = /^[TE][0-9A-Z]{1,32}$/;
 
-/** What became of an Events API delivery's claim: to dispatch, a retry of one taken up, or ids not Slack's. */
-type EventClaim = 'first' | 'taken' | 'malformed';
-
 export interface AckFirstReceiverOptions {
 	signingSecret: string;
 	clock: Clock;
@@ -211,19 +208,18 @@ export class AckFirstReceiver implements Receiver {
 				this.initialisedApp.processEvent({ ...event, ack: this.alreadyAcknowledged(body) }),
 			);
 		if (body.type === 'event_callback') {
-			let claim: EventClaim;
+			const ids = eventIds(body);
+			if (typeof ids === 'string') {
+				this.logger.warn(`Refused an event_callback to ${this.path}: ${ids}.`);
+				return http.buildNoBodyResponse(res, 400);
+			}
+			let first: boolean;
 			try {
-				claim = await this.claimEvent(body, retryNum, dispatchAcknowledged);
+				first = await this.claimEvent(ids, retryNum, dispatchAcknowledged);
 			} catch (error) {
 				return this.refuseForNow(res, error);
 			}
-			if (claim === 'malformed') {
-				this.logger.warn(
-					`Refused an event_callback to ${this.path}: its event_id or team_id is missing or not Slack's.`,
-				);
-				return http.buildNoBodyResponse(res, 400);
-			}
-			if (claim === 'taken') return http.buildNoBodyResponse(res, 200);
+			if (!first) return http.buildNoBodyResponse(res, 200);
 		}
 		this.logger.info(`${describe(body)} received${who(body)}`);
 		if (acknowledgedOnArrival(body)) {
@@ -251,18 +247,14 @@ export class AckFirstReceiver implements Receiver {
 	/**
 	 * Claims an Events API delivery by its workspace and event id, once for every replica: Slack's
 	 * retries of it (same id, new signature, `X-Slack-Retry-Num`) are answered 200 and not dispatched
-	 * again, whichever replica each reaches. Resolves 'first' when this delivery is the first;
-	 * rejects when Redis does not answer in time (see firstClaim).
+	 * again, whichever replica each reaches. True when this delivery is the first; rejects when
+	 * Redis does not answer in time (see firstClaim).
 	 */
 	private async claimEvent(
-		body: Record<string, unknown>,
+		{ team, id }: { team: string; id: string },
 		retryNum: number | undefined,
 		dispatch: () => void,
-	): Promise<EventClaim> {
-		const team = body.team_id ?? body.enterprise_id;
-		const id = body.event_id;
-		if (typeof team !== 'string' || !TEAM_ID.test(team)) return 'malformed';
-		if (typeof id !== 'string' || !EVENT_ID.test(id)) return 'malformed';
+	): Promise<boolean> {
 		const first = await this.firstClaim(
 			`slack-event:${team}:${id}`,
 			EVENT_MEMORY_MS,
@@ -274,11 +266,11 @@ export class AckFirstReceiver implements Receiver {
 				dispatch();
 			},
 		);
-		if (first) return 'first';
-		this.logger.info(
-			`Ignored event ${id}${retryNum ? ` (Slack's retry #${retryNum})` : ''}: it was taken up already.`,
-		);
-		return 'taken';
+		if (!first)
+			this.logger.info(
+				`Ignored event ${id}${retryNum ? ` (Slack's retry #${retryNum})` : ''}: it was taken up already.`,
+			);
+		return first;
 	}
 
 	/**
@@ -368,6 +360,20 @@ function who(body: Record<string, unknown>): string {
 	const user = id(body.user_id) ?? nested('user');
 	const channel = id(body.channel_id) ?? nested('channel');
 	return `${user ? ` from ${user}` : ''}${channel ? ` in ${channel}` : ''}`;
+}
+
+/**
+ * An event_callback's workspace (`team_id`, or `enterprise_id` for an organization) and `event_id`,
+ * or what is wrong with them: they become a key in Redis, so only Slack's form is taken.
+ */
+function eventIds(body: Record<string, unknown>): { team: string; id: string } | string {
+	const team = body.team_id ?? body.enterprise_id;
+	const id = body.event_id;
+	if (typeof team !== 'string' || !TEAM_ID.test(team))
+		return `team_id is missing or not a Slack workspace id (${TEAM_ID.source})`;
+	if (typeof id !== 'string' || !EVENT_ID.test(id))
+		return `event_id is missing or not a Slack event id (${EVENT_ID.source})`;
+	return { team, id };
 }
 
 function describe(body: Record<string, unknown>): string {

@@ -116,13 +116,18 @@ it('a thread reply no replica can claim in time is not answered: the person is a
 	if (!parent) throw new Error('The chat thread of the first test is missing.');
 	const answersBefore = stack.replies(parent.ts, CHANNEL).length;
 	const callsBefore = chatCalls();
-	// Redis stays up for everything else (the signature replay check lets the event in), but refuses
-	// the thread-reply claim: to the replica, Redis does not answer it.
+	// Redis stays up for everything else (the receiver's signature and event claims let the event
+	// in), but refuses the thread-reply claim: to the replica, Redis does not answer it.
 	const admin = createClient({ url: redis.url });
 	await admin.connect();
-	const otherKeys = ['lease', 'delivered', 'slots', 'once:slack-signature', 'once:webhook'].map(
-		(kind) => `~gpu-cloud-slack:${kind}:*`,
-	);
+	const otherKeys = [
+		'lease',
+		'delivered',
+		'slots',
+		'once:slack-signature',
+		'once:slack-event',
+		'once:webhook',
+	].map((kind) => `~gpu-cloud-slack:${kind}:*`);
 	await admin.sendCommand(['ACL', 'SETUSER', 'default', 'resetkeys', ...otherKeys]);
 	try {
 		const { message } = await viaReplica(replicas[1], () =>

@@ -45,7 +45,8 @@ async function settle(): Promise<void> {
 it('a retried message in an assistant thread is answered once (one model call)', async () => {
 	const callsBefore = modelCalls(stack);
 	const question = assistantQuestion(stack, 'What does an interruptible GPU cost?');
-	await deliverTwice(directMessageEvent(stack, question));
+	const body = directMessageEvent(stack, question);
+	await deliverTwice(body);
 	await stack.standin.waitFor(
 		() => finishedAnswers(stack, question.threadTs ?? ''),
 		15_000,
@@ -56,6 +57,10 @@ it('a retried message in an assistant thread is answered once (one model call)',
 		answers: finishedAnswers(stack, question.threadTs ?? '')?.length,
 		modelCalls: modelCalls(stack) - callsBefore,
 	}).toEqual({ answers: 1, modelCalls: 1 });
+	const { event_id: eventId } = JSON.parse(body) as { event_id: string };
+	expect(stack.logger.lines).toContainEqual(
+		expect.stringContaining(`Ignored event ${eventId} (Slack's retry #1)`),
+	);
 });
 
 it('a retried direct message starts one chat (one parent, one model call)', async () => {
