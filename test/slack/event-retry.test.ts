@@ -3,10 +3,9 @@ import { Stack } from './harness';
 import {
 	assistantQuestion,
 	deliver,
-	directMessageEvent,
+	directMessage,
 	finishedAnswers,
 	modelCalls,
-	PERSON,
 } from './retried-events';
 
 /**
@@ -45,7 +44,7 @@ async function settle(): Promise<void> {
 it('a retried message in an assistant thread is answered once (one model call)', async () => {
 	const callsBefore = modelCalls(stack);
 	const question = assistantQuestion(stack, 'What does an interruptible GPU cost?');
-	const body = directMessageEvent(stack, question);
+	const body = stack.standin.app.messageEventBody(question);
 	await deliverTwice(body);
 	await stack.standin.waitFor(
 		() => finishedAnswers(stack, question.threadTs ?? ''),
@@ -66,12 +65,8 @@ it('a retried message in an assistant thread is answered once (one model call)',
 it('a retried direct message starts one chat (one parent, one model call)', async () => {
 	const callsBefore = modelCalls(stack);
 	const parentsBefore = stack.parents(DIRECT_MESSAGE.id).length;
-	const message = stack.standin.workspace.post({
-		channel: DIRECT_MESSAGE.id,
-		user: PERSON,
-		text: 'How long may a job run?',
-	});
-	await deliverTwice(directMessageEvent(stack, message));
+	const message = directMessage(stack, 'How long may a job run?');
+	await deliverTwice(stack.standin.app.messageEventBody(message));
 	const parent = await stack.waitForParent(parentsBefore + 1, DIRECT_MESSAGE.id);
 	await stack.standin.waitFor(
 		() => finishedAnswers(stack, parent.ts),
@@ -94,7 +89,7 @@ it('the same message sent again as a new event (a new event_id) is answered agai
 			await deliver(
 				eventsUrl,
 				stack.credentials.signingSecret,
-				directMessageEvent(stack, question),
+				stack.standin.app.messageEventBody(question),
 				{
 					timestampSeconds,
 				},
@@ -120,12 +115,11 @@ it.each([
 ])('an event with %s is answered 400 and not dispatched', async (_case, change) => {
 	const callsBefore = modelCalls(stack);
 	const parentsBefore = stack.parents(DIRECT_MESSAGE.id).length;
-	const message = stack.standin.workspace.post({
-		channel: DIRECT_MESSAGE.id,
-		user: PERSON,
-		text: 'Hello?',
+	const message = directMessage(stack, 'Hello?');
+	const body = JSON.stringify({
+		...JSON.parse(stack.standin.app.messageEventBody(message)),
+		...change,
 	});
-	const body = JSON.stringify({ ...JSON.parse(directMessageEvent(stack, message)), ...change });
 	const { eventsUrl = '' } = stack.app;
 	expect(
 		await deliver(eventsUrl, stack.credentials.signingSecret, body, { timestampSeconds: now() }),

@@ -7,7 +7,7 @@ import type { Stack } from './harness';
  * with a new timestamp (so a new signature) and `X-Slack-Retry-Num`.
  */
 
-export const PERSON = 'U0RETRY';
+const PERSON = 'U0RETRY';
 
 /** Sends `body` signed as Slack would at `timestampSeconds`; `retryNum` marks one of Slack's retries. */
 export async function deliver(
@@ -28,18 +28,9 @@ export async function deliver(
 	return (await fetch(eventsUrl, { method: 'POST', headers, body })).status;
 }
 
-/** The Events API body of a person's message in the app's direct messages (one event_id). */
-export function directMessageEvent(stack: Stack, message: StoredMessage): string {
-	return stack.standin.app.eventBody({
-		type: 'message',
-		channel: message.channel,
-		user: message.user,
-		text: message.text,
-		ts: message.ts,
-		...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-		channel_type: 'im',
-		event_ts: message.ts,
-	});
+/** A person's message to the app in its direct messages (its Messages tab). */
+export function directMessage(stack: Stack, text: string): StoredMessage {
+	return stack.standin.workspace.post({ channel: DIRECT_MESSAGE.id, user: PERSON, text });
 }
 
 /** An assistant thread in the app's direct messages, with the person's first question in it. */
