@@ -227,14 +227,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					routes: webhookRoutes(),
 					getRoutes: { ...healthRoutes, ...distributed?.routes },
 					afterAck: (what, task) => background.afterAck(what, task),
-					firstAccepted: shared
-						? (signature, ttlMs) =>
-								within(
-									shared.claimOnce(`slack-signature:${signature}`, ttlMs),
-									SHARED_STATE_WAIT_MS,
-									'Redis',
-								)
-						: undefined,
+					claimOnce: shared ? (key, ttlMs) => shared.claimOnce(key, ttlMs) : undefined,
 				})
 			: undefined;
 	function webhookRoutes(): Record<string, WebhookRoute> {

@@ -12,11 +12,22 @@ import type { Clock } from '../shared/clock';
 import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from './log';
 import { errorSummary } from './services/errors';
+import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
 const MAX_REQUEST_SKEW_SECONDS = 300;
-/** Signatures remembered at most (a replay of an older one is refused as stale anyway). */
-const MAX_REMEMBERED_SIGNATURES = 100_000;
+/** A signature is remembered for Slack's window either way; a replay of an older one is stale anyway. */
+const SIGNATURE_MEMORY_MS = 2 * MAX_REQUEST_SKEW_SECONDS * 1000;
+/**
+ * Slack retries an event it saw no 2xx for three times (at once, after a minute, after five); its
+ * id is remembered well past the last.
+ */
+const EVENT_MEMORY_MS = 3600_000;
+/** Keys remembered at most by one process without Redis, per kind (the oldest go first). */
+const MAX_REMEMBERED_KEYS = 100_000;
+/** Slack's ids: `Ev…` for an event, `T…` (or `E…` for an organization) for a workspace. */
+const EVENT_ID = /^Ev[0-9A-Za-z]{1,64}$/;
+const TEAM_ID = /^[TE][0-9A-Z]{1,32}$/;
 
 export interface AckFirstReceiverOptions {
 	signingSecret: string;
@@ -31,11 +42,12 @@ export interface AckFirstReceiverOptions {
 	/** GET routes on the same port (health and readiness); still served while draining. */
 	getRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 	/**
-	 * Several replicas: true the first time any of them accepts this signature within `ttlMs`;
-	 * rejects when that cannot be known now (the request is answered 503, and Slack retries).
+	 * Several replicas: true the first time any of them claims `key` within `ttlMs` (a request's
+	 * signature, an event's id), however long Redis takes to answer. The receiver waits for it at
+	 * most SHARED_STATE_WAIT_MS, then answers 503 so that Slack sends the request again.
 	 * Default: this process's memory.
 	 */
-	firstAccepted?: (signature: string, ttlMs: number) => Promise<boolean>;
+	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
 	afterAck: (what: string, task: () => Promise<void>) => void;
 }
@@ -52,8 +64,9 @@ export class AckFirstReceiver implements Receiver {
 	private app?: App;
 	private server?: Server;
 	private readonly path: string;
-	/** Signatures accepted in the last 10 minutes (the window either way), with when each may be forgotten. */
-	private readonly accepted = new Map<string, number>();
+	/** Without Redis: the signatures accepted within Slack's window, and the events taken up. */
+	private readonly signatures = new ClaimedWithin(SIGNATURE_MEMORY_MS);
+	private readonly events = new ClaimedWithin(EVENT_MEMORY_MS);
 	private draining = false;
 
 	constructor(private readonly options: AckFirstReceiverOptions) {
@@ -158,12 +171,17 @@ export class AckFirstReceiver implements Receiver {
 			this.logger.warn(`Refused a request to ${this.path}: ${refusal}`);
 			return http.buildNoBodyResponse(res, 401);
 		}
+		// Someone replaying a captured request within Slack's window sends the same signature; Slack's
+		// own retries carry a new timestamp and signature (they are recognised by their event id below).
 		let replayed: boolean;
 		try {
-			replayed = await this.replayed(req.headers['x-slack-signature'] as string);
+			replayed = !(await this.firstClaim(
+				`slack-signature:${req.headers['x-slack-signature'] as string}`,
+				SIGNATURE_MEMORY_MS,
+				this.signatures,
+			));
 		} catch (error) {
-			this.logger.warn(`Refused a request to ${this.path} for now: ${errorSummary(error)}`);
-			return http.buildNoBodyResponse(res, 503);
+			return this.refuseForNow(res, error);
 		}
 		if (replayed) {
 			this.logger.warn(
@@ -178,18 +196,35 @@ export class AckFirstReceiver implements Receiver {
 		if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
 		if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
 
-		this.logger.info(`${describe(body)} received${who(body)}`);
+		const retryNum = http.extractRetryNumFromHTTPRequest(req);
 		const event = {
 			body,
-			retryNum: http.extractRetryNumFromHTTPRequest(req),
+			retryNum,
 			retryReason: http.extractRetryReasonFromHTTPRequest(req),
 			customProperties: {},
 		};
-		if (acknowledgedOnArrival(body)) {
-			http.buildNoBodyResponse(res, 200);
+		const dispatchAcknowledged = () =>
 			this.options.afterAck(describe(body), () =>
 				this.initialisedApp.processEvent({ ...event, ack: this.alreadyAcknowledged(body) }),
 			);
+		if (body.type === 'event_callback') {
+			const ids = eventIds(body);
+			if (typeof ids === 'string') {
+				this.logger.warn(`Refused an event_callback to ${this.path}: ${ids}.`);
+				return http.buildNoBodyResponse(res, 400);
+			}
+			let first: boolean;
+			try {
+				first = await this.claimEvent(ids, retryNum, dispatchAcknowledged);
+			} catch (error) {
+				return this.refuseForNow(res, error);
+			}
+			if (!first) return http.buildNoBodyResponse(res, 200);
+		}
+		this.logger.info(`${describe(body)} received${who(body)}`);
+		if (acknowledgedOnArrival(body)) {
+			http.buildNoBodyResponse(res, 200);
+			dispatchAcknowledged();
 			return;
 		}
 		const app = this.initialisedApp;
@@ -210,20 +245,65 @@ export class AckFirstReceiver implements Receiver {
 	}
 
 	/**
-	 * True when this signature (so this body and timestamp) was accepted before: someone replays a
-	 * captured request within Slack's window. Slack's own retries carry a new timestamp and signature.
+	 * Claims an Events API delivery by its workspace and event id, once for every replica: Slack's
+	 * retries of it (same id, new signature, `X-Slack-Retry-Num`) are answered 200 and not dispatched
+	 * again, whichever replica each reaches. True when this delivery is the first; rejects when
+	 * Redis does not answer in time (see firstClaim).
 	 */
-	private async replayed(signature: string): Promise<boolean> {
-		const windowMs = 2 * MAX_REQUEST_SKEW_SECONDS * 1000;
-		if (this.options.firstAccepted) return !(await this.options.firstAccepted(signature, windowMs));
-		const now = this.options.clock.now();
-		for (const [seen, forgetAt] of this.accepted) {
-			if (forgetAt > now && this.accepted.size < MAX_REMEMBERED_SIGNATURES) break;
-			this.accepted.delete(seen);
+	private async claimEvent(
+		{ team, id }: { team: string; id: string },
+		retryNum: number | undefined,
+		dispatch: () => void,
+	): Promise<boolean> {
+		const first = await this.firstClaim(
+			`slack-event:${team}:${id}`,
+			EVENT_MEMORY_MS,
+			this.events,
+			() => {
+				this.logger.info(
+					`Event ${id} was claimed after it was refused for now; taken up now, Slack's retries of it are ignored.`,
+				);
+				dispatch();
+			},
+		);
+		if (!first)
+			this.logger.info(
+				`Ignored event ${id}${retryNum ? ` (Slack's retry #${retryNum})` : ''}: it was taken up already.`,
+			);
+		return first;
+	}
+
+	/**
+	 * True the first time `key` is claimed within `ttlMs`: in this process's memory, or in Redis,
+	 * waited for at most SHARED_STATE_WAIT_MS (Slack's ack cannot wait). Past that it rejects, the
+	 * request is refused for now and Slack sends it again; should the claim then still land as the
+	 * first, nobody else will ever take the key up, so `lateFirst` does what the refused request would
+	 * have done.
+	 */
+	private async firstClaim(
+		key: string,
+		ttlMs: number,
+		memory: ClaimedWithin,
+		lateFirst?: () => void,
+	): Promise<boolean> {
+		const { claimOnce } = this.options;
+		if (!claimOnce) return memory.claim(key, this.options.clock.now());
+		const claim = claimOnce(key, ttlMs);
+		try {
+			return await within(claim, SHARED_STATE_WAIT_MS, 'Redis');
+		} catch (error) {
+			if (lateFirst)
+				claim.then(
+					(first) => first && lateFirst(),
+					() => undefined,
+				);
+			throw error;
 		}
-		if (this.accepted.has(signature)) return true;
-		this.accepted.set(signature, now + windowMs);
-		return false;
+	}
+
+	private refuseForNow(res: ServerResponse, error: unknown): void {
+		this.logger.warn(`Refused a request to ${this.path} for now: ${errorSummary(error)}`);
+		http.buildNoBodyResponse(res, 503);
 	}
 
 	/** A listener that passes a body to ack() here has a bug: Slack has had its answer already. */
@@ -282,7 +362,40 @@ function who(body: Record<string, unknown>): string {
 	return `${user ? ` from ${user}` : ''}${channel ? ` in ${channel}` : ''}`;
 }
 
+/**
+ * An event_callback's workspace (`team_id`, or `enterprise_id` for an organization) and `event_id`,
+ * or what is wrong with them: they become a key in Redis, so only Slack's form is taken.
+ */
+function eventIds(body: Record<string, unknown>): { team: string; id: string } | string {
+	const team = body.team_id ?? body.enterprise_id;
+	const id = body.event_id;
+	if (typeof team !== 'string' || !TEAM_ID.test(team))
+		return `team_id is missing or not a Slack workspace id (${TEAM_ID.source})`;
+	if (typeof id !== 'string' || !EVENT_ID.test(id))
+		return `event_id is missing or not a Slack event id (${EVENT_ID.source})`;
+	return { team, id };
+}
+
 function describe(body: Record<string, unknown>): string {
 	if (typeof body.command === 'string') return `${body.command} command`;
 	return `${String(body.type)} request`;
+}
+
+/** Keys claimed in this process, each forgotten `ttlMs` after its claim; at most MAX_REMEMBERED_KEYS. */
+class ClaimedWithin {
+	/** In claim order, so in expiry order: the oldest are forgotten first. */
+	private readonly forgetAt = new Map<string, number>();
+
+	constructor(private readonly ttlMs: number) {}
+
+	/** True the first time `key` is claimed within `ttlMs`. */
+	claim(key: string, now: number): boolean {
+		for (const [seen, expiry] of this.forgetAt) {
+			if (expiry > now && this.forgetAt.size < MAX_REMEMBERED_KEYS) break;
+			this.forgetAt.delete(seen);
+		}
+		if (this.forgetAt.has(key)) return false;
+		this.forgetAt.set(key, now + this.ttlMs);
+		return true;
+	}
 }

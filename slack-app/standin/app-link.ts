@@ -302,6 +302,11 @@ export class AppLink {
 
 	/** A person's message in a channel or thread, as the Events API delivers it. */
 	messageEvent(message: StoredMessage): Promise<AppReply> {
+		return this.send(this.messageEventBody(message), 'application/json');
+	}
+
+	/** The body of that delivery (one event_id; Slack's retries of it send the same body). */
+	messageEventBody(message: StoredMessage): string {
 		const event = {
 			type: 'message',
 			channel: message.channel,
@@ -318,6 +323,6 @@ export class AppLink {
 			event_ts: message.ts,
 			team: TEAM.id,
 		};
-		return this.send(this.eventBody(event), 'application/json');
+		return this.eventBody(event);
 	}
 }

@@ -1,8 +1,8 @@
-import { createClient } from 'redis';
 import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
 import { TEAM } from '../../slack-app/standin';
 import { content } from '../slack/harness';
 import { Cluster, type Replica } from './cluster';
+import { whileRedisRefuses } from './redis-refusing';
 
 /**
  * Two replicas sharing Redis (`npm run test:replicas`): what one replica did must be seen by the
@@ -116,15 +116,9 @@ it('a thread reply no replica can claim in time is not answered: the person is a
 	if (!parent) throw new Error('The chat thread of the first test is missing.');
 	const answersBefore = stack.replies(parent.ts, CHANNEL).length;
 	const callsBefore = chatCalls();
-	// Redis stays up for everything else (the signature replay check lets the event in), but refuses
-	// the thread-reply claim: to the replica, Redis does not answer it.
-	const admin = createClient({ url: redis.url });
-	await admin.connect();
-	const otherKeys = ['lease', 'delivered', 'slots', 'once:slack-signature', 'once:webhook'].map(
-		(kind) => `~gpu-cloud-slack:${kind}:*`,
-	);
-	await admin.sendCommand(['ACL', 'SETUSER', 'default', 'resetkeys', ...otherKeys]);
-	try {
+	// Redis stays up for everything else (the receiver's signature and event claims let the event
+	// in), but refuses the thread-reply claim: to the replica, Redis does not answer it.
+	await whileRedisRefuses(redis.url, 'once:followed-up', async () => {
 		const { message } = await viaReplica(replicas[1], () =>
 			stack.standin.postAsUser(user, CHANNEL, 'Still there?', parent.ts),
 		);
@@ -135,10 +129,7 @@ it('a thread reply no replica can claim in time is not answered: the person is a
 			modelCalls: chatCalls() - callsBefore,
 		}).toEqual({ replies: answersBefore + 1, modelCalls: 0 });
 		expect(stack.replies(parent.ts, CHANNEL).at(-1)?.ts).toBe(message.ts);
-	} finally {
-		await admin.sendCommand(['ACL', 'SETUSER', 'default', 'allkeys']);
-		await admin.quit();
-	}
+	});
 });
 
 it("the Home tab opened on one replica counts the slots the person's work holds on another", async () => {
