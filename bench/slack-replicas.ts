@@ -19,6 +19,8 @@ import { sendReplySchema, type SendRequest } from './slack-load';
 const ACK_P99_TARGET_MS = 200;
 const JOB_MS = 2000;
 const PARENTS_WAIT_MS = 180_000;
+/** Commands each replica serves before the burst, as a running app has served commands before. */
+const WARM_UP_PER_REPLICA = 3;
 
 /**
  * The replicas share one API key, which the emulator limits like the service (240 requests in any
@@ -60,6 +62,35 @@ async function burst(
 	const channel = 'C0REPLBENCH';
 	try {
 		const endpoint = cluster.emulator.service.genericEndpoint;
+		const send = (bodies: string[]) =>
+			askChild(
+				sender,
+				{
+					url: `${cluster.proxy.url}/slack/events`,
+					signingSecret: standin.slack.signingSecret,
+					bodies,
+				} satisfies SendRequest,
+				sendReplySchema,
+			);
+		// Round robin gives each replica its share: every code path (ack, parent, create, webhook,
+		// result) has run in each before the burst.
+		const warmUp = replicas * WARM_UP_PER_REPLICA;
+		await send(
+			await standin.commandBodies({
+				channel: 'C0WARM',
+				commands: Array.from({ length: warmUp }, (_, i) => ({
+					user: 'U0WARM',
+					text: `job ${endpoint} {"warm": ${i}}`,
+				})),
+			}),
+		);
+		const warmed = await standin.waitFor({
+			channel: 'C0WARM',
+			until: 'results',
+			count: warmUp,
+			timeoutMs: 60_000,
+		});
+		if (warmed.timedOut) throw new Error('The warm-up commands got no results within 60 s');
 		const bodies = await standin.commandBodies({
 			channel,
 			commands: Array.from({ length: commands }, (_, i) => ({
@@ -68,15 +99,7 @@ async function burst(
 			})),
 		});
 		const started = Date.now();
-		const sent = await askChild(
-			sender,
-			{
-				url: `${cluster.proxy.url}/slack/events`,
-				signingSecret: standin.slack.signingSecret,
-				bodies,
-			} satisfies SendRequest,
-			sendReplySchema,
-		);
+		const sent = await send(bodies);
 		// A wait that runs out is counted (and reported as a check not met) rather than ending the run.
 		const parentsWait = await standin.waitFor({
 			channel,
@@ -207,7 +230,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			`${commands} signed \`/gpu job\` commands sent at once (${users} users, limit 100 each), each on its own open connection, to a round-robin proxy in front of 1 replica of the app, then of 3 replicas sharing Redis (Debian's redis-server), in the same run. ` +
 			`Replicas run the production entry (\`gpu-cloud-slack\`, through tsx) with job completion by webhook through the proxy (polling every 5 s as the safety net); jobs take ${JOB_MS / 1000} s. ` +
 			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, so "every result posted after" measures the key's budget, and the results wait is sized from it (${resultsWaitMs(commands) / 1000} s). ` +
-			`Every part runs in a process of its own (the sender, the proxy, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply.`,
+			`Every part runs in a process of its own (the sender, the proxy, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply; ${WARM_UP_PER_REPLICA} commands per replica, answered in full, warm the replicas up first.`,
 		figures: configurations.flatMap(figures),
 		comparisons: [
 			{ subject: '3 replicas: ack latency p99', baseline: '1 replica: ack latency p99' },

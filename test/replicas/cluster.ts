@@ -180,12 +180,20 @@ export class ProcessCluster {
 		const stops: Array<() => Promise<void>> = [() => rm(dir, { recursive: true, force: true })];
 		const undo = () => Promise.all(stops.map((stop) => stop().catch(() => undefined)));
 		try {
-			const emulator = await startEmulatorProcess(options.emulator);
-			stops.push(() => emulator.part.stop());
-			const standin = await startStandinProcess();
-			stops.push(() => standin.part.stop());
-			const redis = await Redis.start(dir, { appendOnly: true });
-			stops.push(() => redis.stop());
+			// Started together, each a process of its own; all settle before any failure is thrown, so
+			// that `undo` stops every part that did start.
+			const stoppable = <T>(part: Promise<T>, stop: (started: T) => Promise<void>) =>
+				part.then((started) => {
+					stops.push(() => stop(started));
+					return started;
+				});
+			const starting = [
+				stoppable(startEmulatorProcess(options.emulator), (started) => started.part.stop()),
+				stoppable(startStandinProcess(), (started) => started.part.stop()),
+				stoppable(Redis.start(dir, { appendOnly: true }), (started) => started.stop()),
+			] as const;
+			await Promise.allSettled(starting);
+			const [emulator, standin, redis] = await Promise.all(starting);
 			const ports: number[] = [];
 			for (let i = 0; i < options.replicas; i++) ports.push(await freePort());
 			const proxy = await startProxyProcess(await freePort(), ports);
