@@ -8,6 +8,7 @@
  * process.
  */
 import { join } from 'node:path';
+import { z } from 'zod/v4';
 import { LIMITS } from '../shared/schemas';
 import { ProcessCluster } from '../test/replicas/cluster';
 import type { EmulatorStats } from '../test/replicas/parts';
@@ -45,6 +46,34 @@ interface Run {
 	emulator: EmulatorStats;
 	/** Requests the proxy passed to each replica. */
 	served: number[];
+	/** The replicas' warnings and errors, by message with ids and numbers left out. */
+	problems: Map<string, number>;
+}
+
+const logLineSchema = z.object({ level: z.string(), msg: z.string() });
+
+/** A log line as "level: message", or the raw output when it is not one of the app's JSON lines. */
+function logMessage(line: string): string {
+	try {
+		const parsed = logLineSchema.safeParse(JSON.parse(line));
+		if (parsed.success) return `${parsed.data.level}: ${parsed.data.msg}`;
+	} catch {
+		// Not JSON: printed by something else (tsx, Node).
+	}
+	return `output: ${line.slice(0, 200)}`;
+}
+
+/** Counts the replicas' log lines (LOG_LEVEL is warn) by message, ids and numbers left out. */
+function problems(outputs: string[]): Map<string, number> {
+	const counts = new Map<string, number>();
+	for (const line of outputs.join('\n').split('\n')) {
+		if (!line.trim()) continue;
+		const kind = logMessage(line)
+			.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, '…')
+			.replace(/\d+/g, 'N');
+		counts.set(kind, (counts.get(kind) ?? 0) + 1);
+	}
+	return counts;
 }
 
 async function burst(
@@ -125,6 +154,7 @@ async function burst(
 			timedOut: [parentsWait, resultsWait].filter((wait) => wait.timedOut).length,
 			emulator: await cluster.emulator.stats(),
 			served: [...(await cluster.proxy.served()).values()],
+			problems: problems(cluster.replicas.map((replica) => replica.output)),
 		};
 	} finally {
 		await cluster.close();
@@ -222,7 +252,14 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	const servedNote = (results: Run[]) =>
 		results.map((r) => r.served.join('/')).join(', ') || 'none';
 	const emulatorNote = ({ label, results }: (typeof configurations)[number]) =>
-		`${label}, all runs: the service answered ${sum(results, (r) => r.emulator.answered429)} creates and reads with 429 (each waited out and retried by the client); ${sum(results, (r) => r.emulator.deliveriesFailed)} of ${sum(results, (r) => r.emulator.deliveryAttempts)} webhook delivery attempts failed, ${sum(results, (r) => r.emulator.deliveriesAbandoned)} deliveries gave up (their jobs then reached Slack by polling); requests per replica through the proxy: ${servedNote(results)}.`;
+		`${label}, all runs: the service answered ${sum(results, (r) => r.emulator.answered429)} creates and reads with 429 (each waited out and retried by the client); ${sum(results, (r) => r.emulator.deliveriesFailed)} of ${sum(results, (r) => r.emulator.deliveryAttempts)} webhook delivery attempts failed, ${sum(results, (r) => r.emulator.deliveriesAbandoned)} deliveries gave up after their last attempt (left to polling); requests per replica through the proxy: ${servedNote(results)}.`;
+	const problemsNote = ({ label, results }: (typeof configurations)[number]) => {
+		const counts = new Map<string, number>();
+		for (const run of results)
+			for (const [kind, count] of run.problems) counts.set(kind, (counts.get(kind) ?? 0) + count);
+		const top = [...counts].sort((a, b) => b[1] - a[1]).slice(0, 4);
+		return `${label}, all runs: the replicas logged ${[...counts.values()].reduce((a, b) => a + b, 0)} warnings and errors${top.length ? `; most often: ${top.map(([kind, count]) => `${count} × "${kind}"`).join('; ')}` : ''}.`;
+	};
 	const [one, three] = configurations;
 	return {
 		title: '10. Slack replicas',
@@ -240,6 +277,6 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			},
 		],
 		checks: configurations.flatMap(checks).map((check) => ({ ...check })),
-		notes: [emulatorNote(one), emulatorNote(three)],
+		notes: [emulatorNote(one), problemsNote(one), emulatorNote(three), problemsNote(three)],
 	};
 };

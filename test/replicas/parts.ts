@@ -26,7 +26,7 @@ const emulatorSettingsSchema = z.object({
 });
 export type EmulatorSettings = z.infer<typeof emulatorSettingsSchema>;
 
-export const serviceSchema = z.object({
+const serviceSchema = z.object({
 	baseUrl: z.string(),
 	imageUrl: z.string(),
 	chatUrl: z.string(),
@@ -35,9 +35,9 @@ export const serviceSchema = z.object({
 	webhookSecret: z.string(),
 	genericEndpoint: z.string(),
 });
-export type ServiceInfo = z.infer<typeof serviceSchema>;
+type ServiceInfo = z.infer<typeof serviceSchema>;
 
-export const emulatorStatsSchema = z.object({
+const emulatorStatsSchema = z.object({
 	jobsCreated: z.number(),
 	jobsSucceeded: z.number(),
 	/** Management requests answered with 429 (the key's limit). */
@@ -49,12 +49,12 @@ export const emulatorStatsSchema = z.object({
 });
 export type EmulatorStats = z.infer<typeof emulatorStatsSchema>;
 
-export const slackSchema = z.object({
+const slackSchema = z.object({
 	apiUrl: z.string(),
 	botToken: z.string(),
 	signingSecret: z.string(),
 });
-export type SlackInfo = z.infer<typeof slackSchema>;
+type SlackInfo = z.infer<typeof slackSchema>;
 
 const commandsSchema = z.object({
 	channel: z.string(),
@@ -70,17 +70,14 @@ const waitSchema = z.object({
 });
 
 /** When a wait ended (epoch ms, this machine's clock) and whether it ran out of time. */
-export const waitedSchema = z.object({ at: z.number(), timedOut: z.boolean() });
-export type Waited = z.infer<typeof waitedSchema>;
+const waitedSchema = z.object({ at: z.number(), timedOut: z.boolean() });
+type Waited = z.infer<typeof waitedSchema>;
 
-export const threadsSchema = z.object({
+const threadsSchema = z.object({
 	/** Replies in each of the app's top-level messages of the channel, oldest first. */
 	replies: z.array(z.number().int()),
-	/** chat.postMessage calls the stand-in answered, and how many of them refused. */
-	postMessages: z.number().int(),
-	postMessagesRefused: z.number().int(),
 });
-export type Threads = z.infer<typeof threadsSchema>;
+type Threads = z.infer<typeof threadsSchema>;
 
 const servedSchema = z.array(z.tuple([z.number(), z.number()]));
 
@@ -159,13 +156,10 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 			waitFor: (args) => waitFor(standin, args),
 			threads: (args): Threads => {
 				const channel = z.string().parse(args);
-				const posts = standin.api.callsOf('chat.postMessage');
 				return {
 					replies: parents(standin, channel).map(
 						(parent) => standin.workspace.replies(channel, parent.ts).length,
 					),
-					postMessages: posts.length,
-					postMessagesRefused: posts.filter((call) => call.status !== 200 || call.error).length,
 				};
 			},
 			close: () => standin.close(),
@@ -205,12 +199,14 @@ function serve(): void {
 		})();
 	});
 	process.once('disconnect', () => {
-		void handlers?.then((running) => running.close?.(undefined)).finally(() => process.exit(0));
+		void Promise.resolve(handlers)
+			.then((running) => running?.close?.(undefined))
+			.finally(() => process.exit(0));
 	});
 }
 
 /** The parent's handle on one part: calls answered in any order, matched by id. */
-export class PartProcess {
+class PartProcess {
 	private nextId = 0;
 	private readonly pending = new Map<number, (reply: z.infer<typeof replySchema>) => void>();
 
