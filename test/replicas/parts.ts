@@ -89,21 +89,29 @@ const replySchema = z.union([
 
 type Handlers = Record<string, (args: unknown) => unknown>;
 
-function parents(standin: Standin, channel: string) {
-	return standin.workspace
-		.channelMessages(channel)
-		.filter((message) => message.user === BOT.userId);
+/**
+ * The replies in each of the app's top-level messages of a channel, oldest first, in one pass over
+ * the messages: checked on every change while a thousand threads fill, a look-up per thread (each a
+ * pass of its own) would cost the stand-in seconds per change and slow its answers to the replicas.
+ */
+function repliesPerParent(standin: Standin, channel: string): number[] {
+	const parents: string[] = [];
+	const replies = new Map<string, number>();
+	for (const message of standin.workspace.messages) {
+		if (message.channel !== channel) continue;
+		if (!message.threadTs || message.threadTs === message.ts) {
+			if (message.user === BOT.userId) parents.push(message.ts);
+		} else replies.set(message.threadTs, (replies.get(message.threadTs) ?? 0) + 1);
+	}
+	return parents.map((ts) => replies.get(ts) ?? 0);
 }
 
 function waitFor(standin: Standin, args: unknown): Promise<Waited> {
 	const { channel, until, count, timeoutMs } = waitSchema.parse(args);
 	const met = () => {
-		const found = parents(standin, channel);
-		if (found.length < count) return false;
-		return (
-			until === 'parents' ||
-			found.every((parent) => standin.workspace.replies(channel, parent.ts).length > 0)
-		);
+		const threads = repliesPerParent(standin, channel);
+		if (threads.length < count) return false;
+		return until === 'parents' || threads.every((replies) => replies > 0);
 	};
 	return standin.waitFor(met, timeoutMs, `${count} ${until}`).then(
 		() => ({ at: Date.now(), timedOut: false }),
@@ -156,11 +164,7 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 			waitFor: (args) => waitFor(standin, args),
 			threads: (args): Threads => {
 				const channel = z.string().parse(args);
-				return {
-					replies: parents(standin, channel).map(
-						(parent) => standin.workspace.replies(channel, parent.ts).length,
-					),
-				};
+				return { replies: repliesPerParent(standin, channel) };
 			},
 			close: () => standin.close(),
 		};
