@@ -116,7 +116,11 @@ async function main(): Promise<void> {
 	console.log(results.map((result) => renderScenario(result)).join('\n'));
 	if (!smoke) {
 		const path = join(__dirname, '..', 'docs', 'benchmarks.md');
-		const page = await readFile(path, 'utf8').catch(() => undefined);
+		// No page yet starts one; any other read error stops here rather than overwrite the page.
+		const page = await readFile(path, 'utf8').catch((error: unknown) => {
+			if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return undefined;
+			throw error;
+		});
 		const complete = names.length === 0 || Object.keys(SCENARIOS).every((n) => names.includes(n));
 		const merged = mergeReport(page, results, {
 			complete,
