@@ -65,10 +65,12 @@ export function passes(op: '>=' | '<=' | '<', value: number, target: number): bo
 	return op === '>=' ? value >= target : op === '<=' ? value <= target : value < target;
 }
 
-export function renderScenario(result: ScenarioResult): string {
+/** `provenance`: a line under the title saying when and how this section was measured. */
+export function renderScenario(result: ScenarioResult, provenance?: string): string {
 	const lines = [
 		`## ${result.title}`,
 		'',
+		...(provenance ? [provenance, ''] : []),
 		result.description,
 		'',
 		'| figure | median | spread (min – max) | runs |',

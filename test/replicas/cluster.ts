@@ -1,88 +1,30 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { kill } from '../reliability/slack-process';
 import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Redis } from '../support/services';
+import {
+	startEmulatorProcess,
+	startProxyProcess,
+	startStandinProcess,
+	type EmulatorSettings,
+} from './parts';
+import { RoundRobinProxy } from './proxy';
 
 /**
  * Several replicas of the Slack app on real parts: Debian's redis-server on a free loopback port,
  * N app processes started from the production entry (slack-app/bin.ts, through tsx) sharing it, and
  * a round-robin HTTP proxy in front of them that both Slack (the stand-in) and the service (the
- * emulator's webhooks) talk to. Used by the replica suite and the replica benchmark.
+ * emulator's webhooks) talk to. `Cluster` keeps the emulator, the stand-in and the proxy in this
+ * process (the replica suite reads and steers them directly); `ProcessCluster` runs each in a
+ * process of its own (the replica benchmark, where a thousand commands at once would saturate a
+ * process shared by all three and measure it instead of the replicas).
  */
 
 const ROOT = join(__dirname, '..', '..');
-
-/** Round robin over the replicas; a replica that refuses the connection is skipped (as a load balancer's health check would). */
-export class RoundRobinProxy {
-	private next = 0;
-	/** Requests answered by each upstream port. */
-	readonly served = new Map<number, number>();
-
-	private constructor(
-		private readonly server: Server,
-		readonly url: string,
-		readonly upstreams: number[],
-	) {}
-
-	static async start(port: number, upstreams: number[]): Promise<RoundRobinProxy> {
-		const server = createServer();
-		const proxy = new RoundRobinProxy(server, `http://127.0.0.1:${port}`, upstreams);
-		server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-			void proxy.forward(req).then(
-				({ status, headers, body }) => res.writeHead(status, headers).end(body),
-				() => res.writeHead(502).end(),
-			);
-		});
-		await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-		return proxy;
-	}
-
-	private async forward(
-		req: IncomingMessage,
-	): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
-		const chunks: Buffer[] = [];
-		for await (const chunk of req) chunks.push(chunk as Buffer);
-		const body = Buffer.concat(chunks);
-		const headers: Record<string, string> = {};
-		for (const [name, value] of Object.entries(req.headers)) {
-			if (
-				typeof value === 'string' &&
-				!['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive'].includes(name)
-			)
-				headers[name] = value;
-		}
-		let lastError: unknown;
-		for (let tries = 0; tries < this.upstreams.length; tries++) {
-			const port = this.upstreams[this.next++ % this.upstreams.length];
-			try {
-				const response = await fetch(`http://127.0.0.1:${port}${req.url ?? '/'}`, {
-					method: req.method,
-					headers,
-					body: req.method === 'GET' ? undefined : body,
-				});
-				this.served.set(port, (this.served.get(port) ?? 0) + 1);
-				return {
-					status: response.status,
-					headers: { 'content-type': response.headers.get('content-type') ?? 'text/plain' },
-					body: Buffer.from(await response.arrayBuffer()),
-				};
-			} catch (error) {
-				lastError = error;
-			}
-		}
-		throw lastError;
-	}
-
-	close(): Promise<void> {
-		this.server.closeAllConnections();
-		return new Promise((resolve) => this.server.close(() => resolve()));
-	}
-}
 
 export class Replica {
 	output = '';
@@ -155,23 +97,14 @@ export class Cluster {
 		const ports: number[] = [];
 		for (let i = 0; i < options.replicas; i++) ports.push(await freePort());
 		const proxy = await RoundRobinProxy.start(await freePort(), ports);
-		const replicas: Replica[] = [];
+		let replicas: Replica[];
 		try {
-			for (const [i, port] of ports.entries()) {
-				const env: Record<string, string> = {
-					...appProcessEnv(stack, port),
-					// Each replica has its own state file, as on its own machine.
-					SLACK_STATE_FILE: join(dir, `replica-${i}.json`),
-					// The service reports finished jobs to the load balancer, which picks a replica.
-					SLACK_PUBLIC_URL: proxy.url,
-					GPU_CLOUD_WEBHOOK_SECRET: stack.emulator.webhookSecret,
-					...(redis ? { REDIS_URL: redis.url } : {}),
-					...options.env,
-				};
-				replicas.push(await Replica.start(port, env));
-			}
+			replicas = await startReplicas(ports, (i, port) => ({
+				...appProcessEnv(stack, port),
+				...replicaEnv(i, dir, proxy.url, stack.emulator.webhookSecret, redis),
+				...options.env,
+			}));
 		} catch (error) {
-			await Promise.all(replicas.map((replica) => replica.kill('SIGKILL')));
 			await proxy.close();
 			await redis?.stop();
 			await stack.close();
@@ -186,6 +119,119 @@ export class Cluster {
 		await this.proxy.close();
 		await this.redis?.stop();
 		await this.stack.close();
+		await rm(this.dir, { recursive: true, force: true });
+	}
+}
+
+/** What each replica needs besides the service and Slack settings. */
+function replicaEnv(
+	index: number,
+	dir: string,
+	proxyUrl: string,
+	webhookSecret: string,
+	redis: Redis | undefined,
+): Record<string, string> {
+	return {
+		// Each replica has its own state file, as on its own machine.
+		SLACK_STATE_FILE: join(dir, `replica-${index}.json`),
+		// The service reports finished jobs to the load balancer, which picks a replica.
+		SLACK_PUBLIC_URL: proxyUrl,
+		GPU_CLOUD_WEBHOOK_SECRET: webhookSecret,
+		...(redis ? { REDIS_URL: redis.url } : {}),
+	};
+}
+
+/** Starts a replica on each port, one after another; none is left running if one fails. */
+async function startReplicas(
+	ports: number[],
+	envOf: (index: number, port: number) => Record<string, string>,
+): Promise<Replica[]> {
+	const replicas: Replica[] = [];
+	try {
+		for (const [i, port] of ports.entries())
+			replicas.push(await Replica.start(port, envOf(i, port)));
+	} catch (error) {
+		await Promise.all(replicas.map((replica) => replica.kill('SIGKILL')));
+		throw error;
+	}
+	return replicas;
+}
+
+export interface ProcessClusterOptions {
+	replicas: number;
+	emulator: EmulatorSettings;
+	env?: Record<string, string>;
+}
+
+/**
+ * Replicas sharing Debian's redis-server, with the emulator, the Slack stand-in and the proxy each
+ * in a process of its own; what Slack shows is read from the stand-in's process.
+ */
+export class ProcessCluster {
+	private constructor(
+		readonly emulator: Awaited<ReturnType<typeof startEmulatorProcess>>,
+		readonly standin: Awaited<ReturnType<typeof startStandinProcess>>,
+		readonly proxy: Awaited<ReturnType<typeof startProxyProcess>>,
+		readonly replicas: Replica[],
+		readonly redis: Redis,
+		private readonly dir: string,
+	) {}
+
+	static async start(options: ProcessClusterOptions): Promise<ProcessCluster> {
+		const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-replicas-'));
+		const stops: Array<() => Promise<void>> = [() => rm(dir, { recursive: true, force: true })];
+		const undo = () => Promise.all(stops.map((stop) => stop().catch(() => undefined)));
+		try {
+			// Started together, each a process of its own; all settle before any failure is thrown, so
+			// that `undo` stops every part that did start.
+			const stoppable = <T>(part: Promise<T>, stop: (started: T) => Promise<void>) =>
+				part.then((started) => {
+					stops.push(() => stop(started));
+					return started;
+				});
+			const starting = [
+				stoppable(startEmulatorProcess(options.emulator), (started) => started.part.stop()),
+				stoppable(startStandinProcess(), (started) => started.part.stop()),
+				stoppable(Redis.start(dir, { appendOnly: true }), (started) => started.stop()),
+			] as const;
+			await Promise.allSettled(starting);
+			const [emulator, standin, redis] = await Promise.all(starting);
+			const ports: number[] = [];
+			for (let i = 0; i < options.replicas; i++) ports.push(await freePort());
+			const proxy = await startProxyProcess(await freePort(), ports);
+			stops.push(() => proxy.part.stop());
+			const { service } = emulator;
+			const { slack } = standin;
+			const replicas = await startReplicas(ports, (i, port) => ({
+				PATH: process.env.PATH ?? '',
+				HOME: process.env.HOME ?? '',
+				SLACK_BOT_TOKEN: slack.botToken,
+				SLACK_SIGNING_SECRET: slack.signingSecret,
+				SLACK_API_URL: slack.apiUrl,
+				PORT: String(port),
+				HOST: '127.0.0.1',
+				GPU_CLOUD_BASE_URL: service.baseUrl,
+				GPU_CLOUD_API_KEY: service.apiKey,
+				GPU_CLOUD_ORGANIZATION: service.organization,
+				GPU_CLOUD_IMAGE_URL: service.imageUrl,
+				GPU_CLOUD_CHAT_URL: service.chatUrl,
+				...replicaEnv(i, dir, proxy.url, service.webhookSecret, redis),
+				...options.env,
+			}));
+			await standin.setAppUrl(`${proxy.url}/slack/events`);
+			return new ProcessCluster(emulator, standin, proxy, replicas, redis, dir);
+		} catch (error) {
+			await undo();
+			throw error;
+		}
+	}
+
+	async close(): Promise<void> {
+		await Promise.all(this.replicas.map((replica) => replica.kill('SIGKILL')));
+		await this.proxy.part.stop();
+		await this.redis.stop();
+		await this.standin.part.stop();
+		await this.emulator.part.stop();
 		await rm(this.dir, { recursive: true, force: true });
 	}
 }
