@@ -185,9 +185,13 @@ export class RedisSharedState implements SharedState {
 	}
 
 	async claimOnce(key: string, ttlMs: number): Promise<boolean> {
-		return (
-			(await this.command(['SET', this.key('once', key), '1', 'NX', 'PX', String(ttlMs)])) === 'OK'
-		);
+		// Each claim stores its own token: when Redis stored it but the reply was lost, the retry's
+		// SET NX fails, and the token read back says whether the claim that stands is this one.
+		const token = `${this.replica}:${randomUUID()}`;
+		const claimed = this.key('once', key);
+		if ((await this.command(['SET', claimed, token, 'NX', 'PX', String(ttlMs)])) === 'OK')
+			return true;
+		return (await this.command(['GET', claimed])) === token;
 	}
 
 	async lease(name: string): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../shared/runtime';
@@ -207,5 +208,63 @@ it("never lets one replica's status refresh land after another replica's end of 
 		expect(standin.workspace.replies(thread.channel, thread.threadTs)).toHaveLength(1);
 	} finally {
 		await standin.close();
+	}
+}, 30_000);
+
+/**
+ * Stands between a replica and Redis and, once, forwards a command naming `marker` but drops the
+ * connection instead of passing Redis' reply back: the command was carried out, its answer lost.
+ */
+async function losingFirstReply(
+	target: URL,
+	marker: string,
+): Promise<{ url: string; close(): void }> {
+	let lost = false;
+	const sockets = new Set<Socket>();
+	const server = createServer((client) => {
+		const upstream = connect(Number(target.port), target.hostname);
+		sockets.add(client).add(upstream);
+		let dropping = false;
+		client.on('data', (chunk) => {
+			upstream.write(chunk);
+			if (!lost && chunk.includes(marker)) {
+				lost = dropping = true;
+				// Redis carries the command out; the reply goes nowhere.
+				setTimeout(() => (client.destroy(), upstream.destroy()), 100);
+			}
+		});
+		upstream.on('data', (chunk) => {
+			if (!dropping) client.write(chunk);
+		});
+		for (const socket of [client, upstream])
+			socket.on('error', () => undefined).on('close', () => (client.destroy(), upstream.destroy()));
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	return {
+		url: `redis://127.0.0.1:${port}`,
+		close: () => {
+			for (const socket of sockets) socket.destroy();
+			server.close();
+		},
+	};
+}
+
+it('keeps a first sighting its own when Redis stored the claim and the reply was lost', async () => {
+	const proxy = await losingFirstReply(new URL(redis.url), 'lost-reply');
+	try {
+		const a = await RedisSharedState.connect({
+			url: proxy.url,
+			logger: new CapturingLogger(),
+			leaseMs: LEASE_MS,
+		});
+		open.push(a);
+		const b = await replica();
+		// A's SET went through, its answer did not: A asks again, and must learn the claim is its own.
+		expect(await a.claimOnce('slack-event:T1:Evlost-reply', 60_000)).toBe(true);
+		expect(await b.claimOnce('slack-event:T1:Evlost-reply', 60_000)).toBe(false);
+		expect(await a.claimOnce('slack-event:T1:Evlost-reply', 60_000)).toBe(false);
+	} finally {
+		proxy.close();
 	}
 }, 30_000);
