@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
 import type { Clock } from '../shared/clock';
 import { LIMITS, resourceNameSchema } from '../shared/schemas';
+import { ENDPOINT_NAMES } from './endpoints/catalogue';
 import { decodeWebhookSecret } from '../shared/webhooks';
 import { systemClock } from '../shared/runtime/system-clock';
 
@@ -161,6 +162,15 @@ const optionsSchema = z.strictObject({
 		.default([500, 1000, 2000]),
 	inputSchemas: z
 		.record(resourceNameSchema, z.string().min(1, { error: 'must not be empty' }))
+		.superRefine((schemas, context) => {
+			for (const name of Object.keys(schemas))
+				if (!ENDPOINT_NAMES.has(name))
+					context.addIssue({
+						code: 'custom',
+						path: [name],
+						message: 'is not an endpoint of the emulator',
+					});
+		})
 		.default({}),
 	clock: z
 		.custom<Clock>(

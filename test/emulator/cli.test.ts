@@ -200,5 +200,8 @@ describe('startEmulator options', () => {
 		await expect(startEmulator({ faults: { errorRate: 2 } })).rejects.toThrow(
 			/faults.errorRate must be 0-1/,
 		);
+		await expect(
+			startEmulator({ inputSchemas: { 'no-such-endpoint': '{"type": "object"}' } }),
+		).rejects.toThrow(/inputSchemas\W.*no-such-endpoint\W.*is not an endpoint of the emulator/);
 	});
 });

@@ -93,28 +93,28 @@ export async function runItems<P>(
 ): Promise<INodeExecutionData[]> {
 	const node = context.getNode();
 	const continueOnFail = context.continueOnFail();
-	const prepared: Array<
-		{ ok: true; value: P } | { ok: false; error: ReturnType<typeof toNodeError> }
-	> = [];
-	for (let index = 0; index < items.length; index++) {
+	type Prepared = { ok: true; value: P } | { ok: false; error: ReturnType<typeof toNodeError> };
+	/** A step for one item: its failure stops the node, or with "Continue On Fail" fails the item. */
+	const attempt = async (index: number, step: () => P | Promise<P>): Promise<Prepared> => {
 		try {
-			prepared.push({ ok: true, value: await work.prepare(index) });
+			return { ok: true, value: await step() };
 		} catch (error) {
 			const nodeError = toNodeError(node, error, index);
 			if (!continueOnFail) throw nodeError;
-			prepared.push({ ok: false, error: nodeError });
+			return { ok: false, error: nodeError };
 		}
-	}
-	if (work.check) {
+	};
+	const prepared: Prepared[] = [];
+	for (let index = 0; index < items.length; index++)
+		prepared.push(await attempt(index, () => work.prepare(index)));
+	const { check } = work;
+	if (check) {
 		for (const [index, entry] of prepared.entries()) {
 			if (!entry.ok) continue;
-			try {
-				await work.check(entry.value, index);
-			} catch (error) {
-				const nodeError = toNodeError(node, error, index);
-				if (!continueOnFail) throw nodeError;
-				prepared[index] = { ok: false, error: nodeError };
-			}
+			prepared[index] = await attempt(index, async () => {
+				await check(entry.value, index);
+				return entry.value;
+			});
 		}
 	}
 
