@@ -195,20 +195,11 @@ export class ChatService {
 	}
 
 	private async flagInterrupted(inflight: InflightRequest): Promise<void> {
-		const { threads, botUserId } = this.options;
+		const { threads } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-		const noticed = (await threads.read(thread)).some(
-			(message) =>
-				(message.user === botUserId() || message.botId !== undefined) &&
-				message.metadata?.eventType === ANSWER_EVENT &&
-				message.metadata.payload.ref === inflight.ref &&
-				message.metadata.payload.interrupted === true,
-		);
-		if (!noticed)
-			await threads.reply(thread, answerMessage('', 'interrupted'), {
-				eventType: ANSWER_EVENT,
-				payload: { ref: inflight.ref, interrupted: true },
-			});
+		const notice = { eventType: ANSWER_EVENT, payload: { ref: inflight.ref, interrupted: true } };
+		if ((await threads.findMarked(thread, notice)) === undefined)
+			await threads.reply(thread, answerMessage('', 'interrupted'), notice);
 		if (inflight.prompt !== undefined) {
 			await threads.update(
 				inflight.channel,
