@@ -21,7 +21,7 @@ import { createContainer, type Container, type ContainerOptions } from './servic
 import { errorSummary } from './services/errors';
 import { inflightLease, RedisSharedState, type SharedState } from './services/shared-state';
 import { slackClientOptions } from './services/slack-client';
-import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
+import { redisInTime } from './services/timeout';
 import { StateStore, type InflightRequest } from './services/state-store';
 import type { JobTracker } from './services/job-tracker';
 import {
@@ -125,11 +125,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			logger,
 			firstDelivery: shared
 				? (id: string) =>
-						within(
-							shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS),
-							SHARED_STATE_WAIT_MS,
-							'Redis',
-						)
+						redisInTime(shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS))
 				: undefined,
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */

@@ -13,7 +13,7 @@ import type { SharedState } from './shared-state';
 import { cannotPostMessage } from './slack-errors';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRecords, InflightRequest } from './state-store';
-import { SHARED_STATE_WAIT_MS, within } from './timeout';
+import { redisInTime } from './timeout';
 
 export interface ChatServiceOptions {
 	workload?: WorkloadClient;
@@ -126,11 +126,7 @@ export class ChatService {
 	private firstFollowUp(key: string): Promise<boolean> {
 		const { shared } = this.options;
 		if (!shared) return Promise.resolve(this.followedUp.firstDelivery(key));
-		return within(
-			shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS),
-			SHARED_STATE_WAIT_MS,
-			'Redis',
-		);
+		return redisInTime(shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS));
 	}
 
 	/**
