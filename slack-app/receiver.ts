@@ -12,7 +12,7 @@ import type { Clock } from '../shared/clock';
 import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from './log';
 import { errorSummary } from './services/errors';
-import { SHARED_STATE_WAIT_MS, within } from './services/timeout';
+import { redisInTime } from './services/timeout';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
 const MAX_REQUEST_SKEW_SECONDS = 300;
@@ -290,7 +290,7 @@ export class AckFirstReceiver implements Receiver {
 		if (!claimOnce) return memory.claim(key, this.options.clock.now());
 		const claim = claimOnce(key, ttlMs);
 		try {
-			return await within(claim, SHARED_STATE_WAIT_MS, 'Redis');
+			return await redisInTime(claim);
 		} catch (error) {
 			if (lateFirst)
 				claim.then(

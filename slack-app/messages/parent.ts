@@ -84,6 +84,16 @@ export function statusLine(state: RequestState, elapsedMs = 0, startedAtMs?: num
 	return `${line.emoji} ${line.label(time)}`;
 }
 
+/** A button of the parent's actions. */
+function button(actionId: string, text: string, value: string) {
+	return {
+		type: 'button' as const,
+		action_id: actionId,
+		text: { type: 'plain_text' as const, text },
+		value,
+	};
+}
+
 function buttons(view: ParentView): KnownBlock | undefined {
 	const elements = [];
 	const active = view.state === 'pending' || view.state === 'running';
@@ -91,11 +101,8 @@ function buttons(view: ParentView): KnownBlock | undefined {
 		const value = encodeValue(view.job);
 		if (active && value) {
 			elements.push({
-				type: 'button' as const,
-				action_id: ACTIONS.cancel,
-				text: { type: 'plain_text' as const, text: 'Cancel' },
+				...button(ACTIONS.cancel, 'Cancel', value),
 				style: 'danger' as const,
-				value,
 				confirm: {
 					title: { type: 'plain_text' as const, text: 'Cancel this job?' },
 					text: { type: 'plain_text' as const, text: 'GPU time already used is still billed.' },
@@ -105,30 +112,15 @@ function buttons(view: ParentView): KnownBlock | undefined {
 			});
 		}
 		if (value) {
-			elements.push({
-				type: 'button' as const,
-				action_id: ACTIONS.showInput,
-				text: { type: 'plain_text' as const, text: 'Show input' },
-				value,
-			});
+			elements.push(button(ACTIONS.showInput, 'Show input', value));
 		}
 	}
 	if (view.subject.kind === 'image') {
 		const value = encodeValue(view.subject.request);
 		if (value) {
-			elements.push({
-				type: 'button' as const,
-				action_id: ACTIONS.showInput,
-				text: { type: 'plain_text' as const, text: 'Show input' },
-				value,
-			});
+			elements.push(button(ACTIONS.showInput, 'Show input', value));
 			if (!active) {
-				elements.push({
-					type: 'button' as const,
-					action_id: ACTIONS.regenerateImage,
-					text: { type: 'plain_text' as const, text: 'Regenerate' },
-					value,
-				});
+				elements.push(button(ACTIONS.regenerateImage, 'Regenerate', value));
 			}
 		}
 	}

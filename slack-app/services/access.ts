@@ -3,7 +3,7 @@ import { z } from 'zod/v4';
 import type { SlackMessage } from '../model';
 import { deniedMessage } from '../messages/errors';
 import type { SharedState } from './shared-state';
-import { SHARED_STATE_WAIT_MS, within } from './timeout';
+import { redisInTime } from './timeout';
 
 /**
  * Who may spend GPU time from Slack: allow-lists of users and channels (empty means everyone) and a
@@ -114,7 +114,7 @@ export class AccessPolicy {
 		const here = this.runningCount(user);
 		if (!this.shared) return here;
 		// Only a count to show: when Redis does not answer in time, this replica's own will do.
-		return within(this.shared.slotsInUse(user), SHARED_STATE_WAIT_MS, 'Redis').catch(() => here);
+		return redisInTime(this.shared.slotsInUse(user)).catch(() => here);
 	}
 }
 

@@ -13,7 +13,7 @@ import type { SharedState } from './shared-state';
 import { cannotPostMessage } from './slack-errors';
 import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
 import type { InflightRecords, InflightRequest } from './state-store';
-import { SHARED_STATE_WAIT_MS, within } from './timeout';
+import { redisInTime } from './timeout';
 
 export interface ChatServiceOptions {
 	workload?: WorkloadClient;
@@ -126,11 +126,7 @@ export class ChatService {
 	private firstFollowUp(key: string): Promise<boolean> {
 		const { shared } = this.options;
 		if (!shared) return Promise.resolve(this.followedUp.firstDelivery(key));
-		return within(
-			shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS),
-			SHARED_STATE_WAIT_MS,
-			'Redis',
-		);
+		return redisInTime(shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS));
 	}
 
 	/**
@@ -195,20 +191,11 @@ export class ChatService {
 	}
 
 	private async flagInterrupted(inflight: InflightRequest): Promise<void> {
-		const { threads, botUserId } = this.options;
+		const { threads } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-		const noticed = (await threads.read(thread)).some(
-			(message) =>
-				(message.user === botUserId() || message.botId !== undefined) &&
-				message.metadata?.eventType === ANSWER_EVENT &&
-				message.metadata.payload.ref === inflight.ref &&
-				message.metadata.payload.interrupted === true,
-		);
-		if (!noticed)
-			await threads.reply(thread, answerMessage('', 'interrupted'), {
-				eventType: ANSWER_EVENT,
-				payload: { ref: inflight.ref, interrupted: true },
-			});
+		const notice = { eventType: ANSWER_EVENT, payload: { ref: inflight.ref, interrupted: true } };
+		if ((await threads.findMarked(thread, notice)) === undefined)
+			await threads.reply(thread, answerMessage('', 'interrupted'), notice);
 		if (inflight.prompt !== undefined) {
 			await threads.update(
 				inflight.channel,

@@ -195,15 +195,7 @@ export class RedisSharedState implements SharedState {
 	}
 
 	async lease(name: string): Promise<boolean> {
-		const ours =
-			(await this.command([
-				'EVAL',
-				LEASE_SCRIPT,
-				'1',
-				this.key('lease', name),
-				this.replica,
-				String(this.leaseMs),
-			])) === 1;
+		const ours = (await this.command(this.leaseCommand(name))) === 1;
 		if (ours) this.leases.add(name);
 		return ours;
 	}
@@ -290,6 +282,11 @@ export class RedisSharedState implements SharedState {
 		return running;
 	}
 
+	/** Takes or extends the lease `name` for this replica; Redis answers 1 when it is this replica's. */
+	private leaseCommand(name: string): string[] {
+		return ['EVAL', LEASE_SCRIPT, '1', this.key('lease', name), this.replica, String(this.leaseMs)];
+	}
+
 	/** Extends every lease and slot this replica holds; a lease another replica took meanwhile is dropped. */
 	private async renew(): Promise<void> {
 		if (this.closed || this.renewing || !this.client.isReady) return;
@@ -299,16 +296,7 @@ export class RedisSharedState implements SharedState {
 			// busy replica renews well within the lease time.
 			const leases = [...this.leases];
 			const held = await Promise.all(
-				leases.map((name) =>
-					this.client.sendCommand([
-						'EVAL',
-						LEASE_SCRIPT,
-						'1',
-						this.key('lease', name),
-						this.replica,
-						String(this.leaseMs),
-					]),
-				),
+				leases.map((name) => this.client.sendCommand(this.leaseCommand(name))),
 			);
 			leases.forEach((name, i) => {
 				if (held[i] !== 1) this.leases.delete(name);

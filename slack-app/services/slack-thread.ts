@@ -140,7 +140,12 @@ export class SlackThreads {
 	 * when Slack's answer is lost, the call is sent again only if the thread does not show the mark.
 	 */
 	writeMarked(thread: ThreadRef, mark: MessageMark, send: () => Promise<string>): Promise<string> {
-		return this.postOnce(send, async () => marked(await this.read(thread), mark, this.fromApp));
+		return this.postOnce(send, () => this.findMarked(thread, mark));
+	}
+
+	/** The timestamp of the app's message in the thread that carries `mark`, if there is one. */
+	async findMarked(thread: ThreadRef, mark: MessageMark): Promise<string | undefined> {
+		return marked(await this.read(thread), mark, this.fromApp);
 	}
 
 	async ephemeral(

@@ -13,3 +13,8 @@ export function within<T>(promise: Promise<T>, ms: number, what: string): Promis
 	);
 	return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
+
+/** Redis's answer where it cannot wait, or a rejection after SHARED_STATE_WAIT_MS. */
+export function redisInTime<T>(answer: Promise<T>): Promise<T> {
+	return within(answer, SHARED_STATE_WAIT_MS, 'Redis');
+}
