@@ -282,9 +282,14 @@ export class SlackThreads {
 		return undefined;
 	}
 
-	/** Written by this app (or, as Slack shows some of its posts, by a bot). */
-	private readonly fromApp = (message: ThreadMessage): boolean =>
-		message.user === this.botUserId() || message.botId !== undefined;
+	/**
+	 * Written by this app: Slack shows a bot token's posts under the bot's user id. Any other app in
+	 * the channel can post our metadata too, so a bot id alone proves nothing (it would hide a result).
+	 */
+	private readonly fromApp = (message: ThreadMessage): boolean => {
+		const bot = this.botUserId();
+		return bot !== undefined && bot !== '' && message.user === bot;
+	};
 }
 
 /** The timestamp of the app's message carrying this mark (its event type and every field of its payload). */

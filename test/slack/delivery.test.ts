@@ -123,6 +123,36 @@ describe('job completion', () => {
 	});
 });
 
+describe('another app in the thread', () => {
+	it("cannot stand in for the app's result by posting its metadata: the result is still posted", async () => {
+		await withStack({ emulator: { jobDurationMs: 2500 } }, async (stack) => {
+			await stack.command('transcribe https://files.example/spoof.mp3', 'U0SPOOF', CHANNEL);
+			const parent = await stack.waitForParent(1, CHANNEL);
+			const jobId = await stack.standin.waitFor(
+				() => jobIdOf(stack.standin.workspace.find(CHANNEL, parent.ts) ?? parent) || undefined,
+				10_000,
+				'the job id',
+			);
+			// Another bot (any app in the channel can post message metadata) claims the result's key.
+			stack.standin.workspace.post({
+				channel: CHANNEL,
+				user: 'U0OTHERBOT',
+				botId: 'B0OTHERBOT',
+				text: 'All done, nothing to see.',
+				threadTs: parent.ts,
+				metadata: { event_type: 'gpu_cloud_result', event_payload: { key: `${jobId}:result` } },
+			});
+			await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, CHANNEL);
+			await stack.app.idle();
+			const ours = stack
+				.replies(parent.ts, CHANNEL)
+				.filter((message) => message.user === BOT.userId)
+				.map((message) => message.metadata?.event_payload.key);
+			expect(ours).toEqual([`${jobId}:result`]);
+		});
+	});
+});
+
 describe('the webhook route', () => {
 	let stack: Stack;
 	let url: string;
