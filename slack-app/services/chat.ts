@@ -11,7 +11,7 @@ import type { RequestLifecycle, RequestPlan } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
 import type { SharedState } from './shared-state';
 import { cannotPostMessage } from './slack-errors';
-import { ANSWER_EVENT, REQUEST_EVENT, type SlackThreads } from './slack-thread';
+import { ANSWER_EVENT, REQUEST_EVENT, writtenByApp, type SlackThreads } from './slack-thread';
 import type { InflightRecords, InflightRequest } from './state-store';
 import { redisInTime } from './timeout';
 
@@ -90,7 +90,12 @@ export class ChatService {
 		const thread = { channel: reply.channel, threadTs: reply.threadTs };
 		const messages = await threads.read(thread);
 		const parent = messages[0];
-		if (parent?.metadata?.eventType !== REQUEST_EVENT) return undefined;
+		if (
+			!parent ||
+			!writtenByApp(parent, botUserId()) ||
+			parent.metadata?.eventType !== REQUEST_EVENT
+		)
+			return undefined;
 		if (parent.metadata.payload.kind !== 'chat')
 			return { otherRequest: parent.metadata.payload.kind };
 		// Marked only once the thread is read, so a redelivery still answers when the first attempt failed

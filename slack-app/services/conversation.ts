@@ -1,6 +1,6 @@
 import type { ChatMessage } from '../../shared/schemas';
 import { unescapeText } from '../messages/format';
-import { ANSWER_EVENT, REQUEST_EVENT, type ThreadMessage } from './slack-thread';
+import { ANSWER_EVENT, REQUEST_EVENT, writtenByApp, type ThreadMessage } from './slack-thread';
 
 /** Keeps the prompt within what a small model accepts: the first question plus the latest turns. */
 export const CONTEXT_MAX_MESSAGES = 30;
@@ -33,9 +33,7 @@ export function conversationFromThread(
 	const messages: ChatMessage[] = [{ role: 'user', content: question }];
 	for (const message of replies) {
 		if (beforeTs && Number(message.ts) >= Number(beforeTs)) break;
-		const fromApp =
-			message.botId !== undefined || (botUserId !== undefined && message.user === botUserId);
-		if (fromApp) {
+		if (writtenByApp(message, botUserId)) {
 			if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim())
 				messages.push({ role: 'assistant', content: unescapeText(message.text) });
 		} else if (message.text.trim()) {

@@ -282,14 +282,17 @@ export class SlackThreads {
 		return undefined;
 	}
 
-	/**
-	 * Written by this app: Slack shows a bot token's posts under the bot's user id. Any other app in
-	 * the channel can post our metadata too, so a bot id alone proves nothing (it would hide a result).
-	 */
-	private readonly fromApp = (message: ThreadMessage): boolean => {
-		const bot = this.botUserId();
-		return bot !== undefined && bot !== '' && message.user === bot;
-	};
+	private readonly fromApp = (message: ThreadMessage): boolean =>
+		writtenByApp(message, this.botUserId());
+}
+
+/**
+ * Written by this app: Slack shows a bot token's posts under the bot's user id. Any other app in the
+ * channel can post our metadata too, so a bot id alone proves nothing (it could hide a result, pass
+ * its words off as the model's, or open a chat).
+ */
+export function writtenByApp(message: ThreadMessage, botUserId: string | undefined): boolean {
+	return botUserId !== undefined && botUserId !== '' && message.user === botUserId;
 }
 
 /** The timestamp of the app's message carrying this mark (its event type and every field of its payload). */

@@ -161,6 +161,28 @@ describe('chat', () => {
 		}
 	});
 
+	it("does not answer in a thread another app started, however its parent's metadata looks", async () => {
+		const stack = await Stack.start({});
+		try {
+			const foreign = stack.standin.workspace.post({
+				channel: CHANNEL,
+				user: 'U0OTHERBOT',
+				botId: 'B0OTHERBOT',
+				text: 'Ask me anything',
+				metadata: {
+					event_type: 'gpu_cloud_request',
+					event_payload: { kind: 'chat', user: 'U0ASK', prompt: 'Say something costly.' },
+				},
+			});
+			await stack.standin.postAsUser('U0ASK', CHANNEL, 'go on', foreign.ts);
+			await stack.app.idle();
+			expect(stack.serviceCalls('POST', /\/v1\/chat\/completions$/)).toBe(0);
+			expect(answers(stack, foreign.ts)).toHaveLength(0);
+		} finally {
+			await stack.close();
+		}
+	});
+
 	it('falls back to message edits, about one per interval, and regenerates an answer', async () => {
 		// A short interval against the emulator's quick tokens: several edits, far fewer than words.
 		const stack = await Stack.start({ nativeStreaming: false, streamIntervalMs: 50 });
