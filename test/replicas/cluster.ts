@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { kill, spawnApp, type AppProcess } from '../reliability/slack-process';
-import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
+import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Redis } from '../support/services';
 import {
 	startEmulatorProcess,
@@ -202,18 +202,7 @@ export class ProcessCluster {
 			const { service } = emulator;
 			const { slack } = standin;
 			const replicas = await startReplicas(ports, (i, port) => ({
-				PATH: process.env.PATH ?? '',
-				HOME: process.env.HOME ?? '',
-				SLACK_BOT_TOKEN: slack.botToken,
-				SLACK_SIGNING_SECRET: slack.signingSecret,
-				SLACK_API_URL: slack.apiUrl,
-				PORT: String(port),
-				HOST: '127.0.0.1',
-				GPU_CLOUD_BASE_URL: service.baseUrl,
-				GPU_CLOUD_API_KEY: service.apiKey,
-				GPU_CLOUD_ORGANIZATION: service.organization,
-				GPU_CLOUD_IMAGE_URL: service.imageUrl,
-				GPU_CLOUD_CHAT_URL: service.chatUrl,
+				...partsEnv({ service, slack }, port),
 				...replicaEnv(i, dir, proxy.url, service.webhookSecret, redis),
 				...options.env,
 			}));
