@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook, type Job } from '../../shared';
-import { byName, gpuCloudWorkflow, startRig, type Rig } from '../n8n/fixtures';
-import { TRIGGER_TYPE, outputOf, type WorkflowSpec } from '../n8n/harness';
+import { byName, gpuCloudWorkflow, startRig, triggerNode, type Rig } from '../n8n/fixtures';
+import { outputOf, type WorkflowSpec } from '../n8n/harness';
 import { send, type RawRequest } from './raw-http';
 
 /**
@@ -51,15 +51,7 @@ beforeAll(async () => {
 	});
 	trigger = {
 		id: 'hostile-trigger',
-		nodes: [
-			{
-				name: 'GPU Cloud Trigger',
-				type: TRIGGER_TYPE,
-				parameters: {},
-				credentials: { gpuCloudApi: 'management' },
-				webhookId: randomUUID(),
-			},
-		],
+		nodes: [triggerNode()],
 		connections: [],
 	};
 	rig.harness.activate(trigger);
