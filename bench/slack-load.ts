@@ -6,19 +6,17 @@
  * (the Web API the app posts to) and the service emulator at the service's own rate limit.
  * The stand-in answers the first chat.postMessage calls of each burst with 429 + Retry-After.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
+import type { ChildProcess } from 'node:child_process';
 import { connect, type Socket } from 'node:net';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod/v4';
 import { freePort } from '../slack-app/local';
 import { slackSignature } from '../slack-app/standin';
-import { appProcessEnv, Stack } from '../test/slack/harness';
+import { kill, startAppProcess } from '../test/reliability/slack-process';
+import { Stack } from '../test/slack/harness';
 import { askChild, CHILD_FLAG, forkBenchChild, stopChild } from './bulk-n8n';
 import { median, percentile, type Scenario } from './lib';
 
-const ROOT = join(__dirname, '..');
 const JOB_POSTS = /\/inference-endpoints\/[^/]+\/jobs$/;
 
 export const sendRequestSchema = z.object({
@@ -105,43 +103,13 @@ async function startApp(
 ): Promise<{ child: ChildProcess; eventsUrl: string }> {
 	const port = await freePort();
 	const env: Record<string, string> = {
-		...appProcessEnv(stack, port),
 		// Job completion by webhook, as a deployed app receives it.
 		SLACK_PUBLIC_URL: `http://127.0.0.1:${port}`,
 		...settings,
 	};
-	// tsx as a loader, not its CLI (which would fork): stopping the child stops the app.
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
-		cwd: ROOT,
-		env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	await new Promise<void>((resolve, reject) => {
-		const timer = setTimeout(
-			() => reject(new Error(`The app did not start in time:\n${output}`)),
-			60_000,
-		);
-		child.stdout?.on('data', () => {
-			if (!output.includes('Slack requests go to')) return;
-			clearTimeout(timer);
-			resolve();
-		});
-		child.once('exit', (code) => {
-			clearTimeout(timer);
-			reject(new Error(`The app exited with ${code}:\n${output}`));
-		});
-	});
+	// Given longer than a test's app: the machine may still be busy with the previous burst.
+	const { child } = await startAppProcess(stack, port, env, 60_000);
 	return { child, eventsUrl: `http://127.0.0.1:${port}/slack/events` };
-}
-
-async function stopApp(child: ChildProcess): Promise<void> {
-	if (child.exitCode !== null || child.signalCode !== null) return;
-	const exited = once(child, 'exit');
-	child.kill('SIGTERM');
-	await exited;
 }
 
 interface Burst {
@@ -279,7 +247,7 @@ export const slackLoad: Scenario = async ({ smoke, runs }) => {
 					}),
 				);
 			} finally {
-				if (child) await stopApp(child);
+				if (child) await kill(child, 'SIGTERM');
 				await stack.close();
 			}
 		}

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../..
 import {
 	Harness,
 	itemsIntoGpuCloud,
+	TRIGGER_TYPE,
 	type NodeSpec,
 	type ProcessedDataStore,
 	type StaticDataStore,
@@ -80,6 +82,17 @@ export function gpuCloudWorkflow(
 		credentials: { [CREDENTIAL_TYPES[credential]]: credential },
 		...options.node,
 	});
+}
+
+/** The GPU Cloud Trigger on the rig's management credential, with a webhook id of its own. */
+export function triggerNode(parameters: INodeParameters = {}): NodeSpec {
+	return {
+		name: 'GPU Cloud Trigger',
+		type: TRIGGER_TYPE,
+		parameters,
+		credentials: { gpuCloudApi: 'management' },
+		webhookId: randomUUID(),
+	};
 }
 
 /** A resource locator value as the editor stores it. */

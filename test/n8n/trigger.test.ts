@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { INodeParameters } from 'n8n-workflow';
 import { signWebhook, type Job } from '../../shared';
 import { eventually } from '../support/eventually';
-import { byName, gpuCloudWorkflow, startRig, type Rig } from './fixtures';
+import { byName, gpuCloudWorkflow, startRig, triggerNode, type Rig } from './fixtures';
 import {
 	NODE_TYPE,
-	TRIGGER_TYPE,
 	outputOf,
 	type Execution,
 	type Harness,
@@ -35,15 +34,7 @@ function activeTrigger(parameters: INodeParameters = {}): { spec: WorkflowSpec; 
 	const id = `trigger-workflow-${++triggers}`;
 	const spec: WorkflowSpec = {
 		id,
-		nodes: [
-			{
-				name: 'GPU Cloud Trigger',
-				type: TRIGGER_TYPE,
-				parameters,
-				credentials: { gpuCloudApi: 'management' },
-				webhookId: randomUUID(),
-			},
-		],
+		nodes: [triggerNode(parameters)],
 		connections: [],
 	};
 	rig.harness.activate(spec);
@@ -215,13 +206,7 @@ describe('GPU Cloud Trigger', () => {
 		const spec: WorkflowSpec = {
 			id: `trigger-workflow-${++triggers}`,
 			nodes: [
-				{
-					name: 'GPU Cloud Trigger',
-					type: TRIGGER_TYPE,
-					parameters: {},
-					credentials: { gpuCloudApi: 'management' },
-					webhookId: randomUUID(),
-				},
+				triggerNode(),
 				{
 					name: 'Read Job',
 					type: NODE_TYPE,

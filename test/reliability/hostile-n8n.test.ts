@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook, type Job } from '../../shared';
-import { byName, gpuCloudWorkflow, startRig, type Rig } from '../n8n/fixtures';
-import { TRIGGER_TYPE, outputOf, type WorkflowSpec } from '../n8n/harness';
+import { byName, gpuCloudWorkflow, startRig, triggerNode, type Rig } from '../n8n/fixtures';
+import { outputOf, type WorkflowSpec } from '../n8n/harness';
 import { send, type RawRequest } from './raw-http';
 
 /**
@@ -51,15 +51,7 @@ beforeAll(async () => {
 	});
 	trigger = {
 		id: 'hostile-trigger',
-		nodes: [
-			{
-				name: 'GPU Cloud Trigger',
-				type: TRIGGER_TYPE,
-				parameters: {},
-				credentials: { gpuCloudApi: 'management' },
-				webhookId: randomUUID(),
-			},
-		],
+		nodes: [triggerNode()],
 		connections: [],
 	};
 	rig.harness.activate(trigger);
@@ -101,6 +93,20 @@ describe('the trigger webhook', () => {
 		rig.emulator.resetLogs();
 	});
 
+	/** The genuine report, correctly signed, then some of its signature headers replaced. */
+	const genuineWith =
+		(
+			replaced:
+				| Record<string, string>
+				| ((headers: Record<string, string>) => Record<string, string>),
+		) =>
+		(): RawRequest => {
+			const body = genuine();
+			const headers = signed(body);
+			const replacing = typeof replaced === 'function' ? replaced(headers) : replaced;
+			return { path, headers: { ...JSON_TYPE, ...headers, ...replacing }, body };
+		};
+
 	const cases: Array<[string, number, RegExp | undefined, () => RawRequest]> = [
 		[
 			'no signature headers at all',
@@ -137,58 +143,26 @@ describe('the trigger webhook', () => {
 				return { path, headers: { ...JSON_TYPE, ...rest }, body };
 			},
 		],
-		[
-			'an empty webhook-signature',
-			401,
-			/lacks/,
-			() => {
-				const body = genuine();
-				return { path, headers: { ...JSON_TYPE, ...signed(body), 'webhook-signature': '' }, body };
-			},
-		],
+		['an empty webhook-signature', 401, /lacks/, genuineWith({ 'webhook-signature': '' })],
 		[
 			'signature "v1," with no value',
 			401,
 			/does not match/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-signature': 'v1,' },
-					body,
-				};
-			},
+			genuineWith({ 'webhook-signature': 'v1,' }),
 		],
 		[
 			'a valid signature under version v2',
 			401,
 			/does not match/,
-			() => {
-				const body = genuine();
-				const headers = signed(body);
-				return {
-					path,
-					headers: {
-						...JSON_TYPE,
-						...headers,
-						'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,'),
-					},
-					body,
-				};
-			},
+			genuineWith((headers) => ({
+				'webhook-signature': headers['webhook-signature'].replace('v1,', 'v2,'),
+			})),
 		],
 		[
 			'a signature that is not base64',
 			401,
 			/does not match/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-signature': 'v1,!!not*base64!!' },
-					body,
-				};
-			},
+			genuineWith({ 'webhook-signature': 'v1,!!not*base64!!' }),
 		],
 		[
 			'signed with another secret',
@@ -235,32 +209,15 @@ describe('the trigger webhook', () => {
 			'the webhook-id swapped after signing',
 			401,
 			/does not match/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-id': `msg_${randomUUID()}` },
-					body,
-				};
-			},
+			genuineWith(() => ({ 'webhook-id': `msg_${randomUUID()}` })),
 		],
 		[
 			'the timestamp moved one second after signing',
 			401,
 			/does not match/,
-			() => {
-				const body = genuine();
-				const headers = signed(body);
-				return {
-					path,
-					headers: {
-						...JSON_TYPE,
-						...headers,
-						'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1),
-					},
-					body,
-				};
-			},
+			genuineWith((headers) => ({
+				'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1),
+			})),
 		],
 		[
 			'stale: signed 10 minutes ago',
@@ -292,41 +249,15 @@ describe('the trigger webhook', () => {
 			'a timestamp in milliseconds',
 			401,
 			/not a Unix time/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-timestamp': String(Date.now()) },
-					body,
-				};
-			},
+			genuineWith(() => ({ 'webhook-timestamp': String(Date.now()) })),
 		],
 		[
 			'a timestamp that is not a number',
 			401,
 			/not a Unix time/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-timestamp': 'yesterday' },
-					body,
-				};
-			},
+			genuineWith({ 'webhook-timestamp': 'yesterday' }),
 		],
-		[
-			'a negative timestamp',
-			401,
-			/not a Unix time/,
-			() => {
-				const body = genuine();
-				return {
-					path,
-					headers: { ...JSON_TYPE, ...signed(body), 'webhook-timestamp': '-1' },
-					body,
-				};
-			},
-		],
+		['a negative timestamp', 401, /not a Unix time/, genuineWith({ 'webhook-timestamp': '-1' })],
 		[
 			'several signatures, none valid',
 			401,

@@ -89,6 +89,19 @@ async function expectNoEffect(before: ReturnType<typeof effects>): Promise<void>
 
 describe('/slack/events', () => {
 	const path = '/slack/events';
+	/** A /gpu command, correctly signed, then some of its signature headers replaced. */
+	const commandWith =
+		(
+			replaced:
+				| RawRequest['headers']
+				| ((headers: Record<string, string>) => RawRequest['headers']),
+		) =>
+		(): RawRequest => {
+			const body = command();
+			const headers = slackHeaders(body);
+			const replacing = typeof replaced === 'function' ? replaced(headers) : replaced;
+			return { path, headers: { ...FORM, ...headers, ...replacing }, body };
+		};
 	const cases: Array<[string, number, () => RawRequest]> = [
 		[
 			'a slash command, unsigned',
@@ -149,89 +162,31 @@ describe('/slack/events', () => {
 				return { path, headers: { ...FORM, ...rest }, body };
 			},
 		],
-		[
-			'a timestamp that is not a number',
-			401,
-			() => {
-				const body = command();
-				return {
-					path,
-					headers: { ...FORM, ...slackHeaders(body), 'x-slack-request-timestamp': 'now' },
-					body,
-				};
-			},
-		],
+		['a timestamp that is not a number', 401, commandWith({ 'x-slack-request-timestamp': 'now' })],
 		[
 			'the timestamp moved after signing',
 			401,
-			() => {
-				const body = command();
-				const headers = slackHeaders(body);
-				return {
-					path,
-					headers: { ...FORM, ...headers, 'x-slack-request-timestamp': String(seconds() - 1) },
-					body,
-				};
-			},
+			commandWith(() => ({ 'x-slack-request-timestamp': String(seconds() - 1) })),
 		],
 		[
 			'signature version v1',
 			401,
-			() => {
-				const body = command();
-				const headers = slackHeaders(body);
-				return {
-					path,
-					headers: {
-						...FORM,
-						...headers,
-						'x-slack-signature': headers['x-slack-signature'].replace('v0=', 'v1='),
-					},
-					body,
-				};
-			},
+			commandWith((headers) => ({
+				'x-slack-signature': headers['x-slack-signature'].replace('v0=', 'v1='),
+			})),
 		],
 		[
 			'a truncated signature',
 			401,
-			() => {
-				const body = command();
-				const headers = slackHeaders(body);
-				return {
-					path,
-					headers: {
-						...FORM,
-						...headers,
-						'x-slack-signature': headers['x-slack-signature'].slice(0, 20),
-					},
-					body,
-				};
-			},
+			commandWith((headers) => ({
+				'x-slack-signature': headers['x-slack-signature'].slice(0, 20),
+			})),
 		],
-		[
-			'an empty signature',
-			401,
-			() => {
-				const body = command();
-				return { path, headers: { ...FORM, ...slackHeaders(body), 'x-slack-signature': '' }, body };
-			},
-		],
+		['an empty signature', 401, commandWith({ 'x-slack-signature': '' })],
 		[
 			'two signature headers, one of them valid',
 			401,
-			() => {
-				const body = command();
-				const headers = slackHeaders(body);
-				return {
-					path,
-					headers: {
-						...FORM,
-						...headers,
-						'x-slack-signature': [headers['x-slack-signature'], 'v0=00'],
-					},
-					body,
-				};
-			},
+			commandWith((headers) => ({ 'x-slack-signature': [headers['x-slack-signature'], 'v0=00'] })),
 		],
 		[
 			'10 MB body, correctly signed',

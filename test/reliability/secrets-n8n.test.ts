@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { INodeParameters } from 'n8n-workflow';
 import { signWebhook } from '../../shared';
-import { byName, gpuCloudWorkflow, startRig, type Rig } from '../n8n/fixtures';
-import { TRIGGER_TYPE, errorOf, outputOf, type Execution, type WorkflowSpec } from '../n8n/harness';
+import { byName, gpuCloudWorkflow, startRig, triggerNode, type Rig } from '../n8n/fixtures';
+import { errorOf, outputOf, type Execution, type WorkflowSpec } from '../n8n/harness';
 import { send } from './raw-http';
 import {
 	API_KEY,
@@ -159,15 +158,7 @@ test('no API key or webhook secret appears in any output, error, reply or log li
 		// Webhooks refused: forged, stale and unsigned reports to a trigger and to a paused execution.
 		const trigger: WorkflowSpec = {
 			id: 'secrets-trigger',
-			nodes: [
-				{
-					name: 'GPU Cloud Trigger',
-					type: TRIGGER_TYPE,
-					parameters: {},
-					credentials: { gpuCloudApi: 'management' },
-					webhookId: randomUUID(),
-				},
-			],
+			nodes: [triggerNode()],
 			connections: [],
 		};
 		rig.harness.activate(trigger);

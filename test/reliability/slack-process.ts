@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { appProcessEnv, type Stack } from '../slack/harness';
 
 /**
- * The Slack app's real entry point (`npm start` → slack-app/start.ts) as a child process against a
- * test Stack's emulator and Slack stand-in, so it can be killed with SIGKILL and started again.
+ * The Slack app's real entry points (`npm start` → slack-app/start.ts, the production
+ * slack-app/bin.ts) as child processes, so they can be killed with SIGKILL and started again.
  */
 
 const ROOT = join(__dirname, '..', '..');
@@ -15,39 +15,47 @@ export interface AppProcess {
 	output(): string;
 }
 
-export function startAppProcess(
-	stack: Stack,
-	port: number,
-	env: Record<string, string> = {},
-): Promise<AppProcess> {
-	const childEnv: Record<string, string> = {
-		...appProcessEnv(stack, port),
-		...env,
-	};
+/** Spawns an entry point of slack-app/ with exactly `env`, collecting what it prints. */
+export function spawnApp(env: Record<string, string>, entry = 'start.ts'): AppProcess {
 	// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
+	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', entry)], {
 		cwd: ROOT,
-		env: childEnv,
+		env,
 		stdio: ['ignore', 'pipe', 'pipe'],
 	});
 	let output = '';
 	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
 	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	return { child, output: () => output };
+}
+
+/**
+ * `npm start`'s entry against a test Stack's emulator and Slack stand-in, resolved once it says
+ * where Slack requests go.
+ */
+export function startAppProcess(
+	stack: Stack,
+	port: number,
+	env: Record<string, string> = {},
+	timeoutMs = 30_000,
+): Promise<AppProcess> {
+	const app = spawnApp({ ...appProcessEnv(stack, port), ...env });
+	const { child } = app;
 	return new Promise((resolve, reject) => {
 		const timer = setTimeout(
-			() => reject(new Error(`The app did not start in time:\n${output}`)),
-			30_000,
+			() => reject(new Error(`The app did not start in time:\n${app.output()}`)),
+			timeoutMs,
 		);
 		const check = () => {
-			if (!output.includes('Slack requests go to')) return;
+			if (!app.output().includes('Slack requests go to')) return;
 			clearTimeout(timer);
 			child.stdout?.off('data', check);
-			resolve({ child, output: () => output });
+			resolve(app);
 		};
 		child.stdout?.on('data', check);
 		child.once('exit', (code) => {
 			clearTimeout(timer);
-			reject(new Error(`The app exited with ${code}:\n${output}`));
+			reject(new Error(`The app exited with ${code}:\n${app.output()}`));
 		});
 	});
 }

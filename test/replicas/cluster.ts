@@ -1,10 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
-import { kill } from '../reliability/slack-process';
-import { appProcessEnv, Stack, type EmulatorOptions } from '../slack/harness';
+import { kill, spawnApp, type AppProcess } from '../reliability/slack-process';
+import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Redis } from '../support/services';
 import {
 	startEmulatorProcess,
@@ -24,29 +24,28 @@ import { RoundRobinProxy } from './proxy';
  * process shared by all three and measure it instead of the replicas).
  */
 
-const ROOT = join(__dirname, '..', '..');
-
 export class Replica {
-	output = '';
-
 	private constructor(
 		readonly port: number,
-		readonly child: ChildProcess,
+		private readonly app: AppProcess,
 		/** What it was started with: the same again is a restart (its own state file included). */
 		readonly env: Record<string, string>,
 	) {}
 
+	get child(): ChildProcess {
+		return this.app.child;
+	}
+
+	/** Everything it printed so far (stdout and stderr). */
+	get output(): string {
+		return this.app.output();
+	}
+
 	/** Starts the production entry point (bin.ts) and resolves once it serves. */
 	static async start(port: number, env: Record<string, string>): Promise<Replica> {
-		// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-		const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'bin.ts')], {
-			cwd: ROOT,
-			env: { ...env, PORT: String(port) },
-			stdio: ['ignore', 'pipe', 'pipe'],
-		});
-		const replica = new Replica(port, child, env);
-		child.stdout?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
-		child.stderr?.on('data', (chunk: Buffer) => (replica.output += chunk.toString()));
+		const app = spawnApp({ ...env, PORT: String(port) }, 'bin.ts');
+		const replica = new Replica(port, app, env);
+		const { child } = app;
 		// Up once it answers /healthz (whatever LOG_LEVEL lets it log).
 		let exited: number | null | undefined;
 		child.once('exit', (code) => (exited = code));
@@ -203,18 +202,7 @@ export class ProcessCluster {
 			const { service } = emulator;
 			const { slack } = standin;
 			const replicas = await startReplicas(ports, (i, port) => ({
-				PATH: process.env.PATH ?? '',
-				HOME: process.env.HOME ?? '',
-				SLACK_BOT_TOKEN: slack.botToken,
-				SLACK_SIGNING_SECRET: slack.signingSecret,
-				SLACK_API_URL: slack.apiUrl,
-				PORT: String(port),
-				HOST: '127.0.0.1',
-				GPU_CLOUD_BASE_URL: service.baseUrl,
-				GPU_CLOUD_API_KEY: service.apiKey,
-				GPU_CLOUD_ORGANIZATION: service.organization,
-				GPU_CLOUD_IMAGE_URL: service.imageUrl,
-				GPU_CLOUD_CHAT_URL: service.chatUrl,
+				...partsEnv({ service, slack }, port),
 				...replicaEnv(i, dir, proxy.url, service.webhookSecret, redis),
 				...options.env,
 			}));

@@ -15,6 +15,9 @@ import { RoundRobinProxy } from './proxy';
 
 const CHILD_FLAG = '--replica-part';
 const START_TIMEOUT_MS = 60_000;
+/** The emulator's pauses between webhook attempts, given here so that its last attempt is known. */
+const WEBHOOK_RETRY_DELAYS_MS = [500, 1000, 2000];
+const LAST_WEBHOOK_ATTEMPT = WEBHOOK_RETRY_DELAYS_MS.length + 1;
 
 const partSchema = z.enum(['emulator', 'standin', 'proxy']);
 type Part = z.infer<typeof partSchema>;
@@ -123,7 +126,11 @@ function waitFor(standin: Standin, args: unknown): Promise<Waited> {
 async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 	if (part === 'emulator') {
 		const options = emulatorSettingsSchema.parse(settings);
-		const emulator = await startEmulator({ port: 0, ...options });
+		const emulator = await startEmulator({
+			port: 0,
+			webhookRetryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+			...options,
+		});
 		return {
 			info: (): ServiceInfo => ({
 				baseUrl: emulator.baseUrl,
@@ -144,7 +151,9 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 					deliveryAttempts: emulator.deliveries.length,
 					deliveriesFailed: failed.length,
 					deliveriesAbandoned: new Set(
-						failed.filter((attempt) => attempt.attempt >= 4).map((attempt) => attempt.jobId),
+						failed
+							.filter((attempt) => attempt.attempt >= LAST_WEBHOOK_ATTEMPT)
+							.map((attempt) => attempt.jobId),
 					).size,
 				};
 			},

@@ -14,6 +14,7 @@ import { BOT, DEFAULT_CHANNEL, startStandin, type Standin } from '../../slack-ap
 import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
 import { CHROMIUM, testWithChromium } from '../support/chromium';
 import { eventually } from '../support/eventually';
+import { content } from './harness';
 
 /**
  * The app installed in two workspaces, over HTTP end to end: each installs through /slack/install →
@@ -362,9 +363,6 @@ async function finishedJob(workspace: (typeof workspaces)[number], before: numbe
 	if (!jobId) throw new Error(`No job id in ${content(parent)}`);
 	return jobId;
 }
-
-const content = (message: { text?: string; blocks?: unknown }) =>
-	`${message.text ?? ''} ${JSON.stringify(message.blocks ?? [])}`;
 
 /** A job-completion webhook as the service signs it with an organization's secret (`id`: a repeated delivery). */
 function postWebhook(path: string, jobId: string, secret: string, id?: string) {

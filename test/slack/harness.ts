@@ -207,21 +207,41 @@ export function content(message: StoredMessage | undefined): string {
 	return message ? `${message.text} ${JSON.stringify(message.blocks ?? [])}` : '';
 }
 
-/** The environment `npm start`'s entry point needs to run as a child process against this stack. */
-export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
+/** Where an app process finds the service and Slack: in this process (a Stack) or in processes of their own. */
+export interface AppParts {
+	service: {
+		baseUrl: string;
+		apiKey: string;
+		organization: string;
+		imageUrl: string;
+		chatUrl: string;
+	};
+	slack: { botToken: string; signingSecret: string; apiUrl: string };
+}
+
+/** The environment an entry point of slack-app/ needs to serve on `port` against these parts. */
+export function partsEnv({ service, slack }: AppParts, port: number): Record<string, string> {
 	return {
 		PATH: process.env.PATH ?? '',
 		HOME: process.env.HOME ?? '',
-		SLACK_BOT_TOKEN: stack.credentials.botToken,
-		SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
-		SLACK_API_URL: stack.standin.apiUrl,
+		SLACK_BOT_TOKEN: slack.botToken,
+		SLACK_SIGNING_SECRET: slack.signingSecret,
+		SLACK_API_URL: slack.apiUrl,
 		PORT: String(port),
 		HOST: '127.0.0.1',
-		GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
-		GPU_CLOUD_API_KEY: stack.emulator.apiKey,
-		GPU_CLOUD_ORGANIZATION: stack.emulator.organization,
-		GPU_CLOUD_IMAGE_URL: stack.emulator.imageUrl,
-		GPU_CLOUD_CHAT_URL: stack.emulator.chatUrl,
+		GPU_CLOUD_BASE_URL: service.baseUrl,
+		GPU_CLOUD_API_KEY: service.apiKey,
+		GPU_CLOUD_ORGANIZATION: service.organization,
+		GPU_CLOUD_IMAGE_URL: service.imageUrl,
+		GPU_CLOUD_CHAT_URL: service.chatUrl,
+	};
+}
+
+/** The environment `npm start`'s entry point needs to run as a child process against this stack. */
+export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
+	const slack = { ...stack.credentials, apiUrl: stack.standin.apiUrl };
+	return {
+		...partsEnv({ service: stack.emulator, slack }, port),
 		SLACK_STATE_FILE: stack.stateFile,
 	};
 }

@@ -1,59 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../../slack-app/local';
+import { kill, startAppProcess, type AppProcess } from '../reliability/slack-process';
 import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
-import { appProcessEnv, content, Stack } from './harness';
+import { content, Stack } from './harness';
 
 /**
  * The real entry point (`npm start` → slack-app/start.ts) in a child process, killed with SIGKILL
  * while jobs run, then started again: every result still reaches its thread, exactly once.
  */
 
-const ROOT = join(__dirname, '..', '..');
 const CHANNEL = 'C0KILL';
 
-function startChild(
-	stack: Stack,
-	port: number,
-): Promise<{ child: ChildProcess; output: () => string }> {
-	const env: Record<string, string> = {
-		...appProcessEnv(stack, port),
-		SLACK_POLL_INTERVAL_MS: '200',
-	};
-	// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
-		cwd: ROOT,
-		env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	return new Promise((resolve, reject) => {
-		const timer = setTimeout(
-			() => reject(new Error(`The app did not start in time:\n${output}`)),
-			30_000,
-		);
-		const check = () => {
-			if (output.includes('Slack requests go to')) {
-				clearTimeout(timer);
-				resolve({ child, output: () => output });
-			}
-		};
-		child.stdout?.on('data', check);
-		child.once('exit', (code) => {
-			clearTimeout(timer);
-			reject(new Error(`The app exited with ${code}:\n${output}`));
-		});
-	});
-}
-
-function killed(child: ChildProcess): Promise<void> {
-	return new Promise((resolve) => {
-		if (child.exitCode !== null || child.signalCode !== null) return resolve();
-		child.once('exit', () => resolve());
-		child.kill('SIGKILL');
-	});
+/** The app with a short poll interval, so a restart finds its jobs' ends quickly. */
+function startChild(stack: Stack, port: number): Promise<AppProcess> {
+	return startAppProcess(stack, port, { SLACK_POLL_INTERVAL_MS: '200' });
 }
 
 it('survives SIGKILL with jobs in flight: each result is posted once after the restart', async () => {
@@ -80,7 +40,7 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
 			'two running jobs',
 		);
 
-		await killed(first.child);
+		await kill(first.child);
 		expect(parents.every((parent) => stack.replies(parent.ts, CHANNEL).length === 0)).toBe(true);
 
 		const second = await startChild(stack, port);
@@ -94,14 +54,14 @@ it('survives SIGKILL with jobs in flight: each result is posted once after the r
 			);
 		}
 		// Killed and started once more: the start resumes before it reports ready, and posts nothing new.
-		await killed(second.child);
+		await kill(second.child);
 		const third = await startChild(stack, port);
 		child = third.child;
 		for (const parent of parents) expect(stack.replies(parent.ts, CHANNEL)).toHaveLength(1);
 		for (const secret of stack.secrets())
 			expect(first.output() + second.output() + third.output()).not.toContain(secret);
 	} finally {
-		if (child) await killed(child);
+		if (child) await kill(child);
 		await stack.close();
 	}
 }, 90_000);
@@ -124,7 +84,7 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
 			if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
 			await new Promise((resolve) => setTimeout(resolve, 50));
 		}
-		await killed(first.child);
+		await kill(first.child);
 		stack.emulator.setFaults({ latencyMs: 0 });
 
 		const second = await startChild(stack, port);
@@ -141,7 +101,7 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
 		expect(answer).toContain('The app restarted while answering');
 		expect(answer).toContain('gpu.regenerate_chat');
 
-		await killed(second.child);
+		await kill(second.child);
 		const third = await startChild(stack, port);
 		child = third.child;
 		// Whatever the second run had not yet recorded as done, the third finishes without posting again.
@@ -152,7 +112,7 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
 		expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
 		expect(stack.replies(chat.ts, CHANNEL)).toHaveLength(1);
 	} finally {
-		if (child) await killed(child);
+		if (child) await kill(child);
 		await stack.close();
 	}
 }, 90_000);

@@ -1,16 +1,13 @@
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { kill } from '../reliability/slack-process';
+import { kill, spawnApp } from '../reliability/slack-process';
 
 /**
  * `npm start` with no settings at all: the emulator, the Slack stand-in and the app. The emulator
  * runs in a child process of its own (the app reaches it over HTTP only, as it does the real
  * service) and stops with the app.
  */
-
-const ROOT = join(__dirname, '..', '..');
 
 async function children(pid: number): Promise<number[]> {
 	const text = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8');
@@ -24,23 +21,16 @@ it('starts the emulator as a child process, serves the local page, and stops it 
 		HOME: process.env.HOME ?? '',
 		SLACK_STATE_FILE: join(dir, 'state.json'),
 	};
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', 'start.ts')], {
-		cwd: ROOT,
-		env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	const { child, output } = spawnApp(env);
 	try {
 		const deadline = Date.now() + 45_000;
-		while (!/Open (http:\/\/\S+) and type/.test(output)) {
+		while (!/Open (http:\/\/\S+) and type/.test(output())) {
 			if (Date.now() > deadline || child.exitCode !== null)
-				throw new Error(`npm start did not get ready:\n${output}`);
+				throw new Error(`npm start did not get ready:\n${output()}`);
 			await new Promise((resolve) => setTimeout(resolve, 100));
 		}
-		const pageUrl = /Open (http:\/\/\S+) and type/.exec(output)?.[1] ?? '';
-		const managementUrl = /GPU Cloud: (http:\/\/[^,\s]+)/.exec(output)?.[1] ?? '';
+		const pageUrl = /Open (http:\/\/\S+) and type/.exec(output())?.[1] ?? '';
+		const managementUrl = /GPU Cloud: (http:\/\/[^,\s]+)/.exec(output())?.[1] ?? '';
 		expect((await fetch(pageUrl)).status).toBe(200);
 		expect((await fetch(`${managementUrl}/organizations/x`)).status).toBeGreaterThan(0);
 		const [emulatorPid] = await children(child.pid ?? 0);
