@@ -19,6 +19,29 @@ export interface LinkWorkspaceDeps {
 	logger: Logger;
 }
 
+/**
+ * Why a pasted key cannot be one, before it goes into a request header: a line break or an invisible
+ * character would fail inside the HTTP client, be retried like a network error and make the modal
+ * miss Slack's 3 s.
+ */
+export function apiKeyProblem(apiKey: string): string | undefined {
+	if (apiKey.length === 0 || apiKey.length > 512)
+		return 'Paste the API key from the portal (API Access).';
+	if (/[\r\n\u2028\u2029]/.test(apiKey))
+		return 'The key contains a line break: paste it again as one line.';
+	if (apiKey.includes(' ')) return 'The key contains a space: paste it again from the portal.';
+	const invisible = /[\p{Cc}\p{Cf}\p{Z}]/u.exec(apiKey)?.[0];
+	if (invisible)
+		return `The key contains an invisible character (U+${codePoint(invisible)}): paste it again, or type it.`;
+	if (/[^\x21-\x7e]/.test(apiKey))
+		return 'The key contains a character that is not plain ASCII: paste it again from the portal.';
+	return undefined;
+}
+
+function codePoint(character: string): string {
+	return (character.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0');
+}
+
 /** Submit of the `/gpu setup` modal: a workspace admin links the organization once the service accepts its key. */
 export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 	return async ({
@@ -36,8 +59,8 @@ export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 		if (!NAME_PATTERN.test(organization)) errors.organization = `The organization ${NAME_RULE}.`;
 		if (project !== undefined && !NAME_PATTERN.test(project))
 			errors.project = `The project ${NAME_RULE}.`;
-		if (apiKey.length === 0 || apiKey.length > 512)
-			errors.api_key = 'Paste the API key from the portal (API Access).';
+		const keyProblem = apiKeyProblem(apiKey);
+		if (keyProblem) errors.api_key = keyProblem;
 		if (!team) errors.organization = 'Slack did not say which workspace this is.';
 		if (Object.keys(errors).length > 0 || !team)
 			return void (await ack({ response_action: 'errors', errors }));

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import { TestWorkspaces } from './workspaces';
+
+/**
+ * The app installed in several workspaces, attacked from inside (issue 21): workspaces install
+ * through the real OAuth flow against the stand-in and link through the signed `/gpu setup` modal;
+ * Alpha and Charlie link the same GPU Cloud organization, Bravo its own.
+ */
+
+jest.setTimeout(60_000);
+
+const BRAVO_ORG = { name: 'bravo-org', apiKey: `bravo-key-${randomBytes(8).toString('hex')}` };
+const BRAVO_LINK = { organization: BRAVO_ORG.name, apiKey: BRAVO_ORG.apiKey };
+
+describe('the /gpu setup modal', () => {
+	let rig: TestWorkspaces;
+	beforeAll(async () => {
+		rig = await TestWorkspaces.start({
+			teams: ['T0ALPHA', 'T0BRAVO'],
+			organizations: [BRAVO_ORG],
+		});
+		await rig.installAndLink('T0ALPHA', rig.emulator);
+		await rig.installAndLink('T0BRAVO', BRAVO_LINK);
+	});
+	afterAll(() => rig.close());
+
+	it.each([
+		['a line break', `\r\n`, /line break/],
+		['a line feed', `\n`, /line break/],
+		['a zero-width space', '\u200b', /invisible character/],
+		['a tab', '\t', /invisible character/],
+		['a byte-order mark', '\ufeff', /invisible character/],
+	])(
+		'refuses at once a key with %s in it, naming it, and checks nothing with the service',
+		async (_, character, message) => {
+			const alpha = rig.workspace('T0ALPHA');
+			await rig.openSetup(alpha);
+			const checks = rig.emulator.requests.length;
+			const key = rig.emulator.apiKey;
+			const reply = await rig.submitLink(alpha, {
+				organization: rig.emulator.organization,
+				apiKey: `${key.slice(0, 8)}${character}${key.slice(8)}`,
+			});
+			expect(reply.errors?.api_key).toMatch(message);
+			// Well inside Slack's 3 s for a view submission's answer.
+			expect(reply.ms).toBeLessThan(1500);
+			expect(rig.emulator.requests.length).toBe(checks);
+			expect(await rig.app.distributed?.store.findLink('T0ALPHA')).toMatchObject({
+				organization: rig.emulator.organization,
+			});
+		},
+	);
+});
