@@ -50,4 +50,41 @@ describe('the /gpu setup modal', () => {
 			});
 		},
 	);
+
+	it("refuses a submission whose team and the view's installation differ, and changes neither workspace's link", async () => {
+		const alpha = rig.workspace('T0ALPHA');
+		await rig.openSetup(alpha);
+		// A Slack Connect modal: opened in Alpha's installation, submitted naming Bravo as the team.
+		const reply = await rig.submitLink(
+			alpha,
+			{ organization: rig.emulator.organization, apiKey: rig.emulator.apiKey },
+			(payload) => {
+				payload.team = { id: 'T0BRAVO', domain: 'bravo' };
+				payload.user = { id: alpha.admin, team_id: 'T0BRAVO' };
+			},
+		);
+		expect(reply.response_action).toBe('errors');
+		expect(reply.errors?.organization).toMatch(/workspace/);
+		const store = rig.app.distributed?.store;
+		expect(await store?.findLink('T0BRAVO')).toMatchObject({ organization: BRAVO_ORG.name });
+		expect(await store?.findLink('T0ALPHA')).toMatchObject({
+			organization: rig.emulator.organization,
+			linkedBy: alpha.admin,
+		});
+	});
+
+	it("checks the admin in the view's installation and links that one", async () => {
+		const bravo = rig.workspace('T0BRAVO');
+		await rig.openSetup(bravo);
+		// Bravo's admin, in Bravo's modal: both ids agree, the link is Bravo's.
+		const reply = await rig.submitLink(bravo, {
+			organization: BRAVO_ORG.name,
+			apiKey: BRAVO_ORG.apiKey,
+		});
+		expect(reply.response_action).toBe('update');
+		expect(await rig.app.distributed?.store.findLink('T0BRAVO')).toMatchObject({
+			organization: BRAVO_ORG.name,
+			linkedBy: bravo.admin,
+		});
+	});
 });

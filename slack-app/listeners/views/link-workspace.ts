@@ -50,7 +50,9 @@ export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 		view,
 		client,
 	}: SlackViewMiddlewareArgs<ViewSubmitAction> & AllMiddlewareArgs): Promise<void> => {
-		const team = body.team?.id;
+		// The installation the view belongs to: Bolt's client acts there, so the admin check and the
+		// link must both name it. A Slack Connect modal names the submitter's team as well.
+		const team = view.app_installed_team_id ?? body.team?.id;
 		const values = view.state.values;
 		const organization = values.organization?.value?.value?.trim() ?? '';
 		const apiKey = values.api_key?.value?.value?.trim() ?? '';
@@ -62,6 +64,12 @@ export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 		const keyProblem = apiKeyProblem(apiKey);
 		if (keyProblem) errors.api_key = keyProblem;
 		if (!team) errors.organization = 'Slack did not say which workspace this is.';
+		else if (
+			(body.team?.id !== undefined && body.team.id !== team) ||
+			(body.user.team_id !== undefined && body.user.team_id !== team)
+		)
+			errors.organization =
+				'This form belongs to another workspace than yours: open /gpu setup in the workspace to link.';
 		if (Object.keys(errors).length > 0 || !team)
 			return void (await ack({ response_action: 'errors', errors }));
 		if (!(await isWorkspaceAdmin(client, body.user.id)))
