@@ -1,6 +1,14 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AnyMiddlewareArgs, App, Logger, Middleware } from '@slack/bolt';
-import { InstallProvider, type Installation, type InstallURLOptions } from '@slack/oauth';
+import {
+	InstallProvider,
+	InvalidStateError,
+	type Installation,
+	type InstallURLOptions,
+	type StateStore,
+} from '@slack/oauth';
+import { z } from 'zod/v4';
 import type { Distribution } from '../config';
 import { isRecord } from '../http-body';
 import { submitLinkWorkspace } from '../listeners/views/link-workspace';
@@ -63,7 +71,7 @@ export class Distributed {
 		this.installer = new InstallProvider({
 			clientId: settings.clientId,
 			clientSecret: settings.clientSecret,
-			stateSecret: settings.stateSecret,
+			stateStore: singleUseStates(store, settings.stateSecret),
 			installationStore: store.forSlack(),
 			directInstall: true,
 			logger,
@@ -223,6 +231,42 @@ export class Distributed {
 		await this.store.close();
 	}
 }
+
+/** How long an install link's state stays usable, as @slack/oauth's own cookie lasts. */
+const STATE_LIFETIME_MS = 10 * 60_000;
+
+/**
+ * OAuth states kept in the installation store (so every replica sees them), each usable once: a
+ * random value, stored only as its HMAC under SLACK_STATE_SECRET, that a redirect spends when it
+ * arrives. @slack/oauth's default store only checks a state's
+ * signature and age, so a used state and its cookie installed again for ten minutes.
+ */
+function singleUseStates(store: InstallationStore, stateSecret: string): StateStore {
+	const hash = (state: string) => createHmac('sha256', stateSecret).update(state).digest('hex');
+	return {
+		generateStateParam: async (installOptions, now) => {
+			const state = randomBytes(32).toString('base64url');
+			await store.saveOAuthState(
+				hash(state),
+				JSON.stringify(installOptions),
+				new Date(now.getTime() + STATE_LIFETIME_MS),
+			);
+			return state;
+		},
+		verifyStateParam: async (_now, state) => {
+			const options = await store.takeOAuthState(hash(state));
+			if (options === undefined)
+				throw new InvalidStateError('The state was used already, has expired or was never issued.');
+			return installOptionsSchema.parse(JSON.parse(options)) as InstallURLOptions;
+		},
+	};
+}
+
+/** What a stored state keeps: the options its install link was made with. */
+const installOptionsSchema = z.looseObject({
+	scopes: z.union([z.string(), z.array(z.string())]),
+	redirectUri: z.string().optional(),
+});
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
 	res.writeHead(status, {

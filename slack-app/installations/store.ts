@@ -34,6 +34,14 @@ const MIGRATIONS: readonly string[][] = [
       linked_at TEXT NOT NULL
     )`,
 	],
+	[
+		// The OAuth states handed out and not yet used, by hash: each opens one install, once.
+		`CREATE TABLE oauth_states (
+      state_hash TEXT PRIMARY KEY,
+      install_options TEXT NOT NULL,
+      expires_at TEXT NOT NULL
+    )`,
+	],
 ];
 
 /** PostgreSQL: replicas starting together take turns migrating (any constant shared by all of them). */
@@ -190,6 +198,30 @@ export class InstallationStore {
 			linkedBy: text(row.linked_by),
 			linkedAt: text(row.linked_at),
 		};
+	}
+
+	/** Remembers an OAuth state handed to a browser (by its hash) until `expiresAt`; expired ones go. */
+	async saveOAuthState(stateHash: string, installOptions: string, expiresAt: Date): Promise<void> {
+		await this.db.transaction(async (db) => {
+			await db.query('DELETE FROM oauth_states WHERE expires_at < $1', [this.now().toISOString()]);
+			await db.query(
+				'INSERT INTO oauth_states (state_hash, install_options, expires_at) VALUES ($1, $2, $3)',
+				[stateHash, installOptions, expiresAt.toISOString()],
+			);
+		});
+	}
+
+	/**
+	 * Uses an OAuth state: its install options, once; undefined when it was never handed out, was used
+	 * already (by any replica: the delete is the test) or has expired.
+	 */
+	async takeOAuthState(stateHash: string): Promise<string | undefined> {
+		const [row] = await this.db.query(
+			'DELETE FROM oauth_states WHERE state_hash = $1 RETURNING install_options, expires_at',
+			[stateHash],
+		);
+		if (!row || text(row.expires_at) < this.now().toISOString()) return undefined;
+		return text(row.install_options);
 	}
 
 	/** For a readiness probe: the database answers. */

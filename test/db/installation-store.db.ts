@@ -55,6 +55,7 @@ installationStoreCases({
 			);
 			expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
 				'installations',
+				'oauth_states',
 				'schema_migrations',
 				'workspace_links',
 			]);

@@ -40,10 +40,10 @@ export function installationStoreCases(backend: StoreBackend): void {
 	test('migrations run at start, once, and leave the schema at its newest version', async () => {
 		const location = await backend.location();
 		const first = await open(location);
-		expect(await first.schemaVersion()).toBe(1);
+		expect(await first.schemaVersion()).toBe(2);
 		await first.close();
 		const second = await open(location);
-		expect(await second.schemaVersion()).toBe(1);
+		expect(await second.schemaVersion()).toBe(2);
 		await second.close();
 	});
 
@@ -156,6 +156,24 @@ export function installationStoreCases(backend: StoreBackend): void {
 				isEnterpriseInstall: false,
 			}),
 		).rejects.toThrow(/not installed/);
+		await store.close();
+	});
+
+	test('an OAuth state opens one install: taken once, never after it expired, unknown ones never', async () => {
+		let now = new Date('2026-11-24T12:00:00Z');
+		const store = await InstallationStore.open(
+			await backend.location(),
+			new SecretCipher(key),
+			() => now,
+		);
+		const later = (ms: number) => new Date(now.getTime() + ms);
+		await store.saveOAuthState('used', '{"scopes":["commands"]}', later(600_000));
+		await store.saveOAuthState('expiring', '{"scopes":["commands"]}', later(600_000));
+		expect(await store.takeOAuthState('used')).toBe('{"scopes":["commands"]}');
+		expect(await store.takeOAuthState('used')).toBeUndefined();
+		expect(await store.takeOAuthState('never-issued')).toBeUndefined();
+		now = later(600_001);
+		expect(await store.takeOAuthState('expiring')).toBeUndefined();
 		await store.close();
 	});
 }

@@ -88,3 +88,44 @@ describe('the /gpu setup modal', () => {
 		});
 	});
 });
+
+describe('installing through OAuth', () => {
+	let rig: TestWorkspaces;
+	beforeAll(async () => {
+		rig = await TestWorkspaces.start({ teams: ['T0ALPHA', 'T0BRAVO'] });
+	});
+	afterAll(() => rig.close());
+
+	it('uses a state once: the same state and its cookie with a new code from another workspace install nothing', async () => {
+		const first = await rig.consent('T0ALPHA');
+		const installed = await fetch(first.redirect, {
+			headers: { cookie: first.cookie },
+			redirect: 'manual',
+		});
+		expect(installed.status).toBe(200);
+		// The used state taken to the consent page again, signed in to Bravo: Slack hands out a new
+		// code for it, and the browser comes back with the first install's cookie.
+		rig.oauth.signIn('T0BRAVO');
+		const authorize = new URL(rig.oauth.authorizationUrl);
+		for (const [name, value] of Object.entries({
+			client_id: rig.clientId,
+			scope: 'commands,chat:write',
+			state: first.state,
+			redirect_uri: `${rig.url}/slack/oauth_redirect`,
+		}))
+			authorize.searchParams.set(name, value);
+		const consent = await fetch(authorize, { redirect: 'manual' });
+		const again = await fetch(consent.headers.get('location') ?? '', {
+			headers: { cookie: first.cookie },
+			redirect: 'manual',
+		});
+		expect(again.status).toBe(400);
+		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA']);
+		expect(rig.oauth.exchanges.map((exchange) => exchange.team)).toEqual(['T0ALPHA']);
+	});
+
+	it('installs each workspace with a state of its own', async () => {
+		expect((await rig.install('T0BRAVO')).status).toBe(200);
+		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+	});
+});
