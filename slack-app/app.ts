@@ -212,7 +212,18 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			]
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
 	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
-	const health = new Health({ probes, logger });
+	const health = new Health({
+		probes,
+		logger,
+		// A workspace whose stored row does not open is refused alone: counted, not a reason to stop serving.
+		...(distributed
+			? {
+					counts: () => ({
+						unreadable_workspaces: distributed.store.unreadableWorkspaces().length,
+					}),
+				}
+			: {}),
+	});
 	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
@@ -326,8 +337,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			logger,
 		});
 	// Distributed: each linked workspace's services start now, and follow its unfinished jobs.
-	for (const team of (await distributed?.store.teams()) ?? [])
-		await distributed?.workspaces.get(team);
+	await distributed?.startWorkspaces();
 	const sweeping = new AbortController();
 	if (shared)
 		void takeOverOrphanedJobs(

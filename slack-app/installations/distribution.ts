@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyMiddlewareArgs, App, Logger, Middleware } from '@slack/bolt';
+import type { AnyMiddlewareArgs, App, Authorize, Logger, Middleware } from '@slack/bolt';
 import {
 	InstallProvider,
 	InvalidStateError,
@@ -16,7 +16,7 @@ import { LINK_VIEW, linkModal } from '../messages/link-workspace';
 import type { Container } from '../services/container';
 import { errorSummary } from '../services/errors';
 import { SecretCipher } from './cipher';
-import { InstallationStore, type WorkspaceLink } from './store';
+import { InstallationStore, UnreadableRowError, type WorkspaceLink } from './store';
 import { Workspaces } from './workspaces';
 
 /**
@@ -135,18 +135,49 @@ export class Distributed {
 	}
 
 	static async open(options: DistributedOptions): Promise<Distributed> {
-		const { settings } = options;
+		const { settings, logger } = options;
 		const store = await InstallationStore.open(
 			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
 			new SecretCipher(settings.installationKey, settings.previousKeys),
 		);
+		for (const team of store.unreadableWorkspaces())
+			logger.error(
+				`A stored row of ${team} does not open (altered, or copied from another row): ${team} is refused until it is installed or linked again; every other workspace serves.`,
+			);
 		return new Distributed(store, options);
 	}
 
-	/** Bolt's authorize: each request's bot token from its workspace's installation. */
-	get authorize() {
-		return this.installer.authorize;
+	/** At start: every linked workspace's services, which resume its unfinished work; one that cannot be built stops only itself. */
+	async startWorkspaces(): Promise<void> {
+		for (const team of await this.store.teams()) {
+			try {
+				await this.workspaces.get(team);
+			} catch (error) {
+				this.options.logger.error(`${team} is not served: ${errorSummary(error)}`);
+			}
+		}
 	}
+
+	/**
+	 * Bolt's authorize: each request's bot token from its workspace's installation. When the stored
+	 * installation does not open, the app has no token to answer with; a command or a click still
+	 * carries a response_url, through which the person is told to reinstall.
+	 */
+	readonly authorize: Authorize<boolean> = async (source, body) => {
+		try {
+			return await this.installer.authorize(source);
+		} catch (error) {
+			const team = source.teamId ?? source.enterpriseId;
+			if (team && this.store.unreadableWorkspaces().includes(team)) {
+				this.options.logger.warn(new UnreadableRowError(team, 'installation').message);
+				await tellPrivately(
+					body,
+					'GPU Cloud cannot read what it stored about this workspace (it was altered): a workspace admin must install the app again from its install link, then link the organization with `/gpu setup`.',
+				);
+			}
+			throw error;
+		}
+	};
 
 	/** Uninstall, the link modal, and the middleware that runs each request in its workspace. */
 	register(app: App): void {
@@ -209,7 +240,19 @@ export class Distributed {
 			await args.client.views.open({ trigger_id: command.trigger_id, view: linkModal() });
 			return;
 		}
-		const container = await this.workspaces.get(team);
+		let container: Container | undefined;
+		try {
+			container = await this.workspaces.get(team);
+		} catch (error) {
+			if (!(error instanceof UnreadableRowError)) throw error;
+			this.options.logger.warn(error.message);
+			if (command && 'respond' in args)
+				await args.respond({
+					response_type: 'ephemeral',
+					text: 'GPU Cloud cannot read the organization link of this workspace (it was altered). A workspace admin types `/gpu setup` and links the organization again.',
+				});
+			return;
+		}
 		if (!container) {
 			if (command && 'respond' in args) {
 				await args.respond({
@@ -267,6 +310,19 @@ const installOptionsSchema = z.looseObject({
 	scopes: z.union([z.string(), z.array(z.string())]),
 	redirectUri: z.string().optional(),
 });
+
+/** A private answer through the request's response_url, which needs no token; nothing when it has none. */
+async function tellPrivately(body: unknown, text: string): Promise<void> {
+	const record = isRecord(body) ? body : {};
+	const url = typeof record.response_url === 'string' ? record.response_url : undefined;
+	if (!url?.startsWith('http')) return;
+	await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ response_type: 'ephemeral', text }),
+		signal: AbortSignal.timeout(3000),
+	}).catch(() => undefined);
+}
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {
 	res.writeHead(status, {

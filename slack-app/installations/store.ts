@@ -4,7 +4,7 @@ import type {
 	InstallationStore as SlackInstallationStore,
 } from '@slack/oauth';
 import { z } from 'zod/v4';
-import type { SecretCipher } from './cipher';
+import { MissingKeyError, type SecretCipher } from './cipher';
 import { PostgresDatabase, SqliteDatabase, type Row, type SqlDatabase } from './database';
 
 /**
@@ -47,6 +47,23 @@ const MIGRATIONS: readonly string[][] = [
 /** PostgreSQL: replicas starting together take turns migrating (any constant shared by all of them). */
 const MIGRATION_LOCK = 7_140_214;
 
+/** A stored row of one workspace that does not open (altered, or another row's copy). */
+export class UnreadableRowError extends Error {
+	constructor(
+		readonly team: string,
+		readonly row: 'installation' | 'link',
+		cause?: unknown,
+	) {
+		super(
+			row === 'installation'
+				? `The stored installation of ${team} does not open (altered, or copied from another row); the app must be installed in that workspace again.`
+				: `The stored GPU Cloud link of ${team} does not open (altered, or copied from another row); a workspace admin must link it again with /gpu setup.`,
+			{ cause },
+		);
+		this.name = 'UnreadableRowError';
+	}
+}
+
 export interface WorkspaceLink {
 	teamId: string;
 	organization: string;
@@ -75,6 +92,9 @@ const storedInstallation = z.looseObject({
 });
 
 export class InstallationStore {
+	/** Rows that did not open, by workspace: refused for that workspace alone. */
+	private readonly unreadable = new Map<string, Set<UnreadableRowError['row']>>();
+
 	private constructor(
 		private readonly db: SqlDatabase,
 		private readonly cipher: SecretCipher,
@@ -92,7 +112,7 @@ export class InstallationStore {
 		const store = new InstallationStore(db, cipher, now);
 		try {
 			await store.migrate();
-			await store.resealStale();
+			await store.checkRows();
 		} catch (error) {
 			await db.close();
 			throw error;
@@ -133,6 +153,7 @@ export class InstallationStore {
 				this.now().toISOString(),
 			],
 		);
+		this.readable(key, 'installation');
 	}
 
 	/** The installation of a workspace (or of an org-wide install), or undefined. */
@@ -147,14 +168,12 @@ export class InstallationStore {
 			[key],
 		);
 		if (!row) return undefined;
-		const parsed = storedInstallation.safeParse(
-			JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)),
+		const parsed = this.opened(key, 'installation', () =>
+			storedInstallation.parse(
+				JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)),
+			),
 		);
-		if (!parsed.success)
-			throw new Error(
-				`The stored installation of ${key} is not readable; reinstall the app in that workspace.`,
-			);
-		return parsed.data as unknown as Installation;
+		return parsed as unknown as Installation;
 	}
 
 	async teams(): Promise<string[]> {
@@ -171,6 +190,7 @@ export class InstallationStore {
 			]);
 			await db.query('DELETE FROM workspace_links WHERE team_id = $1', [teamId]);
 		});
+		this.unreadable.delete(teamId);
 	}
 
 	async saveLink(link: Omit<WorkspaceLink, 'linkedAt'>): Promise<WorkspaceLink> {
@@ -181,6 +201,7 @@ export class InstallationStore {
        ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6`,
 			[link.teamId, link.organization, link.project ?? null, apiKey, link.linkedBy, linkedAt],
 		);
+		this.readable(link.teamId, 'link');
 		return { ...link, linkedAt };
 	}
 
@@ -194,7 +215,9 @@ export class InstallationStore {
 			teamId,
 			organization: text(row.organization),
 			...(row.project === null ? {} : { project: text(row.project) }),
-			apiKey: this.cipher.open(text(row.api_key), `link:${teamId}`),
+			apiKey: this.opened(teamId, 'link', () =>
+				this.cipher.open(text(row.api_key), `link:${teamId}`),
+			),
 			linkedBy: text(row.linked_by),
 			linkedAt: text(row.linked_at),
 		};
@@ -222,6 +245,29 @@ export class InstallationStore {
 		);
 		if (!row || text(row.expires_at) < this.now().toISOString()) return undefined;
 		return text(row.install_options);
+	}
+
+	/** The workspaces with a stored row that does not open (for /readyz and the log). */
+	unreadableWorkspaces(): string[] {
+		return [...this.unreadable.keys()].sort();
+	}
+
+	/** Opens one workspace's row; one that does not open is noted and refused for that workspace alone. */
+	private opened<T>(team: string, row: UnreadableRowError['row'], open: () => T): T {
+		try {
+			const value = open();
+			this.readable(team, row);
+			return value;
+		} catch (error) {
+			this.unreadable.set(team, (this.unreadable.get(team) ?? new Set()).add(row));
+			throw new UnreadableRowError(team, row, error);
+		}
+	}
+
+	private readable(team: string, row: UnreadableRowError['row']): void {
+		const rows = this.unreadable.get(team);
+		rows?.delete(row);
+		if (rows?.size === 0) this.unreadable.delete(team);
 	}
 
 	/** For a readiness probe: the database answers. */
@@ -274,32 +320,50 @@ export class InstallationStore {
 		});
 	}
 
-	/** After a key rotation: seals again, with the current key, every secret an older key sealed. */
-	private async resealStale(): Promise<void> {
+	/**
+	 * At start: opens every sealed row. A row sealed with an older key is sealed again with the current
+	 * one (after a rotation). A row that does not open is noted and left for its workspace to
+	 * reinstall or link again; every other workspace serves. Only when no row opens with the current
+	 * key and some were sealed with a key this process lacks is the key setting wrong: then the start
+	 * stops, naming the setting.
+	 */
+	private async checkRows(): Promise<void> {
 		const sealedColumns = [
-			{
-				table: 'installations',
-				key: 'install_key',
-				column: 'installation',
-				context: 'installation',
-			},
-			{ table: 'workspace_links', key: 'team_id', column: 'api_key', context: 'link' },
-		];
+			{ table: 'installations', key: 'install_key', column: 'installation', row: 'installation' },
+			{ table: 'workspace_links', key: 'team_id', column: 'api_key', row: 'link' },
+		] as const;
+		let opened = 0;
+		let missingKey: MissingKeyError | undefined;
 		await this.db.transaction(async (db) => {
-			for (const { table, key, column, context } of sealedColumns) {
-				for (const row of await db.query(
+			for (const { table, key, column, row } of sealedColumns) {
+				for (const found of await db.query(
 					`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`,
 				)) {
-					const sealed = text(row.sealed);
-					if (!this.cipher.isStale(sealed)) continue;
-					const rowContext = `${context}:${text(row.row_key)}`;
-					await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
-						this.cipher.seal(this.cipher.open(sealed, rowContext), rowContext),
-						text(row.row_key),
-					]);
+					const team = text(found.row_key);
+					const context = `${row}:${team}`;
+					const sealed = text(found.sealed);
+					let plaintext: string;
+					try {
+						plaintext = this.opened(team, row, () => {
+							const value = this.cipher.open(sealed, context);
+							if (row === 'installation') storedInstallation.parse(JSON.parse(value));
+							return value;
+						});
+					} catch (error) {
+						if (error instanceof UnreadableRowError && error.cause instanceof MissingKeyError)
+							missingKey ??= error.cause;
+						continue;
+					}
+					opened++;
+					if (this.cipher.isStale(sealed))
+						await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
+							this.cipher.seal(plaintext, context),
+							team,
+						]);
 				}
 			}
 		});
+		if (missingKey && opened === 0) throw missingKey;
 	}
 }
 

@@ -68,4 +68,8 @@ installationStoreCases({
 			);
 			return dumps.flat().join('\n');
 		}),
+	alter: (location, statements) =>
+		withClient(new URL(location.databaseUrl ?? '').pathname.slice(1), async (client) => {
+			for (const statement of statements) await client.query(statement);
+		}),
 });

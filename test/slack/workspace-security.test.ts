@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { alterLinkKey, swapInstallations } from './installation-store-cases';
 import { TestWorkspaces } from './workspaces';
 
 /**
@@ -127,5 +128,67 @@ describe('installing through OAuth', () => {
 	it('installs each workspace with a state of its own', async () => {
 		expect((await rig.install('T0BRAVO')).status).toBe(200);
 		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+	});
+});
+
+describe('a stored row that does not open', () => {
+	let rig: TestWorkspaces;
+	beforeAll(async () => {
+		rig = await TestWorkspaces.start({
+			teams: ['T0ALPHA', 'T0BRAVO', 'T0CHARLIE', 'T0DELTA'],
+			organizations: [BRAVO_ORG],
+		});
+		await rig.installAndLink('T0ALPHA', rig.emulator);
+		await rig.installAndLink('T0BRAVO', BRAVO_LINK);
+		await rig.installAndLink('T0CHARLIE', rig.emulator);
+		await rig.installAndLink('T0DELTA', BRAVO_LINK);
+	});
+	afterAll(() => rig.close());
+
+	it('is refused for its own workspace, which is told to reinstall; every other workspace keeps serving', async () => {
+		await rig.stopApp();
+		// Alpha's and Bravo's sealed installations swapped; one character of Delta's sealed key changed.
+		await rig.alterDatabase([
+			...swapInstallations('T0ALPHA', 'T0BRAVO'),
+			...alterLinkKey('T0DELTA'),
+		]);
+		await rig.startApp();
+		const ready = await fetch(`${rig.url}/readyz`);
+		expect(ready.status).toBe(200);
+		expect(await ready.json()).toMatchObject({ status: 'ready', unreadable_workspaces: 3 });
+		expect(rig.logLines.join('\n')).toMatch(
+			/T0ALPHA is refused until it is installed or linked again/,
+		);
+
+		// Charlie, untouched, serves.
+		const charlie = rig.workspace('T0CHARLIE');
+		await rig.finishedJob(charlie, { text: 'charlie after the restart' });
+		// Alpha has no readable token: told privately, through the command's response_url, to reinstall.
+		const alpha = rig.workspace('T0ALPHA');
+		await rig.command(alpha, 'job echo {"text": "alpha"}');
+		await alpha.standin.waitFor(
+			() => rig.ephemeralsFor(alpha).find((text) => /install the app again/.test(text)),
+			10_000,
+			'the reinstall notice in Alpha',
+		);
+		// Delta's link does not open: its admin is told to link again.
+		const delta = rig.workspace('T0DELTA');
+		await rig.command(delta, 'job echo {"text": "delta"}');
+		await delta.standin.waitFor(
+			() => rig.ephemeralsFor(delta).find((text) => /\/gpu setup/.test(text)),
+			10_000,
+			'the link-again notice in Delta',
+		);
+		for (const line of rig.logLines)
+			for (const secret of rig.secrets()) expect(line).not.toContain(secret);
+
+		// Installed again, Alpha serves; linked again, Delta serves.
+		expect((await rig.install('T0ALPHA')).status).toBe(200);
+		await rig.finishedJob(alpha, { text: 'alpha reinstalled' });
+		await rig.openSetup(delta);
+		expect((await rig.submitLink(delta, BRAVO_LINK)).response_action).toBe('update');
+		await rig.finishedJob(delta, { text: 'delta linked again' });
+		const after = await fetch(`${rig.url}/readyz`);
+		expect(await after.json()).toMatchObject({ unreadable_workspaces: 1 });
 	});
 });

@@ -14,6 +14,7 @@ import type { AppLink } from '../../slack-app/standin/app-link';
 import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
 import { TEAM } from '../../slack-app/standin/workspace';
 import { content, type Emulator } from './harness';
+import { alterSqlite } from './installation-store-cases';
 
 /**
  * The app installed in several workspaces, end to end over loopback: the emulator with several
@@ -136,6 +137,13 @@ export class TestWorkspaces {
 	async stopApp(): Promise<void> {
 		await this.app.idle().catch(() => undefined);
 		await this.app.stop();
+	}
+
+	/** SQL on the installation database while the app is stopped, as someone with access to it. */
+	async alterDatabase(statements: string[]): Promise<void> {
+		const file = this.config.distribution?.sqliteFile;
+		if (!file || this.options.databaseUrl) throw new Error('Only the SQLite file is altered here.');
+		await alterSqlite(file, statements);
 	}
 
 	get url(): string {
