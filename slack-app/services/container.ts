@@ -11,7 +11,7 @@ import { CommandRouter } from './commands';
 import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
-import { JobOriginSeal } from './job-metadata';
+import { JobOriginSeal, JobOrigins } from './job-metadata';
 import { JobTracker } from './job-tracker';
 import { JobService } from './jobs';
 import { RequestLifecycle } from './lifecycle';
@@ -46,7 +46,8 @@ export interface Container {
 	/** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
 	lifecycle: RequestLifecycle;
 	tracker: JobTracker;
-	seal: JobOriginSeal;
+	/** Which jobs this workspace's app created: sealed, and recorded when created. */
+	origins: JobOrigins;
 }
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
@@ -62,8 +63,9 @@ export function createContainer(options: ContainerOptions): Container {
 	});
 	const threads = new SlackThreads(client, botUserId, clock, home);
 	const catalogue = new Catalogue(management, clock);
-	const seal = new JobOriginSeal(config.appSecret, identity.team, (message) =>
-		logger.warn(message),
+	const origins = new JobOrigins(
+		new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message)),
+		shared ?? state,
 	);
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const posted = new PostedRecord(threads, state, clock, shared);
@@ -84,7 +86,7 @@ export function createContainer(options: ContainerOptions): Container {
 		posted,
 		clock,
 		logger,
-		seal,
+		origins,
 		webhooks: webhookUrl !== undefined,
 		pollIntervalMs: config.pollIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
@@ -100,7 +102,7 @@ export function createContainer(options: ContainerOptions): Container {
 		state,
 		clock,
 		logger,
-		seal,
+		origins,
 		webhookUrl,
 	});
 	const jobForm = new JobForm(catalogue, logger);
@@ -137,6 +139,6 @@ export function createContainer(options: ContainerOptions): Container {
 		services: { router, jobs, jobForm, images, chat, assistant, access, home, logger },
 		lifecycle,
 		tracker,
-		seal,
+		origins,
 	};
 }

@@ -21,12 +21,7 @@ import type { AccessPolicy } from './access';
 import { inputProblem, type Catalogue } from './catalogue';
 import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from './errors';
-import {
-	userMetadataProblem,
-	type JobKind,
-	type JobOrigin,
-	type JobOriginSeal,
-} from './job-metadata';
+import { userMetadataProblem, type JobKind, type JobOrigin, type JobOrigins } from './job-metadata';
 import type { JobTracker } from './job-tracker';
 import { FOLLOWED, type ActiveRequest, type Ending, type RequestLifecycle } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
@@ -41,7 +36,7 @@ export interface JobServiceOptions {
 	state: StateStore;
 	clock: Clock;
 	logger: Logger;
-	seal: JobOriginSeal;
+	origins: JobOrigins;
 	/** Set when the service can reach the app: jobs then report completion there. */
 	webhookUrl?: string;
 }
@@ -130,7 +125,7 @@ export class JobService {
 
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
-		const { management, state, logger, seal, lifecycle, webhookUrl } = this.options;
+		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
 		const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
 		return lifecycle.start({
 			context,
@@ -141,16 +136,17 @@ export class JobService {
 			failure: 'Creating the job',
 			work: async (request) => {
 				const origin: JobOrigin = {
-					team: seal.team,
+					team: origins.team,
 					thread: request.thread,
 					user: context.user,
 					kind,
 				};
 				const job = await management.jobs.create(endpoint, {
 					input,
-					metadata: { ...userMetadata, ...seal.metadata(origin, request.ref) },
+					metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
 					...(webhookUrl ? { webhook_url: webhookUrl } : {}),
 				});
+				await origins.created(job);
 				await state
 					.addEndpoint(endpoint)
 					.catch((error: unknown) =>
@@ -211,11 +207,11 @@ export class JobService {
 	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
-		const { management, tracker, seal } = this.options;
+		const { management, tracker, origins } = this.options;
 		try {
 			const job = endpoint ? await management.jobs.get(endpoint, jobId) : await this.find(jobId);
 			if (!job) return this.notFound(jobId, 'cancel');
-			const origin = seal.origin(job);
+			const origin = await origins.origin(job);
 			if (!origin)
 				return noticeMessage(
 					`Job ${jobId} was not started from Slack; cancel it where it was started.`,

@@ -1,6 +1,9 @@
 import { randomBytes } from 'node:crypto';
+import { createManagementClient } from '../../shared/runtime';
+import { isTerminalStatus } from '../../shared/schemas';
+import { content } from './harness';
 import { alterLinkKey, swapInstallations } from './installation-store-cases';
-import { TestWorkspaces } from './workspaces';
+import { CHANNEL, TestWorkspaces } from './workspaces';
 
 /**
  * The app installed in several workspaces, attacked from inside (issue 21): workspaces install
@@ -9,6 +12,8 @@ import { TestWorkspaces } from './workspaces';
  */
 
 jest.setTimeout(60_000);
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const BRAVO_ORG = { name: 'bravo-org', apiKey: `bravo-key-${randomBytes(8).toString('hex')}` };
 const BRAVO_LINK = { organization: BRAVO_ORG.name, apiKey: BRAVO_ORG.apiKey };
@@ -128,6 +133,79 @@ describe('installing through OAuth', () => {
 	it('installs each workspace with a state of its own', async () => {
 		expect((await rig.install('T0BRAVO')).status).toBe(200);
 		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+	});
+});
+
+describe('jobs of workspaces linked to one organization', () => {
+	let rig: TestWorkspaces;
+	/** Anyone with the organization's key: a script, or the admin of another workspace linked to it. */
+	let keyHolder: ReturnType<typeof createManagementClient>;
+	beforeAll(async () => {
+		rig = await TestWorkspaces.start({
+			teams: ['T0ALPHA', 'T0BRAVO', 'T0CHARLIE'],
+			organizations: [BRAVO_ORG],
+		});
+		await rig.installAndLink('T0ALPHA', rig.emulator);
+		await rig.installAndLink('T0BRAVO', BRAVO_LINK);
+		await rig.installAndLink('T0CHARLIE', rig.emulator);
+		keyHolder = createManagementClient({
+			baseUrl: rig.emulator.baseUrl,
+			organization: rig.emulator.organization,
+			apiKey: rig.emulator.apiKey,
+		});
+	});
+	afterAll(() => rig.close());
+
+	const settled = async (jobId: string) => {
+		while (!isTerminalStatus((await keyHolder.jobs.get('echo', jobId)).status)) await pause(50);
+		await rig.emulator.deliveriesSettled();
+		await pause(300);
+		await rig.app.idle();
+	};
+
+	it("a job's seal copied onto a new job is worthless: not posted live, nor after a restart", async () => {
+		const alpha = rig.workspace('T0ALPHA');
+		const genuineId = await rig.finishedJob(alpha, { text: 'genuine' });
+		const parent = rig.parents(alpha).at(-1);
+		if (!parent) throw new Error('No parent in Alpha.');
+		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
+		const genuine = await keyHolder.jobs.get('echo', genuineId);
+		// Live: a new job with the genuine job's metadata, word for word, reporting to Alpha's webhook.
+		const copied = await keyHolder.jobs.create('echo', {
+			input: { text: 'FORGED by a key holder' },
+			metadata: genuine.metadata,
+			webhook_url: `${rig.url}${rig.config.webhookPath}/T0ALPHA`,
+		});
+		await settled(copied.id);
+		expect(
+			rig.emulator.deliveries
+				.filter((delivery) => delivery.jobId === copied.id)
+				.map((d) => d.status),
+		).toEqual([202]);
+		const thread = () =>
+			alpha.standin.workspace
+				.thread(CHANNEL, parent.ts)
+				.map((message) => content(message))
+				.join('\n');
+		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
+		expect(thread()).not.toMatch(/FORGED/);
+		expect(content(alpha.standin.workspace.find(CHANNEL, parent.ts))).toContain(genuineId);
+		// At the next start: another copy, finished while the app was away.
+		await rig.stopApp();
+		const whileAway = await keyHolder.jobs.create('echo', {
+			input: { text: 'FORGED while the app was away' },
+			metadata: genuine.metadata,
+		});
+		while (!isTerminalStatus((await keyHolder.jobs.get('echo', whileAway.id)).status))
+			await pause(50);
+		await rig.startApp();
+		await rig.app.distributed?.workspaces.get('T0ALPHA');
+		await pause(1000);
+		await rig.app.idle();
+		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
+		expect(thread()).not.toMatch(/FORGED/);
+		expect(content(alpha.standin.workspace.find(CHANNEL, parent.ts))).toContain(genuineId);
+		expect(rig.logLines.join('\n')).toContain(`its seal was copied from job ${genuineId}`);
 	});
 });
 
