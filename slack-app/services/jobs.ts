@@ -192,12 +192,25 @@ export class JobService {
 		);
 	}
 
+	/**
+	 * The job when this workspace created it: a job, its input and its output belong to the workspace
+	 * whose request created it, even when other workspaces are linked to the same organization. A job
+	 * of another workspace, or not created from Slack, is answered as not found: its existence is not
+	 * this workspace's business either.
+	 */
+	private async own(job: Job | undefined): Promise<{ job: Job; origin: JobOrigin } | undefined> {
+		const origin = job && (await this.options.origins.origin(job));
+		return job && origin ? { job, origin } : undefined;
+	}
+
 	async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const job = await this.find(jobId);
-			return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId, 'status');
+			const own = await this.own(await this.find(jobId));
+			return own
+				? jobStatusMessage(own.job, this.options.clock.now())
+				: this.notFound(jobId, 'status');
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
 		}
@@ -207,15 +220,13 @@ export class JobService {
 	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
-		const { management, tracker, origins } = this.options;
+		const { management, tracker } = this.options;
 		try {
-			const job = endpoint ? await management.jobs.get(endpoint, jobId) : await this.find(jobId);
-			if (!job) return this.notFound(jobId, 'cancel');
-			const origin = await origins.origin(job);
-			if (!origin)
-				return noticeMessage(
-					`Job ${jobId} was not started from Slack; cancel it where it was started.`,
-				);
+			const own = await this.own(
+				endpoint ? await this.get(endpoint, jobId) : await this.find(jobId),
+			);
+			if (!own) return this.notFound(jobId, 'cancel');
+			const { job, origin } = own;
 			if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
 			if (isTerminalStatus(job.status))
 				return noticeMessage(
@@ -233,10 +244,21 @@ export class JobService {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const job = await this.options.management.jobs.get(ref.endpoint, ref.jobId);
-			return inputMessage(`Input of job ${job.id}`, job.input);
+			const own = await this.own(await this.get(ref.endpoint, ref.jobId));
+			if (!own) return this.notFound(ref.jobId, 'status');
+			return inputMessage(`Input of job ${own.job.id}`, own.job.input);
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
+		}
+	}
+
+	/** One job on a known endpoint; undefined when the service has none by that id. */
+	private async get(endpoint: string, jobId: string): Promise<Job | undefined> {
+		try {
+			return await this.options.management.jobs.get(endpoint, jobId);
+		} catch (error) {
+			if (error instanceof NotFoundError) return undefined;
+			throw error;
 		}
 	}
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createManagementClient } from '../../shared/runtime';
 import { isTerminalStatus } from '../../shared/schemas';
+import { ACTIONS, encodeValue } from '../../slack-app/messages/actions';
 import { content } from './harness';
 import { alterLinkKey, swapInstallations } from './installation-store-cases';
 import { CHANNEL, TestWorkspaces } from './workspaces';
@@ -206,6 +207,48 @@ describe('jobs of workspaces linked to one organization', () => {
 		expect(thread()).not.toMatch(/FORGED/);
 		expect(content(alpha.standin.workspace.find(CHANNEL, parent.ts))).toContain(genuineId);
 		expect(rig.logLines.join('\n')).toContain(`its seal was copied from job ${genuineId}`);
+	});
+
+	it("another workspace linked to the same organization cannot read, show or cancel a workspace's job", async () => {
+		const alpha = rig.workspace('T0ALPHA');
+		const charlie = rig.workspace('T0CHARLIE');
+		const jobId = await rig.finishedJob(alpha, { text: 'ALPHA-ONLY output' });
+		await rig.command(charlie, `status ${jobId}`);
+		await rig.command(charlie, `cancel ${jobId}`);
+		const replies = await charlie.standin.waitFor(
+			() => {
+				const texts = rig.ephemeralsFor(charlie).filter((text) => text.includes(jobId));
+				return texts.length >= 2 ? texts : undefined;
+			},
+			10_000,
+			"Charlie's answers",
+		);
+		for (const reply of replies) {
+			expect(reply).toMatch(/No job/);
+			expect(reply).not.toMatch(/ALPHA-ONLY/);
+		}
+		// Show input, clicked in Charlie on a button naming Alpha's job.
+		const before = rig.ephemeralsFor(charlie).length;
+		await rig.link(charlie).click({
+			user: charlie.member,
+			channel: CHANNEL,
+			actionId: ACTIONS.showInput,
+			value: encodeValue({ endpoint: 'echo', jobId }),
+		});
+		const shown = await charlie.standin.waitFor(
+			() => rig.ephemeralsFor(charlie)[before],
+			10_000,
+			'the answer to Show input',
+		);
+		expect(shown).toMatch(/No job/);
+		expect(shown).not.toMatch(/ALPHA-ONLY/);
+		// Alpha itself still sees its own job.
+		await rig.command(alpha, `status ${jobId}`);
+		await alpha.standin.waitFor(
+			() => rig.ephemeralsFor(alpha).find((text) => text.includes('ALPHA-ONLY')),
+			10_000,
+			"Alpha's status of its own job",
+		);
 	});
 });
 
