@@ -133,7 +133,10 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
 	const clientOptions = slackClientOptions(slack.apiUrl);
 	const containerFor = (
-		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
+		workspace: Pick<
+			ContainerOptions,
+			'client' | 'identity' | 'management' | 'images' | 'chat' | 'sharesJobs'
+		>,
 		link?: { project?: string },
 	) =>
 		createContainer({
@@ -177,6 +180,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 							management: clients.management,
 							images: clients.workload(service.imageUrl),
 							chat: clients.workload(service.chatUrl),
+							// Another workspace's jobs are seen here only when its admin shares them and it
+							// is linked to this workspace's organization (read at each request).
+							sharesJobs: async (other) => {
+								const theirs = await (distributed ?? unreachable()).store
+									.findLink(other)
+									.catch(() => undefined);
+								return theirs?.shareJobs === true && theirs.organization === link.organization;
+							},
 						},
 						link,
 					);

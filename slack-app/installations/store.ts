@@ -42,6 +42,8 @@ const MIGRATIONS: readonly string[][] = [
       expires_at TEXT NOT NULL
     )`,
 	],
+	// Whether other workspaces linked to the same organization may see this workspace's jobs.
+	['ALTER TABLE workspace_links ADD COLUMN share_jobs INTEGER NOT NULL DEFAULT 0'],
 ];
 
 /** PostgreSQL: replicas starting together take turns migrating (any constant shared by all of them). */
@@ -72,6 +74,8 @@ export interface WorkspaceLink {
 	/** The Slack user who linked it. */
 	linkedBy: string;
 	linkedAt: string;
+	/** Other workspaces linked to the same organization may see this one's jobs (off unless an admin turns it on). */
+	shareJobs: boolean;
 }
 
 export interface StoreLocation {
@@ -193,21 +197,32 @@ export class InstallationStore {
 		this.unreadable.delete(teamId);
 	}
 
-	async saveLink(link: Omit<WorkspaceLink, 'linkedAt'>): Promise<WorkspaceLink> {
+	async saveLink(
+		link: Omit<WorkspaceLink, 'linkedAt' | 'shareJobs'> & { shareJobs?: boolean },
+	): Promise<WorkspaceLink> {
 		const linkedAt = this.now().toISOString();
 		const apiKey = this.cipher.seal(link.apiKey, `link:${link.teamId}`);
+		const shareJobs = link.shareJobs === true;
 		await this.db.query(
-			`INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6`,
-			[link.teamId, link.organization, link.project ?? null, apiKey, link.linkedBy, linkedAt],
+			`INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at, share_jobs) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6, share_jobs = $7`,
+			[
+				link.teamId,
+				link.organization,
+				link.project ?? null,
+				apiKey,
+				link.linkedBy,
+				linkedAt,
+				shareJobs ? 1 : 0,
+			],
 		);
 		this.readable(link.teamId, 'link');
-		return { ...link, linkedAt };
+		return { ...link, linkedAt, shareJobs };
 	}
 
 	async findLink(teamId: string): Promise<WorkspaceLink | undefined> {
 		const [row] = await this.db.query(
-			'SELECT organization, project, api_key, linked_by, linked_at FROM workspace_links WHERE team_id = $1',
+			'SELECT organization, project, api_key, linked_by, linked_at, share_jobs FROM workspace_links WHERE team_id = $1',
 			[teamId],
 		);
 		if (!row) return undefined;
@@ -220,6 +235,7 @@ export class InstallationStore {
 			),
 			linkedBy: text(row.linked_by),
 			linkedAt: text(row.linked_at),
+			shareJobs: Number(row.share_jobs) === 1,
 		};
 	}
 

@@ -1,6 +1,7 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { ManagementClient, WorkloadClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
+import type { Job } from '../../shared/schemas';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
@@ -37,6 +38,8 @@ export interface ContainerOptions {
 	statusRefreshMs?: number;
 	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
 	shared?: SharedState;
+	/** Installed in several workspaces: whether `team` shares its jobs with this workspace. */
+	sharesJobs?: (team: string) => Promise<boolean>;
 }
 
 export interface Container {
@@ -67,6 +70,14 @@ export function createContainer(options: ContainerOptions): Container {
 		new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message)),
 		shared ?? state,
 	);
+	/** Another workspace's job, checked as that workspace's app checks its own, when it shares its jobs. */
+	const sharedOrigin = (sharesJobs: (team: string) => Promise<boolean>) => async (job: Job) => {
+		const team = job.metadata?.slack_team;
+		if (typeof team !== 'string' || team === identity.team || !(await sharesJobs(team)))
+			return undefined;
+		const seal = new JobOriginSeal(config.appSecret, team, () => undefined);
+		return new JobOrigins(seal, shared ?? state).origin(job);
+	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const posted = new PostedRecord(threads, state, clock, shared);
 	const lifecycle = new RequestLifecycle({
@@ -103,6 +114,7 @@ export function createContainer(options: ContainerOptions): Container {
 		clock,
 		logger,
 		origins,
+		sharedOrigin: options.sharesJobs && sharedOrigin(options.sharesJobs),
 		webhookUrl,
 	});
 	const jobForm = new JobForm(catalogue, logger);

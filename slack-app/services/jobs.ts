@@ -37,6 +37,8 @@ export interface JobServiceOptions {
 	clock: Clock;
 	logger: Logger;
 	origins: JobOrigins;
+	/** The origin of a job another workspace created and shares with this one (same organization, its admin said so). */
+	sharedOrigin?: (job: Job) => Promise<JobOrigin | undefined>;
 	/** Set when the service can reach the app: jobs then report completion there. */
 	webhookUrl?: string;
 }
@@ -203,14 +205,19 @@ export class JobService {
 		return job && origin ? { job, origin } : undefined;
 	}
 
+	/** The job when this workspace may see it: its own, or one another workspace shares with it. */
+	private async visible(job: Job | undefined): Promise<Job | undefined> {
+		if (!job) return undefined;
+		if (await this.own(job)) return job;
+		return (await this.options.sharedOrigin?.(job)) ? job : undefined;
+	}
+
 	async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const own = await this.own(await this.find(jobId));
-			return own
-				? jobStatusMessage(own.job, this.options.clock.now())
-				: this.notFound(jobId, 'status');
+			const job = await this.visible(await this.find(jobId));
+			return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId, 'status');
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
 		}
@@ -222,10 +229,14 @@ export class JobService {
 		if (denied) return denied;
 		const { management, tracker } = this.options;
 		try {
-			const own = await this.own(
-				endpoint ? await this.get(endpoint, jobId) : await this.find(jobId),
-			);
-			if (!own) return this.notFound(jobId, 'cancel');
+			const found = endpoint ? await this.get(endpoint, jobId) : await this.find(jobId);
+			const own = await this.own(found);
+			if (!own)
+				return found && (await this.options.sharedOrigin?.(found))
+					? noticeMessage(
+							`Job ${jobId} was started in another workspace; only the person who started it can cancel it, there.`,
+						)
+					: this.notFound(jobId, 'cancel');
 			const { job, origin } = own;
 			if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
 			if (isTerminalStatus(job.status))
@@ -244,9 +255,9 @@ export class JobService {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const own = await this.own(await this.get(ref.endpoint, ref.jobId));
-			if (!own) return this.notFound(ref.jobId, 'status');
-			return inputMessage(`Input of job ${own.job.id}`, own.job.input);
+			const job = await this.visible(await this.get(ref.endpoint, ref.jobId));
+			if (!job) return this.notFound(ref.jobId, 'status');
+			return inputMessage(`Input of job ${job.id}`, job.input);
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
 		}

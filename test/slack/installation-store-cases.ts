@@ -74,10 +74,10 @@ export function installationStoreCases(backend: StoreBackend): void {
 	test('migrations run at start, once, and leave the schema at its newest version', async () => {
 		const location = await backend.location();
 		const first = await open(location);
-		expect(await first.schemaVersion()).toBe(2);
+		expect(await first.schemaVersion()).toBe(3);
 		await first.close();
 		const second = await open(location);
-		expect(await second.schemaVersion()).toBe(2);
+		expect(await second.schemaVersion()).toBe(3);
 		await second.close();
 	});
 
@@ -102,6 +102,7 @@ export function installationStoreCases(backend: StoreBackend): void {
 			organization: 'acme',
 			apiKey: API_KEY,
 			linkedBy: 'UADMIN',
+			shareJobs: false,
 		});
 		expect(await reopened.findLink('TBBBB')).toBeUndefined();
 		expect(await reopened.teams()).toEqual(['TAAAA', 'TBBBB']);

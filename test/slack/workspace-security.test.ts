@@ -250,6 +250,46 @@ describe('jobs of workspaces linked to one organization', () => {
 			"Alpha's status of its own job",
 		);
 	});
+
+	it("is seen by another workspace linked to the same organization once the creating workspace's admin turns sharing on, and never cancelled by it", async () => {
+		const alpha = rig.workspace('T0ALPHA');
+		const charlie = rig.workspace('T0CHARLIE');
+		const jobId = await rig.finishedJob(alpha, { text: 'SHARED output' });
+		const charlieSays = async (text: string) => {
+			const before = rig.ephemeralsFor(charlie).length;
+			await rig.command(charlie, text);
+			return charlie.standin.waitFor(
+				() => rig.ephemeralsFor(charlie)[before],
+				10_000,
+				`Charlie's answer to ${text}`,
+			);
+		};
+		// Sharing is off by default.
+		expect(await charlieSays(`status ${jobId}`)).toMatch(/No job/);
+		await rig.openSetup(alpha);
+		const shared = await rig.submitLink(alpha, { ...rig.emulator, shareJobs: true });
+		expect(shared.response_action).toBe('update');
+		expect(await rig.app.distributed?.store.findLink('T0ALPHA')).toMatchObject({
+			shareJobs: true,
+		});
+		expect(await charlieSays(`status ${jobId}`)).toMatch(/SHARED output/);
+		const cancel = await charlieSays(`cancel ${jobId}`);
+		expect(cancel).toMatch(/another workspace/);
+		// Bravo, linked to another organization, sees nothing of it.
+		const bravo = rig.workspace('T0BRAVO');
+		await rig.command(bravo, `status ${jobId}`);
+		expect(
+			await bravo.standin.waitFor(
+				() => rig.ephemeralsFor(bravo).find((text) => text.includes(jobId)),
+				10_000,
+				"Bravo's answer",
+			),
+		).toMatch(/No job/);
+		// Turned off again: Charlie no longer sees it.
+		await rig.openSetup(alpha);
+		await rig.submitLink(alpha, { ...rig.emulator, shareJobs: false });
+		expect(await charlieSays(`status ${jobId}`)).toMatch(/No job/);
+	});
 });
 
 describe('a stored row that does not open', () => {

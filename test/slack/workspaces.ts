@@ -221,7 +221,7 @@ export class TestWorkspaces {
 	 */
 	async submitLink(
 		workspace: TestWorkspace,
-		values: { organization: string; apiKey: string; user?: string },
+		values: { organization: string; apiKey: string; user?: string; shareJobs?: boolean },
 		change: (
 			payload: Record<string, unknown> & { view: Record<string, unknown> },
 		) => void = () => {},
@@ -248,6 +248,14 @@ export class TestWorkspaces {
 						organization: value(values.organization),
 						api_key: value(values.apiKey),
 						project: value(null),
+						share_jobs: {
+							value: {
+								type: 'checkboxes',
+								selected_options: values.shareJobs
+									? [{ value: 'share', text: { type: 'plain_text', text: 'Share' } }]
+									: [],
+							},
+						},
 					},
 				},
 			},

@@ -7,7 +7,7 @@ import type {
 import { AuthenticationError, PermissionError } from '../../../shared/errors';
 import { NAME_PATTERN, NAME_RULE } from '../../../shared/schemas/common';
 import type { WorkspaceLink } from '../../installations/store';
-import { linkedModal } from '../../messages/link-workspace';
+import { linkedModal, SHARE_JOBS } from '../../messages/link-workspace';
 import { isWorkspaceAdmin } from '../../services/access';
 import { errorSummary } from '../../services/errors';
 
@@ -57,6 +57,9 @@ export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 		const organization = values.organization?.value?.value?.trim() ?? '';
 		const apiKey = values.api_key?.value?.value?.trim() ?? '';
 		const project = values.project?.value?.value?.trim() || undefined;
+		const shareJobs =
+			values.share_jobs?.value?.selected_options?.some((option) => option.value === SHARE_JOBS) ===
+			true;
 		const errors: Record<string, string> = {};
 		if (!NAME_PATTERN.test(organization)) errors.organization = `The organization ${NAME_RULE}.`;
 		if (project !== undefined && !NAME_PATTERN.test(project))
@@ -91,8 +94,17 @@ export function submitLinkWorkspace(deps: LinkWorkspaceDeps) {
 				},
 			}));
 		}
-		await deps.saveLink({ teamId: team, organization, project, apiKey, linkedBy: body.user.id });
-		deps.logger.info(`${team} linked GPU Cloud organization ${organization} (by ${body.user.id}).`);
+		await deps.saveLink({
+			teamId: team,
+			organization,
+			project,
+			apiKey,
+			linkedBy: body.user.id,
+			shareJobs,
+		});
+		deps.logger.info(
+			`${team} linked GPU Cloud organization ${organization} (by ${body.user.id}; jobs ${shareJobs ? 'shared with' : 'not shared with'} other workspaces linked to it).`,
+		);
 		await ack({ response_action: 'update', view: linkedModal(organization) });
 	};
 }
