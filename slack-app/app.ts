@@ -103,7 +103,10 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const logger =
 		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
 	let draining = false;
-	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+	// Which job each request created is kept as long as a restart may still resume the job, and a day.
+	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
+		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
+	});
 	// Several replicas agree through Redis; the start waits until it answers.
 	const shared = config.redisUrl
 		? await RedisSharedState.connect({ url: config.redisUrl, logger })
