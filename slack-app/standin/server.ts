@@ -294,7 +294,10 @@ export class Standin {
 		target.uses++;
 		const body = jsonObject(raw);
 		const refusal = responseUrlRefusal(body);
-		if (refusal) return send(res, 400, refusal);
+		if (refusal) {
+			this.api.calls.push({ method: 'response_url', params: {}, status: 400, error: refusal });
+			return send(res, 400, refusal);
+		}
 		// Slack cuts a message's text at 40,000 characters (https://api.slack.com/changelog/2018-04-truncating-really-long-messages).
 		const messageText = (text(body.text) ?? '').slice(0, 40_000);
 		const blocks = Array.isArray(body.blocks) ? body.blocks : undefined;
