@@ -11,6 +11,8 @@ export const SLACK_LIMITS = {
 	fallbackText: 3000,
 	/** A view's `private_metadata` (https://docs.slack.dev/reference/views/modal-views). */
 	privateMetadata: 3000,
+	/** An uploaded image's description (https://docs.slack.dev/reference/methods/files.getUploadURLExternal). */
+	altText: 1000,
 } as const;
 
 /**

@@ -79,4 +79,34 @@ describe('long but ordinary input stays within what Slack accepts', () => {
 		await stack.waitForParentText(parent.ts, /Which region costs most/, 10_000, channel);
 		expect(overLimit(stack.standin.api.calls)).toEqual([]);
 	});
+
+	it('/gpu image with a 1,500-character prompt uploads its images with alt text and titles Slack takes', async () => {
+		const channel = 'C0LONGIMG';
+		const prompt =
+			`a watercolour of ${'a quiet harbour at dawn with fishing boats, '.repeat(40)}`.slice(
+				0,
+				1500,
+			);
+		await stack.command(`image ${prompt} --count 2`, 'U0PAINTER', channel);
+		const parent = await stack.waitForParent(1, channel);
+		await new Promise((r) => setTimeout(r, 8000));
+		console.log(
+			stack.standin.workspace.find(channel, parent.ts)?.blocks,
+			stack.standin.api.calls.slice(-6).map((c) => [c.method, c.error]),
+			stack.logger.lines.filter((l) => /^(warn|error)/.test(l)).slice(-5),
+		);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, channel);
+		await stack.app.idle();
+		expect(overLimit(stack.standin.api.calls)).toEqual([]);
+		const files = stack
+			.replies(parent.ts, channel)
+			.flatMap((reply) => reply.fileIds)
+			.map((id) => stack.standin.workspace.files.get(id));
+		expect(files).toHaveLength(2);
+		for (const file of files) {
+			expect(file?.altText?.length).toBeLessThanOrEqual(1000);
+			expect(file?.altText).toMatch(/…$/);
+			expect(file?.title.length).toBeLessThanOrEqual(120);
+		}
+	});
 });
