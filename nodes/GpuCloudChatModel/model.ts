@@ -12,7 +12,7 @@ import type {
 } from '@n8n/ai-node-sdk';
 import {
 	ChatStreamFolder,
-	ValidationError,
+	GpuCloudError,
 	type ChatRequest,
 	type ChatRequestMessage,
 	type ChatToolCallReply,
@@ -53,19 +53,30 @@ function usageOf(usage: ChatUsage | undefined): TokenUsage | undefined {
 	);
 }
 
+/**
+ * Said when a message held an image or file: n8n's AI Agent passes chat uploads on by default
+ * ("Automatically Passthrough Binary Images"), and the SDK drops image parts before they reach us,
+ * leaving a user message with no text at all. Sending it would have the model answer an empty message.
+ */
+export const TEXT_ONLY_MESSAGE =
+	'GPU Cloud text workloads read text only: an image or file sent to the chat cannot reach the model.';
+const TEXT_ONLY_ADVICE =
+	'Ask in words. To have an AI Agent send the text of such a message without its image, turn off its option "Automatically Passthrough Binary Images".';
+
+function textOnly(): GpuCloudError {
+	return new GpuCloudError(TEXT_ONLY_MESSAGE, { detail: TEXT_ONLY_ADVICE });
+}
+
 function textOf(content: readonly MessageContent[]): string {
-	if (content.some((block) => block.type === 'file')) {
-		throw new ValidationError(
-			[
-				{
-					field: 'messages',
-					rule: 'may hold text only: GPU Cloud text workloads do not read files or images',
-				},
-			],
-			'chat request',
-		);
-	}
+	if (content.some((block) => block.type === 'file')) throw textOnly();
 	return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/** A user turn's text; one with none left held only an image or file, which the SDK dropped. */
+function userText(content: readonly MessageContent[]): string {
+	const text = textOf(content);
+	if (text.trim() === '') throw textOnly();
+	return text;
 }
 
 function resultText(result: unknown): string {
@@ -89,8 +100,9 @@ function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
 	return messages.flatMap((message): ChatRequestMessage[] => {
 		switch (message.role) {
 			case 'system':
+				return [{ role: 'system', content: textOf(message.content) }];
 			case 'user':
-				return [{ role: message.role, content: textOf(message.content) }];
+				return [{ role: 'user', content: userText(message.content) }];
 			case 'assistant': {
 				const calls = message.content.flatMap((block) =>
 					block.type === 'tool-call'

@@ -113,6 +113,7 @@ export class TestAgent implements INodeType {
 			{ displayName: 'Prompt', name: 'prompt', type: 'string', default: '' },
 			{ displayName: 'Tools', name: 'tools', type: 'json', default: '[]' },
 			{ displayName: 'Stream', name: 'stream', type: 'boolean', default: false },
+			{ displayName: 'Image URL', name: 'imageUrl', type: 'string', default: '' },
 		],
 	};
 
@@ -143,6 +144,15 @@ export class TestAgent implements INodeType {
 			const messages: unknown[] = [
 				{ role: 'user', content: String(this.getNodeParameter('prompt', item)) },
 			];
+			// What n8n's AI Agent adds with "Automatically Passthrough Binary Images" (its default) when
+			// the item carries an image: a user message of image parts alone (ToolsAgent/common.ts,
+			// extractBinaryMessages, n8n-nodes-langchain 2.41.1).
+			const imageUrl = String(this.getNodeParameter('imageUrl', item, ''));
+			if (imageUrl)
+				messages.push({
+					role: 'user',
+					content: [{ type: 'image_url', image_url: { url: imageUrl } }],
+				});
 			const first = await ask(bound, messages, streaming);
 			let answer = first;
 			if (first.toolCalls.length > 0) {

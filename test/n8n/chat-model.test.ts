@@ -166,6 +166,23 @@ describe('GPU Cloud Chat Model', () => {
 		expect(chatBodies()[0]).toMatchObject({ response_format: { type: 'json_object' } });
 	});
 
+	test.each([false, true])(
+		'refuses an image passed through from the chat, saying text workloads read text only, and sends no empty message (stream %s)',
+		async (stream) => {
+			const execution = await rig.harness.run(
+				agentWorkflow({
+					prompt: 'What is in this picture?',
+					imageUrl: `data:image/png;base64,${Buffer.from('not really a png').toString('base64')}`,
+					stream,
+				}),
+			);
+			expect(errorOf(execution)?.message).toMatch(
+				/^GPU Cloud text workloads read text only: .*image.* cannot reach the model\b/,
+			);
+			expect(chatBodies()).toEqual([]);
+		},
+	);
+
 	test('lists the workload’s models for the Model parameter', async () => {
 		const spec = agentWorkflow({});
 		expect(

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { CHAT_MODEL_ID } from '../../emulator';
 import { eventually } from '../support/eventually';
 import { gpuCloudWorkflow, startRig, type Rig } from './fixtures';
-import { errorOf, outputOf } from './harness';
+import { ITEMS_TYPE, NODE_TYPE, errorOf, outputOf, type WorkflowSpec } from './harness';
 
 let rig: Rig;
 /** Stands in for whatever the user points image webhook delivery at. */
@@ -187,6 +187,52 @@ describe('Chat', () => {
 			completion_tokens: expect.any(Number),
 			total_tokens: expect.any(Number),
 		});
+	});
+
+	/** An image generated on GPU Cloud, then a question about it to the text workload. */
+	function pictureThenQuestion(prompt: string): WorkflowSpec {
+		return {
+			id: `picture-then-question-${prompt.length}`,
+			nodes: [
+				{ name: 'Items', type: ITEMS_TYPE, parameters: { items: '[{}]' } },
+				{
+					name: 'Picture',
+					type: NODE_TYPE,
+					parameters: {
+						resource: 'image',
+						operation: 'generate',
+						prompt: 'a lighthouse at dawn',
+						imageSettings: { width: 256, height: 256, seed: 3 },
+					},
+					credentials: { gpuCloudWorkloadApi: 'images' },
+				},
+				{
+					name: 'GPU Cloud',
+					type: NODE_TYPE,
+					parameters: { resource: 'chat', operation: 'message', prompt },
+					credentials: { gpuCloudWorkloadApi: 'chat' },
+				},
+			],
+			connections: [
+				['Items', 'Picture'],
+				['Picture', 'GPU Cloud'],
+			],
+		};
+	}
+
+	test('says beside the reply that the image on the item did not reach the model', async () => {
+		const execution = await rig.harness.run(pictureThenQuestion('What is in the picture?'));
+		expect(errorOf(execution)).toBeUndefined();
+		expect(outputOf(execution, 'GPU Cloud')[0].json.reply).toEqual(expect.any(String));
+		expect(execution.run?.data.resultData.runData['GPU Cloud']?.[0]?.hints).toEqual([
+			{
+				message: expect.stringMatching(
+					/^GPU Cloud text workloads read text only: the image in binary property "data" was not sent to the model\b/,
+				),
+				type: 'warning',
+				location: 'outputPane',
+			},
+		]);
 	});
 
 	test('continues a conversation given as a list of messages, one reply per item', async () => {
