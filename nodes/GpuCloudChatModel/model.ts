@@ -151,6 +151,8 @@ export class WorkloadChatModel implements ChatModel {
 		private readonly settings: ModelSettings,
 		readonly defaultConfig: ChatModelConfig,
 		private readonly toolSchemaOf: ToolSchemaOf,
+		/** Turns what a call threw into the error n8n shows for this node. */
+		private readonly fail: (error: unknown) => Error,
 		private readonly tools: readonly Tool[] = [],
 	) {}
 
@@ -164,6 +166,7 @@ export class WorkloadChatModel implements ChatModel {
 			this.settings,
 			this.defaultConfig,
 			this.toolSchemaOf,
+			this.fail,
 			[...this.tools, ...tools],
 		);
 	}
@@ -202,6 +205,17 @@ export class WorkloadChatModel implements ChatModel {
 	}
 
 	async generate(messages: Message[], config?: ChatModelConfig): Promise<GenerateResult> {
+		try {
+			return await this.generateOnce(messages, config);
+		} catch (error) {
+			throw this.fail(error);
+		}
+	}
+
+	private async generateOnce(
+		messages: Message[],
+		config: ChatModelConfig | undefined,
+	): Promise<GenerateResult> {
 		const reply = await this.client.chat.collect(this.request(messages, config), {
 			signal: signalOf(config),
 		});
@@ -226,6 +240,17 @@ export class WorkloadChatModel implements ChatModel {
 	 * piece the same index, so argument pieces of two calls would run together if sent as they come.
 	 */
 	async *stream(messages: Message[], config?: ChatModelConfig): AsyncIterable<StreamChunk> {
+		try {
+			yield* this.streamOnce(messages, config);
+		} catch (error) {
+			throw this.fail(error);
+		}
+	}
+
+	private async *streamOnce(
+		messages: Message[],
+		config: ChatModelConfig | undefined,
+	): AsyncIterable<StreamChunk> {
 		const request: ChatRequest = {
 			...this.request(messages, config),
 			stream_options: { include_usage: true },

@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import { CHAT_MODEL_ID } from '../../emulator';
 import { startRig, type Rig } from './fixtures';
@@ -179,7 +182,35 @@ describe('GPU Cloud Chat Model', () => {
 			expect(errorOf(execution)?.message).toMatch(
 				/^GPU Cloud text workloads read text only: .*image.* cannot reach the model\b/,
 			);
+			expect(errorOf(execution)?.description).toMatch(
+				/turn off its option "Automatically Passthrough Binary Images"/,
+			);
 			expect(chatBodies()).toEqual([]);
+		},
+	);
+
+	test.each([false, true])(
+		'a workload that cannot be reached stops the agent with the chat model’s own words, naming GPU Cloud and the request (stream %s)',
+		async (stream) => {
+			const closed = createServer();
+			closed.listen(0, '127.0.0.1');
+			await once(closed, 'listening');
+			const { port } = closed.address() as AddressInfo;
+			await new Promise<void>((resolve) => closed.close(() => resolve()));
+			rig.harness.setCredentials('closed', 'gpuCloudWorkloadApi', {
+				serviceUrl: `http://127.0.0.1:${port}`,
+				apiKey: '',
+			});
+			const workflow = agentWorkflow({ prompt: 'Hello?', stream });
+			const model = workflow.nodes.find((node) => node.name === 'GPU Cloud Chat Model');
+			if (model) model.credentials = { gpuCloudWorkloadApi: 'closed' };
+			const error = errorOf(await rig.harness.run(workflow));
+			expect(error).toEqual({
+				message:
+					'Could not reach GPU Cloud workload for POST /v1/chat/completions: Could not connect.',
+				description: expect.stringMatching(/^ECONNREFUSED: The service refused the connection/),
+				node: 'Agent',
+			});
 		},
 	);
 
