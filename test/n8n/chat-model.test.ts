@@ -22,7 +22,10 @@ import {
 let rig: Rig;
 beforeAll(async () => {
 	rig = await startRig();
-});
+	// The SDK and LangChain behind it load on first use; on a busy machine that alone can outlast
+	// the first test's time, so they load here, where the wait is allowed for.
+	await import('@n8n/ai-node-sdk');
+}, 120_000);
 afterAll(() => rig.close());
 
 let count = 0;
