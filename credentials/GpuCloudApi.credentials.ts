@@ -79,5 +79,32 @@ export class GpuCloudApi implements ICredentialType {
 			url: '=/organizations/{{$credentials.organizationName}}/inference-endpoints',
 			qs: { page: 1, page_size: 1 },
 		},
+		// n8n shows a rule's message instead of the bare status text, so each answer names the field to fix.
+		rules: [
+			{
+				type: 'responseCode',
+				properties: {
+					value: 401,
+					message:
+						'GPU Cloud refused the API Key: copy it again from the API Access area of your GPU Cloud account profile.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 403,
+					message:
+						'This API Key is not a member of the Organization Name: check the name as the portal URL shows it, or use a key of a member of that organization.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 404,
+					message:
+						'GPU Cloud has no such path: check API Base URL (the public API root, ending in /api/public) and Organization Name.',
+				},
+			},
+		],
 	};
 }

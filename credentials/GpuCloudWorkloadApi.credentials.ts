@@ -53,5 +53,24 @@ export class GpuCloudWorkloadApi implements ICredentialType {
 			baseURL: '={{$credentials.serviceUrl}}',
 			url: '/health',
 		},
+		// n8n shows a rule's message instead of the bare status text, so each answer names the field to fix.
+		rules: [
+			{
+				type: 'responseCode',
+				properties: {
+					value: 401,
+					message:
+						'This workload requires an API Key, and the one given is missing or wrong: its container group has authentication turned on, so fill in API Key with your GPU Cloud API key.',
+				},
+			},
+			{
+				type: 'responseCode',
+				properties: {
+					value: 404,
+					message:
+						'No GPU Cloud workload answers at this Service URL: use the access URL of the deployed container group, without a path.',
+				},
+			},
+		],
 	};
 }

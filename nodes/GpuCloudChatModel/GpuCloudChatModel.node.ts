@@ -1,4 +1,5 @@
 import type {
+	ExecutionBaseError,
 	ILoadOptionsFunctions,
 	INodeListSearchResult,
 	INodeType,
@@ -53,6 +54,23 @@ async function loadSdk(context: ISupplyDataFunctions): Promise<Sdk> {
 			},
 		);
 	}
+}
+
+/** A system error code in parentheses, as the shared client writes it: "Could not connect (ECONNREFUSED)." */
+const SYSTEM_ERROR_CODE = /\s*\(([A-Z][A-Z0-9_]+)\)/;
+
+/**
+ * n8n's AI root nodes wrap a model's error in errors of their own (the AI Agent twice), and each
+ * wrapping swaps a message that names a system error code (ECONNREFUSED...) for n8n's generic
+ * sentence, losing which service and request failed. The code moves to the description, so the
+ * message that names GPU Cloud and the request reaches the user.
+ */
+function forTheAiLayer(error: ExecutionBaseError): ExecutionBaseError {
+	const code = SYSTEM_ERROR_CODE.exec(error.message)?.[1];
+	if (!code) return error;
+	error.message = error.message.replace(SYSTEM_ERROR_CODE, '');
+	error.description = [code, error.description].filter(Boolean).join(': ');
+	return error;
 }
 
 export class GpuCloudChatModel implements INodeType {
@@ -167,7 +185,11 @@ export class GpuCloudChatModel implements INodeType {
 				timeoutMs: (options.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000,
 			});
 			const toolSchemaOf = (tool: FunctionTool) => ({ ...sdk.getParametersJsonSchema(tool) });
-			return sdk.supplyModel(this, new WorkloadChatModel(client, settings, config, toolSchemaOf));
+			const fail = (error: unknown) => forTheAiLayer(toNodeError(this.getNode(), error, itemIndex));
+			return sdk.supplyModel(
+				this,
+				new WorkloadChatModel(client, settings, config, toolSchemaOf, fail),
+			);
 		} catch (error) {
 			throw toNodeError(this.getNode(), error, itemIndex);
 		}

@@ -12,7 +12,7 @@ import type {
 } from '@n8n/ai-node-sdk';
 import {
 	ChatStreamFolder,
-	ValidationError,
+	GpuCloudError,
 	type ChatRequest,
 	type ChatRequestMessage,
 	type ChatToolCallReply,
@@ -53,19 +53,30 @@ function usageOf(usage: ChatUsage | undefined): TokenUsage | undefined {
 	);
 }
 
+/**
+ * Said when a message held an image or file: n8n's AI Agent passes chat uploads on by default
+ * ("Automatically Passthrough Binary Images"), and the SDK drops image parts before they reach us,
+ * leaving a user message with no text at all. Sending it would have the model answer an empty message.
+ */
+export const TEXT_ONLY_MESSAGE =
+	'GPU Cloud text workloads read text only: an image or file sent to the chat cannot reach the model.';
+const TEXT_ONLY_ADVICE =
+	'Ask in words. To have an AI Agent send the text of such a message without its image, turn off its option "Automatically Passthrough Binary Images".';
+
+function textOnly(): GpuCloudError {
+	return new GpuCloudError(TEXT_ONLY_MESSAGE, { detail: TEXT_ONLY_ADVICE });
+}
+
 function textOf(content: readonly MessageContent[]): string {
-	if (content.some((block) => block.type === 'file')) {
-		throw new ValidationError(
-			[
-				{
-					field: 'messages',
-					rule: 'may hold text only: GPU Cloud text workloads do not read files or images',
-				},
-			],
-			'chat request',
-		);
-	}
+	if (content.some((block) => block.type === 'file')) throw textOnly();
 	return content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+}
+
+/** A user turn's text; one with none left held only an image or file, which the SDK dropped. */
+function userText(content: readonly MessageContent[]): string {
+	const text = textOf(content);
+	if (text.trim() === '') throw textOnly();
+	return text;
 }
 
 function resultText(result: unknown): string {
@@ -89,8 +100,9 @@ function toDialect(messages: readonly Message[]): ChatRequestMessage[] {
 	return messages.flatMap((message): ChatRequestMessage[] => {
 		switch (message.role) {
 			case 'system':
+				return [{ role: 'system', content: textOf(message.content) }];
 			case 'user':
-				return [{ role: message.role, content: textOf(message.content) }];
+				return [{ role: 'user', content: userText(message.content) }];
 			case 'assistant': {
 				const calls = message.content.flatMap((block) =>
 					block.type === 'tool-call'
@@ -139,6 +151,8 @@ export class WorkloadChatModel implements ChatModel {
 		private readonly settings: ModelSettings,
 		readonly defaultConfig: ChatModelConfig,
 		private readonly toolSchemaOf: ToolSchemaOf,
+		/** Turns what a call threw into the error n8n shows for this node. */
+		private readonly fail: (error: unknown) => Error,
 		private readonly tools: readonly Tool[] = [],
 	) {}
 
@@ -152,6 +166,7 @@ export class WorkloadChatModel implements ChatModel {
 			this.settings,
 			this.defaultConfig,
 			this.toolSchemaOf,
+			this.fail,
 			[...this.tools, ...tools],
 		);
 	}
@@ -190,6 +205,17 @@ export class WorkloadChatModel implements ChatModel {
 	}
 
 	async generate(messages: Message[], config?: ChatModelConfig): Promise<GenerateResult> {
+		try {
+			return await this.generateOnce(messages, config);
+		} catch (error) {
+			throw this.fail(error);
+		}
+	}
+
+	private async generateOnce(
+		messages: Message[],
+		config: ChatModelConfig | undefined,
+	): Promise<GenerateResult> {
 		const reply = await this.client.chat.collect(this.request(messages, config), {
 			signal: signalOf(config),
 		});
@@ -214,6 +240,17 @@ export class WorkloadChatModel implements ChatModel {
 	 * piece the same index, so argument pieces of two calls would run together if sent as they come.
 	 */
 	async *stream(messages: Message[], config?: ChatModelConfig): AsyncIterable<StreamChunk> {
+		try {
+			yield* this.streamOnce(messages, config);
+		} catch (error) {
+			throw this.fail(error);
+		}
+	}
+
+	private async *streamOnce(
+		messages: Message[],
+		config: ChatModelConfig | undefined,
+	): AsyncIterable<StreamChunk> {
 		const request: ChatRequest = {
 			...this.request(messages, config),
 			stream_options: { include_usage: true },

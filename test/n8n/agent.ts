@@ -1,4 +1,5 @@
 import {
+	BaseError,
 	NodeConnectionTypes,
 	NodeOperationError,
 	type IExecuteFunctions,
@@ -113,67 +114,97 @@ export class TestAgent implements INodeType {
 			{ displayName: 'Prompt', name: 'prompt', type: 'string', default: '' },
 			{ displayName: 'Tools', name: 'tools', type: 'json', default: '[]' },
 			{ displayName: 'Stream', name: 'stream', type: 'boolean', default: false },
+			{ displayName: 'Image URL', name: 'imageUrl', type: 'string', default: '' },
 		],
 	};
 
+	/**
+	 * How n8n's AI Agent (v3, n8n-nodes-langchain 2.41.1) passes on what the model threw:
+	 * utils/output_parsers/langchainParserError.ts keeps an n8n error as it is and wraps anything
+	 * else in a NodeOperationError with its message; ToolsAgent/V3/helpers/executeBatch.ts then
+	 * wraps the result in a NodeOperationError of the agent. n8n's NodeError rewrites a message that
+	 * names a system error code (ECONNREFUSED...) into a generic sentence on each wrapping.
+	 */
 	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
-		const supplied: unknown = await this.getInputConnectionData(
-			NodeConnectionTypes.AiLanguageModel,
-			0,
-		);
-		const model = Array.isArray(supplied) ? supplied[0] : supplied;
-		if (!isLanguageModel(model))
-			throw new NodeOperationError(
-				this.getNode(),
-				'The connected node did not supply a chat model',
-			);
-		const output: INodeExecutionData[] = [];
-		for (let item = 0; item < this.getInputData().length; item++) {
-			const tools = toolSpecSchema.parse(JSON.parse(String(this.getNodeParameter('tools', item))));
-			const streaming = this.getNodeParameter('stream', item) === true;
-			const bound =
-				tools.length > 0
-					? model.bindTools(
-							tools.map(({ name, description, parameters }) => ({
-								type: 'function',
-								function: { name, description, parameters },
-							})),
-						)
-					: model;
-			const messages: unknown[] = [
-				{ role: 'user', content: String(this.getNodeParameter('prompt', item)) },
-			];
-			const first = await ask(bound, messages, streaming);
-			let answer = first;
-			if (first.toolCalls.length > 0) {
-				messages.push({
-					role: 'assistant',
-					content: first.text,
-					tool_calls: first.toolCalls.map((call) => ({
-						id: call.id,
-						type: 'function',
-						function: { name: call.name, arguments: JSON.stringify(call.args) },
-					})),
-				});
-				for (const call of first.toolCalls) {
-					messages.push({
-						role: 'tool',
-						tool_call_id: call.id,
-						content: tools.find((tool) => tool.name === call.name)?.result ?? 'no such tool',
-					});
-				}
-				answer = await ask(bound, messages, streaming);
-			}
-			output.push({
-				json: {
-					answer: answer.text,
-					toolCalls: first.toolCalls.map(({ name, args }) => ({ name, args })),
-				},
-				pairedItem: { item },
-			});
+		try {
+			return await answerEach.call(this);
+		} catch (error) {
+			const kept =
+				error instanceof BaseError
+					? error
+					: new NodeOperationError(this.getNode(), error instanceof Error ? error : String(error), {
+							message: error instanceof Error ? error.message : String(error),
+							level: 'error',
+						});
+			throw new NodeOperationError(this.getNode(), kept);
 		}
-		return [output];
 	}
+}
+
+/** The agent loop for each item: ask, answer the tool calls, ask again. */
+async function answerEach(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+	const supplied: unknown = await this.getInputConnectionData(
+		NodeConnectionTypes.AiLanguageModel,
+		0,
+	);
+	const model = Array.isArray(supplied) ? supplied[0] : supplied;
+	if (!isLanguageModel(model))
+		throw new NodeOperationError(this.getNode(), 'The connected node did not supply a chat model');
+	const output: INodeExecutionData[] = [];
+	for (let item = 0; item < this.getInputData().length; item++) {
+		const tools = toolSpecSchema.parse(JSON.parse(String(this.getNodeParameter('tools', item))));
+		const streaming = this.getNodeParameter('stream', item) === true;
+		const bound =
+			tools.length > 0
+				? model.bindTools(
+						tools.map(({ name, description, parameters }) => ({
+							type: 'function',
+							function: { name, description, parameters },
+						})),
+					)
+				: model;
+		const messages: unknown[] = [
+			{ role: 'user', content: String(this.getNodeParameter('prompt', item)) },
+		];
+		// What n8n's AI Agent adds with "Automatically Passthrough Binary Images" (its default) when
+		// the item carries an image: a user message of image parts alone (ToolsAgent/common.ts,
+		// extractBinaryMessages, n8n-nodes-langchain 2.41.1).
+		const imageUrl = String(this.getNodeParameter('imageUrl', item, ''));
+		if (imageUrl)
+			messages.push({
+				role: 'user',
+				content: [{ type: 'image_url', image_url: { url: imageUrl } }],
+			});
+		const first = await ask(bound, messages, streaming);
+		let answer = first;
+		if (first.toolCalls.length > 0) {
+			messages.push({
+				role: 'assistant',
+				content: first.text,
+				tool_calls: first.toolCalls.map((call) => ({
+					id: call.id,
+					type: 'function',
+					function: { name: call.name, arguments: JSON.stringify(call.args) },
+				})),
+			});
+			for (const call of first.toolCalls) {
+				messages.push({
+					role: 'tool',
+					tool_call_id: call.id,
+					content: tools.find((tool) => tool.name === call.name)?.result ?? 'no such tool',
+				});
+			}
+			answer = await ask(bound, messages, streaming);
+		}
+		output.push({
+			json: {
+				answer: answer.text,
+				toolCalls: first.toolCalls.map(({ name, args }) => ({ name, args })),
+			},
+			pairedItem: { item },
+		});
+	}
+	return [output];
 }
 
 /**

@@ -1,3 +1,6 @@
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NodeConnectionTypes } from 'n8n-workflow';
 import { CHAT_MODEL_ID } from '../../emulator';
 import { startRig, type Rig } from './fixtures';
@@ -19,7 +22,10 @@ import {
 let rig: Rig;
 beforeAll(async () => {
 	rig = await startRig();
-});
+	// The SDK and LangChain behind it load on first use; on a busy machine that alone can outlast
+	// the first test's time, so they load here, where the wait is allowed for.
+	await import('@n8n/ai-node-sdk');
+}, 120_000);
 afterAll(() => rig.close());
 
 let count = 0;
@@ -165,6 +171,51 @@ describe('GPU Cloud Chat Model', () => {
 		});
 		expect(chatBodies()[0]).toMatchObject({ response_format: { type: 'json_object' } });
 	});
+
+	test.each([false, true])(
+		'refuses an image passed through from the chat, saying text workloads read text only, and sends no empty message (stream %s)',
+		async (stream) => {
+			const execution = await rig.harness.run(
+				agentWorkflow({
+					prompt: 'What is in this picture?',
+					imageUrl: `data:image/png;base64,${Buffer.from('not really a png').toString('base64')}`,
+					stream,
+				}),
+			);
+			expect(errorOf(execution)?.message).toMatch(
+				/^GPU Cloud text workloads read text only: .*image.* cannot reach the model\b/,
+			);
+			expect(errorOf(execution)?.description).toMatch(
+				/turn off its option "Automatically Passthrough Binary Images"/,
+			);
+			expect(chatBodies()).toEqual([]);
+		},
+	);
+
+	test.each([false, true])(
+		'a workload that cannot be reached stops the agent with the chat model’s own words, naming GPU Cloud and the request (stream %s)',
+		async (stream) => {
+			const closed = createServer();
+			closed.listen(0, '127.0.0.1');
+			await once(closed, 'listening');
+			const { port } = closed.address() as AddressInfo;
+			await new Promise<void>((resolve) => closed.close(() => resolve()));
+			rig.harness.setCredentials('closed', 'gpuCloudWorkloadApi', {
+				serviceUrl: `http://127.0.0.1:${port}`,
+				apiKey: '',
+			});
+			const workflow = agentWorkflow({ prompt: 'Hello?', stream });
+			const model = workflow.nodes.find((node) => node.name === 'GPU Cloud Chat Model');
+			if (model) model.credentials = { gpuCloudWorkloadApi: 'closed' };
+			const error = errorOf(await rig.harness.run(workflow));
+			expect(error).toEqual({
+				message:
+					'Could not reach GPU Cloud workload for POST /v1/chat/completions: Could not connect.',
+				description: expect.stringMatching(/^ECONNREFUSED: The service refused the connection/),
+				node: 'Agent',
+			});
+		},
+	);
 
 	test('lists the workload’s models for the Model parameter', async () => {
 		const spec = agentWorkflow({});

@@ -29,13 +29,42 @@ describe('Credential tests (the "Test" button)', () => {
 		]);
 	});
 
-	test('GPU Cloud API: fails with a wrong key', async () => {
+	test('GPU Cloud API: a wrong key is named as the field to fix', async () => {
 		const result = await rig.harness.testCredentials('gpuCloudApi', {
 			apiKey: 'wrong-key',
 			baseUrl: rig.emulator.baseUrl,
 			organizationName: rig.emulator.organization,
 		});
-		expect(result).toEqual({ status: 'Error', message: 'Received HTTP status code: 401' });
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^GPU Cloud refused the API Key\b/),
+		});
+	});
+
+	test('GPU Cloud API: an organization the key is not a member of is named as the field to fix', async () => {
+		const result = await rig.harness.testCredentials('gpuCloudApi', {
+			apiKey: rig.emulator.apiKey,
+			baseUrl: rig.emulator.baseUrl,
+			organizationName: 'another-org',
+		});
+		expect(rig.emulator.requests.map((request) => request.status)).toEqual([403]);
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^This API Key is not a member of the Organization Name\b/),
+		});
+	});
+
+	test('GPU Cloud API: a base URL without the API root is named as the field to fix', async () => {
+		const result = await rig.harness.testCredentials('gpuCloudApi', {
+			apiKey: rig.emulator.apiKey,
+			baseUrl: new URL(rig.emulator.baseUrl).origin,
+			organizationName: rig.emulator.organization,
+		});
+		expect(rig.emulator.requests.map((request) => request.status)).toEqual([404]);
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^GPU Cloud has no such path: check API Base URL\b/),
+		});
 	});
 
 	test('GPU Cloud Workload: sends the key only when one is set', async () => {
@@ -48,6 +77,31 @@ describe('Credential tests (the "Test" button)', () => {
 			serviceUrl: rig.emulator.imageUrl,
 			apiKey: '',
 		});
-		expect(withoutKey).toEqual({ status: 'Error', message: 'Received HTTP status code: 401' });
+		expect(withoutKey).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^This workload requires an API Key\b/),
+		});
+	});
+
+	test('GPU Cloud Workload: a wrong key is named as the field to fix', async () => {
+		const result = await rig.harness.testCredentials('gpuCloudWorkloadApi', {
+			serviceUrl: rig.emulator.imageUrl,
+			apiKey: 'wrong-key',
+		});
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/\bAPI Key\b/),
+		});
+	});
+
+	test('GPU Cloud Workload: a Service URL that is not a workload is named as the field to fix', async () => {
+		const result = await rig.harness.testCredentials('gpuCloudWorkloadApi', {
+			serviceUrl: `${new URL(rig.emulator.baseUrl).origin}/nowhere`,
+			apiKey: '',
+		});
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/^No GPU Cloud workload answers at this Service URL\b/),
+		});
 	});
 });

@@ -7,7 +7,7 @@
  */
 import Module from 'node:module';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 
 const ROOT = join(__dirname, '..', '..');
@@ -21,8 +21,18 @@ type Resolve = (
 ) => string;
 const originalResolve = Reflect.get(Module, '_resolveFilename') as Resolve;
 let redirected = 0;
+/**
+ * zod as it resolves next to the target n8n-workflow: n8n-workflow-floor (2.8.0) brings its own,
+ * the version n8n 2.8.4 ships; for the newest it is the repository's, the version n8n 2.41.1 ships.
+ */
+const TARGET_DIR = dirname(require.resolve(`${target}/package.json`));
+const zodRequests = new Set<string>();
 const resolveForDist: Resolve = function (this: unknown, request, parent, ...rest) {
 	const fromDist = parent?.filename?.startsWith(DIST) ?? false;
+	if (fromDist && (request === 'zod' || request.startsWith('zod/'))) {
+		zodRequests.add(request);
+		return require.resolve(request, { paths: [TARGET_DIR] });
+	}
 	if (fromDist && (request === 'n8n-workflow' || request.startsWith('n8n-workflow/'))) {
 		redirected++;
 		return originalResolve.call(
@@ -239,6 +249,12 @@ async function main() {
 			target,
 			version,
 			redirected,
+			zod: {
+				version: z
+					.object({ version: z.string() })
+					.parse(require(require.resolve('zod/package.json', { paths: [TARGET_DIR] }))).version,
+				requests: [...zodRequests].sort(),
+			},
 			loaded,
 			reads,
 			exports: Object.fromEntries(

@@ -61,6 +61,7 @@ import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.crede
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { GpuCloudChatModel } from '../../nodes/GpuCloudChatModel/GpuCloudChatModel.node';
 import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
+import { z } from 'zod/v4';
 import { TestAgent, TestOpenAiModel } from './agent';
 
 /**
@@ -72,6 +73,26 @@ import { TestAgent, TestOpenAiModel } from './agent';
  * A paused execution is kept as JSON (as n8n keeps it in its database) and resumed when its
  * deadline passes, as n8n's WaitTracker does.
  */
+
+/** The parts of a failed credential test request n8n's CredentialsTester reads (axios's error as the cause). */
+const CredentialTestFailure = z.object({
+	cause: z
+		.object({
+			code: z.string().optional(),
+			response: z.object({ status: z.number(), statusText: z.string() }).optional(),
+		})
+		.optional(),
+});
+
+/** lodash's get(), which n8n uses to read a `responseSuccessBody` rule's key (a dotted path). */
+function valueAt(value: unknown, path: string): unknown {
+	return path
+		.split('.')
+		.reduce<unknown>(
+			(at, key) => (typeof at === 'object' && at !== null ? Reflect.get(at, key) : undefined),
+			value,
+		);
+}
 
 export const PACKAGE = 'n8n-nodes-gpu-cloud';
 export const NODE_TYPE = `${PACKAGE}.gpuCloud`;
@@ -492,8 +513,9 @@ export class Harness {
 		type: string,
 		data: ICredentialDataDecryptedObject,
 	): Promise<{ status: 'OK' | 'Error'; message: string }> {
-		const request = credentialTypes.get(type)?.test?.request;
-		if (!request) throw new Error(`${type} has no test request`);
+		const test = credentialTypes.get(type)?.test;
+		if (!test) throw new Error(`${type} has no test request`);
+		const { request, rules = [] } = test;
 		const nodeType: INodeType = {
 			description: {
 				displayName: 'Credential Test',
@@ -543,23 +565,38 @@ export class Harness {
 			{ node, data: {}, source: null },
 			[],
 		);
+		// What n8n's CredentialsTester.testCredentials does with the answer (packages/cli/src/services/
+		// credentials-tester.service.ts, the same in n8n 2.8.4 and 2.41.1): a `responseCode` rule's
+		// message for its status, else the status text; a connection failure's code; a `responseSuccessBody`
+		// rule's message when a successful body holds its value at its key.
+		let response: Awaited<ReturnType<RoutingNode['runNode']>>;
 		try {
-			await new RoutingNode(context, nodeType, { id, name: id, type, data }).runNode();
-			return { status: 'OK', message: 'Connection successful!' };
+			response = await new RoutingNode(context, nodeType, { id, name: id, type, data }).runNode();
 		} catch (error) {
-			const status =
-				error instanceof Error && 'httpCode' in error ? String(error.httpCode) : undefined;
-			return {
-				status: 'Error',
-				message: status
-					? `Received HTTP status code: ${status}`
-					: error instanceof Error
-						? error.message
-						: String(error),
-			};
+			const cause = CredentialTestFailure.safeParse(error).data?.cause;
+			if (cause?.response) {
+				const { status, statusText } = cause.response;
+				for (const rule of rules)
+					if (rule.type === 'responseCode' && rule.properties.value === status)
+						return { status: 'Error', message: rule.properties.message };
+				if (status < 199 || status > 299)
+					return {
+						status: 'Error',
+						message: statusText || `Received HTTP status code: ${status}`,
+					};
+			} else if (cause?.code) return { status: 'Error', message: cause.code };
+			return { status: 'Error', message: error instanceof Error ? error.message : String(error) };
 		} finally {
 			this.credentials.delete(id);
 		}
+		const body: unknown = response?.[0]?.[0]?.json;
+		for (const rule of rules)
+			if (
+				rule.type === 'responseSuccessBody' &&
+				valueAt(body, rule.properties.key) === rule.properties.value
+			)
+				return { status: 'Error', message: rule.properties.message };
+		return { status: 'OK', message: 'Connection successful!' };
 	}
 
 	/** Calls a node's list-search method as the editor does when the user opens a "From List" dropdown. */

@@ -18,6 +18,7 @@ const reportSchema = z.object({
 	target: z.string(),
 	version: z.string(),
 	redirected: z.number(),
+	zod: z.object({ version: z.string(), requests: z.array(z.string()) }),
 	loaded: z.array(z.string()),
 	reads: z.object({ required: z.array(z.string()), optional: z.array(z.string()) }),
 	exports: z.record(z.string(), z.string()),
@@ -38,10 +39,16 @@ beforeAll(() => {
 		throw new Error('dist is missing: run `npm run build` first');
 });
 
+/**
+ * The zod each n8n puts on a community package's module path (n8n's own dependency, in its
+ * package.json: n8n@2.41.1 `zod: 3.25.76`, n8n@2.8.4 `zod: 3.25.67`). n8n's rules leave no way to
+ * declare it (`dependencies` must be empty; `peerDependencies` may name only n8n-workflow and
+ * @n8n/ai-node-sdk) and list zod among the imports n8n provides, so the package relies on n8n's.
+ */
 describe.each([
-	['the newest n8n tested', 'n8n-workflow', '2.41.0'],
-	['the oldest n8n claimed', 'n8n-workflow-floor', '2.8.0'],
-])('The built package on the n8n-workflow of %s', (_label, target, version) => {
+	['the newest n8n tested', 'n8n-workflow', '2.41.0', '3.25.76'],
+	['the oldest n8n claimed', 'n8n-workflow-floor', '2.8.0', '3.25.67'],
+])('The built package on the n8n-workflow of %s', (_label, target, version, zodVersion) => {
 	let report: z.infer<typeof reportSchema>;
 	beforeAll(async () => {
 		report = await probe(target);
@@ -58,6 +65,10 @@ describe.each([
 			'credential gpuCloudApi',
 			'credential gpuCloudWorkloadApi',
 		]);
+	});
+
+	test(`runs on the zod that n8n ships (${zodVersion}), required only as zod/v4, the API both zod 3.25 and 4 serve`, () => {
+		expect(report.zod).toEqual({ version: zodVersion, requests: ['zod/v4'] });
 	});
 
 	test('finds every export dist relies on, and only looks up the ones that may be missing', () => {

@@ -2,9 +2,10 @@ import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { CHAT_MODEL_ID } from '../../emulator';
+import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { eventually } from '../support/eventually';
 import { gpuCloudWorkflow, startRig, type Rig } from './fixtures';
-import { errorOf, outputOf } from './harness';
+import { ITEMS_TYPE, NODE_TYPE, errorOf, outputOf, type WorkflowSpec } from './harness';
 
 let rig: Rig;
 /** Stands in for whatever the user points image webhook delivery at. */
@@ -45,6 +46,15 @@ function graph(count: number) {
 	});
 }
 
+/** The default the editor shows for one of the Image Settings. */
+function shownImageSetting(name: string): unknown {
+	const settings = new GpuCloud().description.properties.find(
+		(property) => property.name === 'imageSettings',
+	);
+	const option = settings?.options?.find((candidate) => candidate.name === name);
+	return option && 'default' in option ? option.default : undefined;
+}
+
 describe('Image generation', () => {
 	test('generates an image from a text prompt and outputs it as a PNG file', async () => {
 		const execution = await rig.harness.run(
@@ -67,6 +77,22 @@ describe('Image generation', () => {
 		});
 		expect(item.binary?.data).toMatchObject({ mimeType: 'image/png', fileExtension: 'png' });
 		expect(bytesOf(item.binary?.data.data).subarray(0, 8).toString('hex')).toBe(PNG_SIGNATURE);
+	});
+
+	test('with no settings added, the image has the Width and Height the settings show as defaults', async () => {
+		const execution = await rig.harness.run(
+			gpuCloudWorkflow(
+				{ resource: 'image', operation: 'generate', prompt: 'a lighthouse at dawn' },
+				{ credential: 'images' },
+			),
+		);
+		expect(errorOf(execution)).toBeUndefined();
+		const png = bytesOf(outputOf(execution, 'GPU Cloud')[0].binary?.data.data);
+		// A PNG's IHDR chunk holds the width and height as the 4-byte numbers at offsets 16 and 20.
+		expect({ width: png.readUInt32BE(16), height: png.readUInt32BE(20) }).toEqual({
+			width: shownImageSetting('width'),
+			height: shownImageSetting('height'),
+		});
 	});
 
 	test('puts every image of a graph on one item as JPEG files, named after the output field', async () => {
@@ -187,6 +213,52 @@ describe('Chat', () => {
 			completion_tokens: expect.any(Number),
 			total_tokens: expect.any(Number),
 		});
+	});
+
+	/** An image generated on GPU Cloud, then a question about it to the text workload. */
+	function pictureThenQuestion(prompt: string): WorkflowSpec {
+		return {
+			id: `picture-then-question-${prompt.length}`,
+			nodes: [
+				{ name: 'Items', type: ITEMS_TYPE, parameters: { items: '[{}]' } },
+				{
+					name: 'Picture',
+					type: NODE_TYPE,
+					parameters: {
+						resource: 'image',
+						operation: 'generate',
+						prompt: 'a lighthouse at dawn',
+						imageSettings: { width: 256, height: 256, seed: 3 },
+					},
+					credentials: { gpuCloudWorkloadApi: 'images' },
+				},
+				{
+					name: 'GPU Cloud',
+					type: NODE_TYPE,
+					parameters: { resource: 'chat', operation: 'message', prompt },
+					credentials: { gpuCloudWorkloadApi: 'chat' },
+				},
+			],
+			connections: [
+				['Items', 'Picture'],
+				['Picture', 'GPU Cloud'],
+			],
+		};
+	}
+
+	test('says beside the reply that the image on the item did not reach the model', async () => {
+		const execution = await rig.harness.run(pictureThenQuestion('What is in the picture?'));
+		expect(errorOf(execution)).toBeUndefined();
+		expect(outputOf(execution, 'GPU Cloud')[0].json.reply).toEqual(expect.any(String));
+		expect(execution.run?.data.resultData.runData['GPU Cloud']?.[0]?.hints).toEqual([
+			{
+				message: expect.stringMatching(
+					/^GPU Cloud text workloads read text only: the image in binary property "data" was not sent to the model\b/,
+				),
+				type: 'warning',
+				location: 'outputPane',
+			},
+		]);
 	});
 
 	test('continues a conversation given as a list of messages, one reply per item', async () => {

@@ -275,11 +275,37 @@ function parsedReply(text: string, context: IExecuteFunctions, itemIndex: number
 	);
 }
 
+/**
+ * Images the items carry never reach a text workload (a Chat Trigger's uploads, a generated picture):
+ * said beside the output, since a reply that reads as if the model saw them would mislead.
+ */
+function warnOfImages(context: IExecuteFunctions, items: INodeExecutionData[]): void {
+	const properties = new Set(
+		items.flatMap((item) =>
+			Object.entries(item.binary ?? {})
+				.filter(([, data]) => data.mimeType.startsWith('image/'))
+				.map(([property]) => property),
+		),
+	);
+	if (properties.size === 0) return;
+	const names = [...properties].map((property) => `"${property}"`).join(', ');
+	const what =
+		properties.size > 1
+			? `images in binary properties ${names} were`
+			: `image in binary property ${names} was`;
+	context.addExecutionHints({
+		message: `GPU Cloud text workloads read text only: the ${what} not sent to the model. Describe what the model needs to know in the prompt.`,
+		type: 'warning',
+		location: 'outputPane',
+	});
+}
+
 export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const client = await workloadClient(this);
+	warnOfImages(this, items);
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => readRequest(this, i),
 		run: async (request, i, signal) => {

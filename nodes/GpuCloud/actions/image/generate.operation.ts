@@ -23,6 +23,8 @@ import { check, readCollection, readJson, readString } from '../../helpers/param
 import { concurrencyOption } from '../common.descriptions';
 
 const sidePixels = { minValue: LIMITS.imageSideMin, maxValue: LIMITS.imageSideMax };
+/** The side the text-to-image workflow uses when the request gives none: what the editor shows. */
+const WORKLOAD_DEFAULT_SIDE = 512;
 
 const properties: INodeProperties[] = [
 	{
@@ -86,7 +88,7 @@ const properties: INodeProperties[] = [
 				name: 'height',
 				type: 'number',
 				typeOptions: sidePixels,
-				default: 1024,
+				default: WORKLOAD_DEFAULT_SIDE,
 				description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
 			},
 			{
@@ -119,7 +121,7 @@ const properties: INodeProperties[] = [
 				name: 'width',
 				type: 'number',
 				typeOptions: sidePixels,
-				default: 1024,
+				default: WORKLOAD_DEFAULT_SIDE,
 				description: `Pixels, ${LIMITS.imageSideMin}-${LIMITS.imageSideMax}`,
 			},
 		],
