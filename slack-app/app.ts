@@ -253,7 +253,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			? {
 					socketMode: true,
 					appToken: slack.appToken,
-					installerOptions: { port: slack.port },
+					// Socket Mode's own client calls apps.connections.open: the same Web API root.
+					installerOptions: { port: slack.port, clientOptions },
 					customRoutes,
 					processBeforeResponse: false,
 				}

@@ -5,11 +5,12 @@ import { LogLevel, type Logger } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import type { AppConfig } from '../../slack-app/config';
-import { freePort, localConfig, localSlackCredentials } from '../../slack-app/local';
+import { freePort, localAppToken, localConfig, localSlackCredentials } from '../../slack-app/local';
 import {
 	DEFAULT_CHANNEL,
 	startStandin,
 	type Standin,
+	type StandinOptions,
 	type StoredMessage,
 } from '../../slack-app/standin';
 import { BOT } from '../../slack-app/standin';
@@ -66,6 +67,11 @@ export interface StackOptions {
 	streamIntervalMs?: number;
 	/** False: start only the emulator and the stand-in (the app runs in a child process). */
 	app?: boolean;
+	/**
+	 * Socket Mode: the stand-in gets an app-level token and delivers everything over the app's
+	 * WebSocket (with these timings, shorter than Slack's); the app connects instead of listening.
+	 */
+	socketMode?: NonNullable<StandinOptions['socketMode']>;
 }
 
 export class Stack {
@@ -77,16 +83,20 @@ export class Stack {
 	private constructor(
 		readonly emulator: Emulator,
 		readonly standin: Standin,
-		readonly credentials: { botToken: string; signingSecret: string },
+		readonly credentials: { botToken: string; signingSecret: string; appToken?: string },
 		readonly stateFile: string,
 		private readonly options: StackOptions,
 	) {}
 
 	static async start(options: StackOptions = {}): Promise<Stack> {
 		const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
-		const credentials = localSlackCredentials();
+		const credentials = {
+			...localSlackCredentials(),
+			...(options.socketMode ? { appToken: localAppToken() } : {}),
+		};
 		const standin = await startStandin({
 			...credentials,
+			socketMode: options.socketMode,
 			nativeStreaming: options.nativeStreaming ?? true,
 		});
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
@@ -187,6 +197,7 @@ export class Stack {
 		return [
 			this.credentials.botToken,
 			this.credentials.signingSecret,
+			this.credentials.appToken,
 			this.emulator.apiKey,
 			this.emulator.webhookSecret,
 		].filter((secret): secret is string => Boolean(secret));
