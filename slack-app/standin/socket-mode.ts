@@ -282,9 +282,9 @@ export class SocketModeServer {
 		}
 		clearTimeout(envelope.timer);
 		this.pending.delete(envelope.envelopeId);
-		for (const record of this.sent)
-			if (record.envelopeId === envelope.envelopeId && record.connection === connection.id)
-				record.acked = true;
+		// The delivery acknowledged is the latest of this envelope.
+		const record = [...this.sent].reverse().find((sent) => sent.envelopeId === envelope.envelopeId);
+		if (record) record.acked = true;
 		const payload = isObject(message) && isObject(message.payload) ? message.payload : {};
 		// A payload on an envelope that takes none is not shown (USING_SOCKET_MODE: accepts_response_payload).
 		const body =
