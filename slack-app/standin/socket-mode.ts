@@ -354,6 +354,8 @@ export class SocketModeServer {
 		envelope.attempt++;
 		envelope.retryReason = reason;
 		envelope.connection = undefined;
+		// Its timer sends it; a connection opening meanwhile does not send it twice.
+		envelope.waiting = false;
 		envelope.timer = setTimeout(() => {
 			if (this.pending.has(envelope.envelopeId)) this.send(envelope);
 		}, wait);
