@@ -227,7 +227,8 @@ export interface AppParts {
 		imageUrl: string;
 		chatUrl: string;
 	};
-	slack: { botToken: string; signingSecret: string; apiUrl: string };
+	/** With `appToken`, the app connects over Socket Mode (the stand-in's must be on). */
+	slack: { botToken: string; signingSecret: string; apiUrl: string; appToken?: string };
 }
 
 /** The environment an entry point of slack-app/ needs to serve on `port` against these parts. */
@@ -238,6 +239,7 @@ export function partsEnv({ service, slack }: AppParts, port: number): Record<str
 		SLACK_BOT_TOKEN: slack.botToken,
 		SLACK_SIGNING_SECRET: slack.signingSecret,
 		SLACK_API_URL: slack.apiUrl,
+		...(slack.appToken ? { SLACK_APP_TOKEN: slack.appToken } : {}),
 		PORT: String(port),
 		HOST: '127.0.0.1',
 		GPU_CLOUD_BASE_URL: service.baseUrl,
@@ -248,7 +250,10 @@ export function partsEnv({ service, slack }: AppParts, port: number): Record<str
 	};
 }
 
-/** The environment `npm start`'s entry point needs to run as a child process against this stack. */
+/**
+ * The environment `npm start`'s entry point (or the production bin.ts) needs to run as a child
+ * process against this stack; over Socket Mode when the stack's stand-in has it on.
+ */
 export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
 	const slack = { ...stack.credentials, apiUrl: stack.standin.apiUrl };
 	return {

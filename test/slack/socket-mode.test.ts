@@ -4,7 +4,8 @@ import { JOB_FORM } from '../../slack-app/messages/modal';
 import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
 import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
 import { eventually } from '../support/eventually';
-import { content, Stack } from './harness';
+import { startSlackApp } from '../../slack-app/app';
+import { CapturingLogger, content, Stack } from './harness';
 import { assistantQuestion, directMessage, finishedAnswers, modelCalls } from './retried-events';
 
 /**
@@ -77,6 +78,22 @@ describe('the connection', () => {
 			body: body.replace('APP', stack.credentials.appToken ?? ''),
 		});
 		expect(await response.json()).toEqual({ ok: false, error });
+	});
+
+	it('a start with an app-level token Slack does not know fails, saying why', async () => {
+		const { slack } = stack.config;
+		if (slack.mode !== 'socket') throw new Error('The stack is not in Socket Mode.');
+		const config = {
+			...stack.config,
+			slack: { ...slack, appToken: 'xapp-1-unknown', port: 0 },
+			stateFile: `${stack.stateFile}.other`,
+		};
+		const opensBefore = socketMode().opens.length;
+		await expect(startSlackApp({ config, logger: new CapturingLogger() })).rejects.toThrow(
+			/invalid_auth/,
+		);
+		expect(socketMode().opens.slice(opensBefore)).toEqual([{ error: 'invalid_auth' }]);
+		expect(socketMode().openConnections).toBe(1);
 	});
 
 	it('a WebSocket URL is a one-time ticket; an ack naming no envelope sent is ignored', async () => {
