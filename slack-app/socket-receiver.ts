@@ -54,7 +54,7 @@ export class SocketReceiver implements Receiver {
 	constructor(private readonly options: SocketReceiverOptions) {
 		this.client = new SocketModeClient({
 			appToken: options.appToken,
-			logger: options.logger,
+			logger: withoutEnvelopes(options.logger),
 			clientOptions: options.clientOptions,
 		});
 		this.claims = new Claims({ ...options, logger: () => options.logger });
@@ -171,4 +171,28 @@ function describe(type: string, body: Record<string, unknown>): string {
 	if (type === 'slash_commands' && typeof body.command === 'string')
 		return `${body.command} command`;
 	return `${String(body.type ?? type)} envelope`;
+}
+
+/**
+ * Debug lines of the Socket Mode client that quote what went over the socket or into
+ * apps.connections.open: whole envelopes (what people typed, Slack's verification token), acks, and
+ * the connection's one-time ticket URL.
+ */
+const QUOTES_THE_WIRE =
+	/^(Received a message on the WebSocket|Sending a WebSocket message|Calling ack\(\)|ack\(\) |http request result|apps\.connections\.open did not return)/;
+
+/** The app's logger, without the Socket Mode client's debug lines that quote the wire. */
+function withoutEnvelopes(logger: Logger): Logger {
+	return {
+		debug: (...parts: unknown[]) => {
+			if (typeof parts[0] === 'string' && QUOTES_THE_WIRE.test(parts[0])) return;
+			logger.debug(...parts);
+		},
+		info: (...parts: unknown[]) => logger.info(...parts),
+		warn: (...parts: unknown[]) => logger.warn(...parts),
+		error: (...parts: unknown[]) => logger.error(...parts),
+		setLevel: (level) => logger.setLevel(level),
+		getLevel: () => logger.getLevel(),
+		setName: (name) => logger.setName(name),
+	};
 }

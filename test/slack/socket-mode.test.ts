@@ -318,6 +318,17 @@ describe('every surface over the WebSocket', () => {
 	});
 });
 
+describe('the log', () => {
+	it('carries no envelope (what people typed, Slack’s verification token) and no connection ticket, at debug level too', () => {
+		const log = stack.logger.lines.join('\n');
+		expect(log).toContain('envelope received');
+		expect(log).not.toContain('standin-verification-token');
+		expect(log).not.toContain('"envelope_id"');
+		expect(log).not.toMatch(/ticket=/);
+		for (const secret of stack.secrets()) expect(log).not.toContain(secret);
+	});
+});
+
 describe('shutting down', () => {
 	it('leaves new envelopes unacknowledged, so that Slack delivers them elsewhere', async () => {
 		stack.app.refuseNewRequests();
