@@ -348,11 +348,16 @@ function envelopeOf(
 	body: string,
 	contentType: string,
 ): [type: EnvelopeType, payload: Record<string, unknown>] {
-	if (contentType === 'application/json')
-		return ['events_api', JSON.parse(body) as Record<string, unknown>];
+	if (contentType === 'application/json') return ['events_api', jsonObject(body)];
 	const form = new URLSearchParams(body);
 	const interactive = form.get('payload');
-	if (interactive !== null)
-		return ['interactive', JSON.parse(interactive) as Record<string, unknown>];
+	if (interactive !== null) return ['interactive', jsonObject(interactive)];
 	return ['slash_commands', Object.fromEntries(form)];
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+	const parsed: unknown = JSON.parse(text);
+	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+		throw new Error('A Slack payload must be a JSON object.');
+	return { ...parsed };
 }
