@@ -66,8 +66,8 @@ interface Pending {
 	/** No connection was open when it was due: the next one to open takes it. */
 	waiting?: boolean;
 	timer?: NodeJS.Timeout;
-	/** Answers the first delivery's caller (the page, a test), once. */
-	settle?: (reply: AppReply) => void;
+	/** Answers the first delivery's caller (the page, a test): at its ack, or at Slack's timeout. */
+	settle: (reply: AppReply) => void;
 }
 
 interface Connection {
@@ -87,6 +87,8 @@ export class SocketModeServer {
 	readonly sent: SentEnvelope[] = [];
 	/** Acknowledgements that named no envelope waiting for one (ignored, as Slack does). */
 	readonly strayAcks: string[] = [];
+	/** The envelope ids whose acknowledgement `loseAcks` dropped. */
+	readonly lostAcks: string[] = [];
 	private readonly wss = new WebSocketServer({ noServer: true });
 	private readonly tickets = new Map<string, number>();
 	private readonly connections = new Set<Connection>();
@@ -96,6 +98,10 @@ export class SocketModeServer {
 	private readonly waiters = new Set<() => void>();
 
 	constructor(private readonly options: SocketModeOptions) {}
+
+	private get ackTimeoutMs(): number {
+		return this.options.ackTimeoutMs ?? ACK_TIMEOUT_MS;
+	}
 
 	get openConnections(): number {
 		return this.connections.size;
@@ -196,7 +202,16 @@ export class SocketModeServer {
 	 * as with an HTTP app that did not answer), and an Events API envelope is sent again.
 	 */
 	deliver(type: EnvelopeType, payload: Record<string, unknown>): Promise<AppReply> {
-		return new Promise((settle) => {
+		return new Promise((resolve) => {
+			// The person hears back within Slack's 3 s, whatever happens to the envelope after.
+			const answerBy = setTimeout(() => settle({ status: 404, body: '' }), this.ackTimeoutMs);
+			let settled = false;
+			const settle = (reply: AppReply) => {
+				if (settled) return;
+				settled = true;
+				clearTimeout(answerBy);
+				resolve(reply);
+			};
 			const envelope: Pending = {
 				envelopeId: randomUUID(),
 				type,
@@ -278,6 +293,7 @@ export class SocketModeServer {
 		}
 		if (this.acksToLose > 0) {
 			this.acksToLose--;
+			this.lostAcks.push(envelope.envelopeId);
 			return;
 		}
 		clearTimeout(envelope.timer);
@@ -292,16 +308,15 @@ export class SocketModeServer {
 				? JSON.stringify(payload)
 				: '';
 		envelope.settle?.({ status: 200, body });
-		envelope.settle = undefined;
 	}
 
 	private send(envelope: Pending): void {
 		const connection = this.pick();
 		clearTimeout(envelope.timer);
-		envelope.timer = setTimeout(
-			() => this.timedOut(envelope),
-			this.options.ackTimeoutMs ?? ACK_TIMEOUT_MS,
-		);
+		// An event waits for a connection to open; a command or a click is answered like one
+		// nobody acknowledged.
+		if (connection || envelope.type !== 'events_api')
+			envelope.timer = setTimeout(() => this.timedOut(envelope), this.ackTimeoutMs);
 		envelope.waiting = !connection;
 		if (!connection) return;
 		envelope.connection = connection;
@@ -336,8 +351,6 @@ export class SocketModeServer {
 	}
 
 	private timedOut(envelope: Pending): void {
-		envelope.settle?.({ status: 404, body: '' });
-		envelope.settle = undefined;
 		if (envelope.type === 'events_api') this.retry(envelope, 'timeout');
 		else this.pending.delete(envelope.envelopeId);
 	}

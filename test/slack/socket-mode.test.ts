@@ -146,32 +146,47 @@ describe('exactly once', () => {
 });
 
 describe('exactly once, across a reconnection', () => {
-	it('an event unacknowledged when Slack refreshed the connection comes again on the new one, and starts one chat', async () => {
-		socketMode().loseAcks(1);
-		const sentBefore = socketMode().sent.length;
-		const opensBefore = socketMode().opens.length;
-		const { parentsBefore, callsBefore } = await directMessageAnswered('And a queue?');
-		socketMode().disconnect('refresh_requested');
-		// The client closes, calls apps.connections.open again and takes the envelope on the new connection.
-		const again = await eventually(
-			'the envelope delivered again on a new connection',
-			() =>
-				socketMode()
-					.sent.slice(sentBefore)
-					.find((sent) => sent.retryAttempt > 0 && sent.acked),
-			{ timeoutMs: 20_000 },
-		);
-		expect(socketMode().opens.slice(opensBefore)).toEqual([{}]);
-		const [first] = socketMode().sent.slice(sentBefore);
-		expect(again.eventId).toBe(first.eventId);
-		expect(again.connection).toBeGreaterThan(first.connection);
-		await pause(1000);
-		await stack.app.idle();
-		expect({
-			parents: stack.parents(DIRECT_MESSAGE.id).length - parentsBefore,
-			modelCalls: modelCalls(stack) - callsBefore,
-		}).toEqual({ parents: 1, modelCalls: 1 });
-	}, 30_000);
+	it.each([
+		['Slack refreshed the connection', () => socketMode().disconnect('refresh_requested')],
+		['the network cut the connection', () => socketMode().dropConnections()],
+	])(
+		'an event unacknowledged when %s comes again on the new one, and starts one chat',
+		async (_case, endConnection) => {
+			socketMode().loseAcks(1);
+			const sentBefore = socketMode().sent.length;
+			const opensBefore = socketMode().opens.length;
+			const lostBefore = socketMode().lostAcks.length;
+			const parentsBefore = stack.parents(DIRECT_MESSAGE.id).length;
+			const callsBefore = modelCalls(stack);
+			const delivery = stack.standin.app.messageEvent(directMessage(stack, 'And a queue?'));
+			// Its ack is lost; the connection ends before Slack's 3 s are up.
+			await eventually('the ack lost', () => socketMode().lostAcks.length > lostBefore);
+			endConnection();
+			expect((await delivery).status).toBe(404);
+			// The client calls apps.connections.open again and takes the envelope on the new connection.
+			const again = await eventually(
+				'the envelope delivered again on a new connection',
+				() =>
+					socketMode()
+						.sent.slice(sentBefore)
+						.find((sent) => sent.retryAttempt > 0 && sent.acked),
+				{ timeoutMs: 20_000 },
+			);
+			expect(socketMode().opens.slice(opensBefore)).toEqual([{}]);
+			const [first] = socketMode().sent.slice(sentBefore);
+			expect(again).toMatchObject({ eventId: first.eventId, retryReason: 'connection_closed' });
+			expect(again.connection).toBeGreaterThan(first.connection);
+			const parent = await stack.waitForParent(parentsBefore + 1, DIRECT_MESSAGE.id);
+			await stack.standin.waitFor(() => finishedAnswers(stack, parent.ts), 15_000, 'the answer');
+			await pause(1000);
+			await stack.app.idle();
+			expect({
+				parents: stack.parents(DIRECT_MESSAGE.id).length - parentsBefore,
+				modelCalls: modelCalls(stack) - callsBefore,
+			}).toEqual({ parents: 1, modelCalls: 1 });
+		},
+		30_000,
+	);
 });
 
 describe('every surface over the WebSocket', () => {
