@@ -105,7 +105,10 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const logLevel = options.logLevel ?? config.logLevel;
 	const logger =
 		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
-	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message));
+	// Which job each request created is kept as long as a restart may still resume the job, and a day.
+	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
+		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
+	});
 	// Several replicas agree through Redis; the start waits until it answers.
 	const shared = config.redisUrl
 		? await RedisSharedState.connect({ url: config.redisUrl, logger })
@@ -135,7 +138,10 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
 	const clientOptions = slackClientOptions(slack.apiUrl);
 	const containerFor = (
-		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
+		workspace: Pick<
+			ContainerOptions,
+			'client' | 'identity' | 'management' | 'images' | 'chat' | 'sharesJobs'
+		>,
 		link?: { project?: string },
 	) =>
 		createContainer({
@@ -179,6 +185,14 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 							management: clients.management,
 							images: clients.workload(service.imageUrl),
 							chat: clients.workload(service.chatUrl),
+							// Another workspace's jobs are seen here only when its admin shares them and it
+							// is linked to this workspace's organization (read at each request).
+							sharesJobs: async (other) => {
+								const theirs = await (distributed ?? unreachable()).store
+									.findLink(other)
+									.catch(() => undefined);
+								return theirs?.shareJobs === true && theirs.organization === link.organization;
+							},
 						},
 						link,
 					);
@@ -214,7 +228,18 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			]
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
 	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
-	const health = new Health({ probes, logger });
+	const health = new Health({
+		probes,
+		logger,
+		// A workspace whose stored row does not open is refused alone: counted, not a reason to stop serving.
+		...(distributed
+			? {
+					counts: () => ({
+						unreadable_workspaces: distributed.store.unreadableWorkspaces().length,
+					}),
+				}
+			: {}),
+	});
 	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
@@ -316,8 +341,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			logger,
 		});
 	// Distributed: each linked workspace's services start now, and follow its unfinished jobs.
-	for (const team of (await distributed?.store.teams()) ?? [])
-		await distributed?.workspaces.get(team);
+	await distributed?.startWorkspaces();
 	const sweeping = new AbortController();
 	if (shared)
 		void takeOverOrphanedJobs(

@@ -24,6 +24,8 @@ export interface HealthOptions {
 	/** How long a probe result is reused. */
 	cacheMs?: number;
 	timeoutMs?: number;
+	/** Numbers /readyz reports beside the checks, which do not decide readiness. */
+	counts?: () => Record<string, number>;
 }
 
 interface Readiness {
@@ -57,6 +59,7 @@ export class Health {
 				reply(res, result.ready ? 200 : 503, {
 					status: result.ready ? 'ready' : 'not ready',
 					checks: result.checks,
+					...this.options.counts?.(),
 				}),
 			() => reply(res, 503, { status: 'not ready' }),
 		);

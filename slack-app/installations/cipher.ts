@@ -40,10 +40,7 @@ export class SecretCipher {
 		if (version !== 'v1' || !id || !iv || !tag || sealed === undefined || rest.length > 0)
 			throw new Error(`A stored secret (${context}) is not in the sealed format.`);
 		const key = this.keys.get(id);
-		if (!key)
-			throw new Error(
-				`A stored secret (${context}) was sealed with a key this process does not have (key id ${id}); set SLACK_INSTALLATION_PREVIOUS_KEYS.`,
-			);
+		if (!key) throw new MissingKeyError(context, id);
 		const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
 		decipher.setAAD(Buffer.from(context, 'utf8'));
 		decipher.setAuthTag(Buffer.from(tag, 'base64url'));
@@ -62,6 +59,16 @@ export class SecretCipher {
 	/** True when `value` was sealed with an older key and should be sealed again with the current one. */
 	isStale(value: string): boolean {
 		return value.split('.')[1] !== this.current.id;
+	}
+}
+
+/** A value sealed with a key this process was not given (a rotation without the previous key). */
+export class MissingKeyError extends Error {
+	constructor(context: string, id: string) {
+		super(
+			`A stored secret (${context}) was sealed with a key this process does not have (key id ${id}); set SLACK_INSTALLATION_PREVIOUS_KEYS.`,
+		);
+		this.name = 'MissingKeyError';
 	}
 }
 

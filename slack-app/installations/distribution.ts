@@ -1,6 +1,14 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyMiddlewareArgs, App, Logger, Middleware } from '@slack/bolt';
-import { InstallProvider, type Installation, type InstallURLOptions } from '@slack/oauth';
+import type { AnyMiddlewareArgs, App, Authorize, Logger, Middleware } from '@slack/bolt';
+import {
+	InstallProvider,
+	InvalidStateError,
+	type Installation,
+	type InstallURLOptions,
+	type StateStore,
+} from '@slack/oauth';
+import { z } from 'zod/v4';
 import type { Distribution } from '../config';
 import { isRecord } from '../http-body';
 import { submitLinkWorkspace } from '../listeners/views/link-workspace';
@@ -8,7 +16,7 @@ import { LINK_VIEW, linkModal } from '../messages/link-workspace';
 import type { Container } from '../services/container';
 import { errorSummary } from '../services/errors';
 import { SecretCipher } from './cipher';
-import { InstallationStore, type WorkspaceLink } from './store';
+import { InstallationStore, UnreadableRowError, type WorkspaceLink } from './store';
 import { Workspaces } from './workspaces';
 
 /**
@@ -63,7 +71,7 @@ export class Distributed {
 		this.installer = new InstallProvider({
 			clientId: settings.clientId,
 			clientSecret: settings.clientSecret,
-			stateSecret: settings.stateSecret,
+			stateStore: singleUseStates(store, settings.stateSecret),
 			installationStore: store.forSlack(),
 			directInstall: true,
 			logger,
@@ -127,18 +135,49 @@ export class Distributed {
 	}
 
 	static async open(options: DistributedOptions): Promise<Distributed> {
-		const { settings } = options;
+		const { settings, logger } = options;
 		const store = await InstallationStore.open(
 			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
 			new SecretCipher(settings.installationKey, settings.previousKeys),
 		);
+		for (const team of store.unreadableWorkspaces())
+			logger.error(
+				`A stored row of ${team} does not open (altered, or copied from another row): ${team} is refused until it is installed or linked again; every other workspace serves.`,
+			);
 		return new Distributed(store, options);
 	}
 
-	/** Bolt's authorize: each request's bot token from its workspace's installation. */
-	get authorize() {
-		return this.installer.authorize;
+	/** At start: every linked workspace's services, which resume its unfinished work; one that cannot be built stops only itself. */
+	async startWorkspaces(): Promise<void> {
+		for (const team of await this.store.teams()) {
+			try {
+				await this.workspaces.get(team);
+			} catch (error) {
+				this.options.logger.error(`${team} is not served: ${errorSummary(error)}`);
+			}
+		}
 	}
+
+	/**
+	 * Bolt's authorize: each request's bot token from its workspace's installation. When the stored
+	 * installation does not open, the app has no token to answer with; a command or a click still
+	 * carries a response_url, through which the person is told to reinstall.
+	 */
+	readonly authorize: Authorize<boolean> = async (source, body) => {
+		try {
+			return await this.installer.authorize(source);
+		} catch (error) {
+			const team = source.teamId ?? source.enterpriseId;
+			if (team && this.store.unreadableWorkspaces().includes(team)) {
+				this.options.logger.warn(new UnreadableRowError(team, 'installation').message);
+				await tellPrivately(
+					body,
+					'GPU Cloud cannot read what it stored about this workspace (it was altered): a workspace admin must install the app again from its install link, then link the organization with `/gpu setup`.',
+				);
+			}
+			throw error;
+		}
+	};
 
 	/** Uninstall, the link modal, and the middleware that runs each request in its workspace. */
 	register(app: App): void {
@@ -201,7 +240,19 @@ export class Distributed {
 			await args.client.views.open({ trigger_id: command.trigger_id, view: linkModal() });
 			return;
 		}
-		const container = await this.workspaces.get(team);
+		let container: Container | undefined;
+		try {
+			container = await this.workspaces.get(team);
+		} catch (error) {
+			if (!(error instanceof UnreadableRowError)) throw error;
+			this.options.logger.warn(error.message);
+			if (command && 'respond' in args)
+				await args.respond({
+					response_type: 'ephemeral',
+					text: 'GPU Cloud cannot read the organization link of this workspace (it was altered). A workspace admin types `/gpu setup` and links the organization again.',
+				});
+			return;
+		}
 		if (!container) {
 			if (command && 'respond' in args) {
 				await args.respond({
@@ -222,6 +273,55 @@ export class Distributed {
 		for (const container of await this.workspaces.containers()) container.tracker.stop();
 		await this.store.close();
 	}
+}
+
+/** How long an install link's state stays usable, as @slack/oauth's own cookie lasts. */
+const STATE_LIFETIME_MS = 10 * 60_000;
+
+/**
+ * OAuth states kept in the installation store (so every replica sees them), each usable once: a
+ * random value, stored only as its HMAC under SLACK_STATE_SECRET, that a redirect spends when it
+ * arrives. @slack/oauth's default store only checks a state's
+ * signature and age, so a used state and its cookie installed again for ten minutes.
+ */
+function singleUseStates(store: InstallationStore, stateSecret: string): StateStore {
+	const hash = (state: string) => createHmac('sha256', stateSecret).update(state).digest('hex');
+	return {
+		generateStateParam: async (installOptions, now) => {
+			const state = randomBytes(32).toString('base64url');
+			await store.saveOAuthState(
+				hash(state),
+				JSON.stringify(installOptions),
+				new Date(now.getTime() + STATE_LIFETIME_MS),
+			);
+			return state;
+		},
+		verifyStateParam: async (_now, state) => {
+			const options = await store.takeOAuthState(hash(state));
+			if (options === undefined)
+				throw new InvalidStateError('The state was used already, has expired or was never issued.');
+			return installOptionsSchema.parse(JSON.parse(options)) as InstallURLOptions;
+		},
+	};
+}
+
+/** What a stored state keeps: the options its install link was made with. */
+const installOptionsSchema = z.looseObject({
+	scopes: z.union([z.string(), z.array(z.string())]),
+	redirectUri: z.string().optional(),
+});
+
+/** A private answer through the request's response_url, which needs no token; nothing when it has none. */
+async function tellPrivately(body: unknown, text: string): Promise<void> {
+	const record = isRecord(body) ? body : {};
+	const url = typeof record.response_url === 'string' ? record.response_url : undefined;
+	if (!url?.startsWith('http')) return;
+	await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ response_type: 'ephemeral', text }),
+		signal: AbortSignal.timeout(3000),
+	}).catch(() => undefined);
 }
 
 function page(res: ServerResponse, status: number, title: string, body: string): void {

@@ -4,7 +4,7 @@ import type {
 	InstallationStore as SlackInstallationStore,
 } from '@slack/oauth';
 import { z } from 'zod/v4';
-import type { SecretCipher } from './cipher';
+import { MissingKeyError, type SecretCipher } from './cipher';
 import { PostgresDatabase, SqliteDatabase, type Row, type SqlDatabase } from './database';
 
 /**
@@ -34,10 +34,37 @@ const MIGRATIONS: readonly string[][] = [
       linked_at TEXT NOT NULL
     )`,
 	],
+	[
+		// The OAuth states handed out and not yet used, by hash: each opens one install, once.
+		`CREATE TABLE oauth_states (
+      state_hash TEXT PRIMARY KEY,
+      install_options TEXT NOT NULL,
+      expires_at TEXT NOT NULL
+    )`,
+	],
+	// Whether other workspaces linked to the same organization may see this workspace's jobs.
+	['ALTER TABLE workspace_links ADD COLUMN share_jobs INTEGER NOT NULL DEFAULT 0'],
 ];
 
 /** PostgreSQL: replicas starting together take turns migrating (any constant shared by all of them). */
 const MIGRATION_LOCK = 7_140_214;
+
+/** A stored row of one workspace that does not open (altered, or another row's copy). */
+export class UnreadableRowError extends Error {
+	constructor(
+		readonly team: string,
+		readonly row: 'installation' | 'link',
+		cause?: unknown,
+	) {
+		super(
+			row === 'installation'
+				? `The stored installation of ${team} does not open (altered, or copied from another row); the app must be installed in that workspace again.`
+				: `The stored GPU Cloud link of ${team} does not open (altered, or copied from another row); a workspace admin must link it again with /gpu setup.`,
+			{ cause },
+		);
+		this.name = 'UnreadableRowError';
+	}
+}
 
 export interface WorkspaceLink {
 	teamId: string;
@@ -47,6 +74,8 @@ export interface WorkspaceLink {
 	/** The Slack user who linked it. */
 	linkedBy: string;
 	linkedAt: string;
+	/** Other workspaces linked to the same organization may see this one's jobs (off unless an admin turns it on). */
+	shareJobs: boolean;
 }
 
 export interface StoreLocation {
@@ -67,6 +96,9 @@ const storedInstallation = z.looseObject({
 });
 
 export class InstallationStore {
+	/** Rows that did not open, by workspace: refused for that workspace alone. */
+	private readonly unreadable = new Map<string, Set<UnreadableRowError['row']>>();
+
 	private constructor(
 		private readonly db: SqlDatabase,
 		private readonly cipher: SecretCipher,
@@ -84,7 +116,7 @@ export class InstallationStore {
 		const store = new InstallationStore(db, cipher, now);
 		try {
 			await store.migrate();
-			await store.resealStale();
+			await store.checkRows();
 		} catch (error) {
 			await db.close();
 			throw error;
@@ -125,6 +157,7 @@ export class InstallationStore {
 				this.now().toISOString(),
 			],
 		);
+		this.readable(key, 'installation');
 	}
 
 	/** The installation of a workspace (or of an org-wide install), or undefined. */
@@ -139,14 +172,12 @@ export class InstallationStore {
 			[key],
 		);
 		if (!row) return undefined;
-		const parsed = storedInstallation.safeParse(
-			JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)),
+		const parsed = this.opened(key, 'installation', () =>
+			storedInstallation.parse(
+				JSON.parse(this.cipher.open(text(row.installation), `installation:${key}`)),
+			),
 		);
-		if (!parsed.success)
-			throw new Error(
-				`The stored installation of ${key} is not readable; reinstall the app in that workspace.`,
-			);
-		return parsed.data as unknown as Installation;
+		return parsed as unknown as Installation;
 	}
 
 	async teams(): Promise<string[]> {
@@ -163,22 +194,35 @@ export class InstallationStore {
 			]);
 			await db.query('DELETE FROM workspace_links WHERE team_id = $1', [teamId]);
 		});
+		this.unreadable.delete(teamId);
 	}
 
-	async saveLink(link: Omit<WorkspaceLink, 'linkedAt'>): Promise<WorkspaceLink> {
+	async saveLink(
+		link: Omit<WorkspaceLink, 'linkedAt' | 'shareJobs'> & { shareJobs?: boolean },
+	): Promise<WorkspaceLink> {
 		const linkedAt = this.now().toISOString();
 		const apiKey = this.cipher.seal(link.apiKey, `link:${link.teamId}`);
+		const shareJobs = link.shareJobs === true;
 		await this.db.query(
-			`INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at) VALUES ($1, $2, $3, $4, $5, $6)
-       ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6`,
-			[link.teamId, link.organization, link.project ?? null, apiKey, link.linkedBy, linkedAt],
+			`INSERT INTO workspace_links (team_id, organization, project, api_key, linked_by, linked_at, share_jobs) VALUES ($1, $2, $3, $4, $5, $6, $7)
+       ON CONFLICT (team_id) DO UPDATE SET organization = $2, project = $3, api_key = $4, linked_by = $5, linked_at = $6, share_jobs = $7`,
+			[
+				link.teamId,
+				link.organization,
+				link.project ?? null,
+				apiKey,
+				link.linkedBy,
+				linkedAt,
+				shareJobs ? 1 : 0,
+			],
 		);
-		return { ...link, linkedAt };
+		this.readable(link.teamId, 'link');
+		return { ...link, linkedAt, shareJobs };
 	}
 
 	async findLink(teamId: string): Promise<WorkspaceLink | undefined> {
 		const [row] = await this.db.query(
-			'SELECT organization, project, api_key, linked_by, linked_at FROM workspace_links WHERE team_id = $1',
+			'SELECT organization, project, api_key, linked_by, linked_at, share_jobs FROM workspace_links WHERE team_id = $1',
 			[teamId],
 		);
 		if (!row) return undefined;
@@ -186,10 +230,60 @@ export class InstallationStore {
 			teamId,
 			organization: text(row.organization),
 			...(row.project === null ? {} : { project: text(row.project) }),
-			apiKey: this.cipher.open(text(row.api_key), `link:${teamId}`),
+			apiKey: this.opened(teamId, 'link', () =>
+				this.cipher.open(text(row.api_key), `link:${teamId}`),
+			),
 			linkedBy: text(row.linked_by),
 			linkedAt: text(row.linked_at),
+			shareJobs: Number(row.share_jobs) === 1,
 		};
+	}
+
+	/** Remembers an OAuth state handed to a browser (by its hash) until `expiresAt`; expired ones go. */
+	async saveOAuthState(stateHash: string, installOptions: string, expiresAt: Date): Promise<void> {
+		await this.db.transaction(async (db) => {
+			await db.query('DELETE FROM oauth_states WHERE expires_at < $1', [this.now().toISOString()]);
+			await db.query(
+				'INSERT INTO oauth_states (state_hash, install_options, expires_at) VALUES ($1, $2, $3)',
+				[stateHash, installOptions, expiresAt.toISOString()],
+			);
+		});
+	}
+
+	/**
+	 * Uses an OAuth state: its install options, once; undefined when it was never handed out, was used
+	 * already (by any replica: the delete is the test) or has expired.
+	 */
+	async takeOAuthState(stateHash: string): Promise<string | undefined> {
+		const [row] = await this.db.query(
+			'DELETE FROM oauth_states WHERE state_hash = $1 RETURNING install_options, expires_at',
+			[stateHash],
+		);
+		if (!row || text(row.expires_at) < this.now().toISOString()) return undefined;
+		return text(row.install_options);
+	}
+
+	/** The workspaces with a stored row that does not open (for /readyz and the log). */
+	unreadableWorkspaces(): string[] {
+		return [...this.unreadable.keys()].sort();
+	}
+
+	/** Opens one workspace's row; one that does not open is noted and refused for that workspace alone. */
+	private opened<T>(team: string, row: UnreadableRowError['row'], open: () => T): T {
+		try {
+			const value = open();
+			this.readable(team, row);
+			return value;
+		} catch (error) {
+			this.unreadable.set(team, (this.unreadable.get(team) ?? new Set()).add(row));
+			throw new UnreadableRowError(team, row, error);
+		}
+	}
+
+	private readable(team: string, row: UnreadableRowError['row']): void {
+		const rows = this.unreadable.get(team);
+		rows?.delete(row);
+		if (rows?.size === 0) this.unreadable.delete(team);
 	}
 
 	/** For a readiness probe: the database answers. */
@@ -242,32 +336,50 @@ export class InstallationStore {
 		});
 	}
 
-	/** After a key rotation: seals again, with the current key, every secret an older key sealed. */
-	private async resealStale(): Promise<void> {
+	/**
+	 * At start: opens every sealed row. A row sealed with an older key is sealed again with the current
+	 * one (after a rotation). A row that does not open is noted and left for its workspace to
+	 * reinstall or link again; every other workspace serves. Only when no row opens with the current
+	 * key and some were sealed with a key this process lacks is the key setting wrong: then the start
+	 * stops, naming the setting.
+	 */
+	private async checkRows(): Promise<void> {
 		const sealedColumns = [
-			{
-				table: 'installations',
-				key: 'install_key',
-				column: 'installation',
-				context: 'installation',
-			},
-			{ table: 'workspace_links', key: 'team_id', column: 'api_key', context: 'link' },
-		];
+			{ table: 'installations', key: 'install_key', column: 'installation', row: 'installation' },
+			{ table: 'workspace_links', key: 'team_id', column: 'api_key', row: 'link' },
+		] as const;
+		let opened = 0;
+		let missingKey: MissingKeyError | undefined;
 		await this.db.transaction(async (db) => {
-			for (const { table, key, column, context } of sealedColumns) {
-				for (const row of await db.query(
+			for (const { table, key, column, row } of sealedColumns) {
+				for (const found of await db.query(
 					`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`,
 				)) {
-					const sealed = text(row.sealed);
-					if (!this.cipher.isStale(sealed)) continue;
-					const rowContext = `${context}:${text(row.row_key)}`;
-					await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
-						this.cipher.seal(this.cipher.open(sealed, rowContext), rowContext),
-						text(row.row_key),
-					]);
+					const team = text(found.row_key);
+					const context = `${row}:${team}`;
+					const sealed = text(found.sealed);
+					let plaintext: string;
+					try {
+						plaintext = this.opened(team, row, () => {
+							const value = this.cipher.open(sealed, context);
+							if (row === 'installation') storedInstallation.parse(JSON.parse(value));
+							return value;
+						});
+					} catch (error) {
+						if (error instanceof UnreadableRowError && error.cause instanceof MissingKeyError)
+							missingKey ??= error.cause;
+						continue;
+					}
+					opened++;
+					if (this.cipher.isStale(sealed))
+						await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
+							this.cipher.seal(plaintext, context),
+							team,
+						]);
 				}
 			}
 		});
+		if (missingKey && opened === 0) throw missingKey;
 	}
 }
 

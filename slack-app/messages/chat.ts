@@ -1,11 +1,15 @@
 import type { KnownBlock, SlackMessage } from '../model';
 import { ACTIONS } from './actions';
-import { context, escapeText, escapeWithin } from './format';
+import { context, escapeText, escapeWithin, SLACK_LIMITS, truncate } from './format';
 
-/** Slack's `markdown` block holds up to 12,000 characters of standard Markdown. */
+/**
+ * One message of an answer, escaped: Slack's `markdown` block and each chat.*Stream call hold up to
+ * 12,000 characters. A longer answer continues in the next message.
+ */
 export const ANSWER_MAX_LENGTH = 11_000;
 
-export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted';
+/** `continued`: the answer goes on in the next message. */
+export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted' | 'continued';
 
 function regenerateButton(): KnownBlock {
 	return {
@@ -61,6 +65,8 @@ export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] 
 	switch (state) {
 		case 'streaming':
 			return [context('_Generating…_')];
+		case 'continued':
+			return [context('_Continued in the next message ↓_')];
 		case 'done':
 			return [regenerateButton(), feedbackButtons()];
 		case 'failed':
@@ -80,6 +86,10 @@ export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] 
 export function answerMessage(text: string, state: AnswerState, detail?: string): SlackMessage {
 	const body = escapeWithin(text, ANSWER_MAX_LENGTH);
 	const blocks: KnownBlock[] = body.trim() ? [{ type: 'markdown', text: body }] : [];
-	// The whole (escaped) answer stays in `text`: follow-ups read it back as conversation context.
-	return { text: body || 'Thinking…', blocks: [...blocks, ...answerFooter(state, detail)] };
+	// The whole answer is in the markdown block, which follow-ups read back as conversation context;
+	// `text` is the notification, which chat.update takes up to 4,000 characters of.
+	return {
+		text: truncate(body, SLACK_LIMITS.fallbackText) || 'Thinking…',
+		blocks: [...blocks, ...answerFooter(state, detail)],
+	};
 }

@@ -9,6 +9,10 @@ export const SLACK_LIMITS = {
 	optionText: 75,
 	staticSelectOptions: 100,
 	fallbackText: 3000,
+	/** A view's `private_metadata` (https://docs.slack.dev/reference/views/modal-views). */
+	privateMetadata: 3000,
+	/** An uploaded image's description (https://docs.slack.dev/reference/methods/files.getUploadURLExternal). */
+	altText: 1000,
 } as const;
 
 /**

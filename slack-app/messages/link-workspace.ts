@@ -12,6 +12,9 @@ const input = (block: string, label: string, hint: string, optional = false) => 
 	element: { type: 'plain_text_input', action_id: 'value', max_length: 512 },
 });
 
+/** The value of the sharing checkbox when it is ticked. */
+export const SHARE_JOBS = 'share';
+
 /** The `/gpu setup` modal: the organization to link and its API key. */
 export function linkModal() {
 	return {
@@ -31,6 +34,25 @@ export function linkModal() {
 				'From the portal, API Access. Checked now, stored encrypted, never shown again.',
 			),
 			input('project', 'Project (optional)', 'Where /gpu queue creates queues.', true),
+			{
+				type: 'input',
+				block_id: 'share_jobs',
+				optional: true,
+				label: { type: 'plain_text', text: 'Sharing' },
+				element: {
+					type: 'checkboxes',
+					action_id: 'value',
+					options: [
+						{
+							value: SHARE_JOBS,
+							text: {
+								type: 'plain_text',
+								text: "Other workspaces linked to this organization may see this workspace's jobs (status and input)",
+							},
+						},
+					],
+				},
+			},
 		],
 	};
 }

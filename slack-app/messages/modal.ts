@@ -61,7 +61,12 @@ function channelPicker(): ModalView['blocks'][number] {
 }
 
 export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]): ModalView {
-	const options = endpoints.slice(0, SLACK_LIMITS.staticSelectOptions).map((endpoint) => ({
+	// A select offers 100 options: the endpoint the person named is always among them.
+	const named = endpoints.filter((endpoint) => endpoint.name === context.endpoint);
+	const listed = [...named, ...endpoints.filter((endpoint) => endpoint.name !== context.endpoint)]
+		.slice(0, SLACK_LIMITS.staticSelectOptions)
+		.sort((a, b) => endpoints.indexOf(a) - endpoints.indexOf(b));
+	const options = listed.map((endpoint) => ({
 		text: {
 			type: 'plain_text' as const,
 			text: truncate(`${endpoint.display_name} (${endpoint.name})`, SLACK_LIMITS.optionText),
@@ -69,6 +74,15 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
 		value: endpoint.name,
 	}));
 	const initial = options.find((option) => option.value === context.endpoint);
+	const unlisted =
+		endpoints.length > listed.length
+			? {
+					hint: {
+						type: 'plain_text' as const,
+						text: `${listed.length} of ${endpoints.length} endpoints are listed; for another, type \`/gpu job <endpoint>\` (\`/gpu endpoints\` shows them all).`,
+					},
+				}
+			: {};
 	const expects = expectedInput(
 		endpoints.find((endpoint) => endpoint.name === context.endpoint)?.input_schema,
 	);
@@ -85,6 +99,7 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
 				type: 'input',
 				block_id: JOB_FORM.endpoint.block,
 				label: { type: 'plain_text', text: 'Endpoint' },
+				...unlisted,
 				element: {
 					type: 'static_select',
 					action_id: JOB_FORM.endpoint.action,

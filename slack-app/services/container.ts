@@ -1,6 +1,7 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { ManagementClient, WorkloadClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
+import type { Job } from '../../shared/schemas';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from './access';
 import { AnswerWriter } from './answer-stream';
@@ -11,7 +12,7 @@ import { CommandRouter } from './commands';
 import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
-import { JobOriginSeal } from './job-metadata';
+import { JobOriginSeal, JobOrigins } from './job-metadata';
 import { JobTracker } from './job-tracker';
 import { JobService } from './jobs';
 import { RequestLifecycle } from './lifecycle';
@@ -37,6 +38,8 @@ export interface ContainerOptions {
 	statusRefreshMs?: number;
 	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
 	shared?: SharedState;
+	/** Installed in several workspaces: whether `team` shares its jobs with this workspace. */
+	sharesJobs?: (team: string) => Promise<boolean>;
 }
 
 export interface Container {
@@ -46,7 +49,8 @@ export interface Container {
 	/** Every /gpu request runs through it; `drain()` for a graceful shutdown. */
 	lifecycle: RequestLifecycle;
 	tracker: JobTracker;
-	seal: JobOriginSeal;
+	/** Which jobs this workspace's app created: sealed, and recorded when created. */
+	origins: JobOrigins;
 }
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
@@ -62,9 +66,18 @@ export function createContainer(options: ContainerOptions): Container {
 	});
 	const threads = new SlackThreads(client, botUserId, clock, home);
 	const catalogue = new Catalogue(management, clock);
-	const seal = new JobOriginSeal(config.appSecret, identity.team, (message) =>
-		logger.warn(message),
+	const origins = new JobOrigins(
+		new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message)),
+		shared ?? state,
 	);
+	/** Another workspace's job, checked as that workspace's app checks its own, when it shares its jobs. */
+	const sharedOrigin = (sharesJobs: (team: string) => Promise<boolean>) => async (job: Job) => {
+		const team = job.metadata?.slack_team;
+		if (typeof team !== 'string' || team === identity.team || !(await sharesJobs(team)))
+			return undefined;
+		const seal = new JobOriginSeal(config.appSecret, team, () => undefined);
+		return new JobOrigins(seal, shared ?? state).origin(job);
+	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const posted = new PostedRecord(threads, state, clock, shared);
 	const lifecycle = new RequestLifecycle({
@@ -84,7 +97,7 @@ export function createContainer(options: ContainerOptions): Container {
 		posted,
 		clock,
 		logger,
-		seal,
+		origins,
 		webhooks: webhookUrl !== undefined,
 		pollIntervalMs: config.pollIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
@@ -100,7 +113,8 @@ export function createContainer(options: ContainerOptions): Container {
 		state,
 		clock,
 		logger,
-		seal,
+		origins,
+		sharedOrigin: options.sharesJobs && sharedOrigin(options.sharesJobs),
 		webhookUrl,
 	});
 	const jobForm = new JobForm(catalogue, logger);
@@ -137,6 +151,6 @@ export function createContainer(options: ContainerOptions): Container {
 		services: { router, jobs, jobForm, images, chat, assistant, access, home, logger },
 		lifecycle,
 		tracker,
-		seal,
+		origins,
 	};
 }

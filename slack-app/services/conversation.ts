@@ -34,8 +34,13 @@ export function conversationFromThread(
 	for (const message of replies) {
 		if (beforeTs && Number(message.ts) >= Number(beforeTs)) break;
 		if (writtenByApp(message, botUserId)) {
-			if (message.metadata?.eventType === ANSWER_EVENT && message.text.trim())
-				messages.push({ role: 'assistant', content: unescapeText(message.text) });
+			const answer = message.markdown ?? message.text;
+			if (message.metadata?.eventType !== ANSWER_EVENT || !answer.trim()) continue;
+			const previous = messages[messages.length - 1];
+			// A long answer continues over several messages: one turn again.
+			if (previous.role === 'assistant' && message.metadata.payload.continues === true)
+				previous.content += unescapeText(answer);
+			else messages.push({ role: 'assistant', content: unescapeText(answer) });
 		} else if (message.text.trim()) {
 			messages.push({ role: 'user', content: plainText(message.text) });
 		}

@@ -3,6 +3,7 @@ import type { TextToImageInput } from '../../shared/schemas';
 import type { ImageRequest } from '../messages/actions';
 import { noticeMessage } from '../messages/errors';
 import type { ParentView } from '../messages/parent';
+import { SLACK_LIMITS, truncate } from '../messages/format';
 import { errorParts, imageFilename, imageFilePrefix } from '../messages/results';
 import type { ResultPart, ThreadRef } from '../model';
 import type { RequestLifecycle } from './lifecycle';
@@ -16,6 +17,9 @@ export interface ImageServiceOptions {
 	lifecycle: RequestLifecycle;
 	posted: PostedRecord;
 }
+
+/** A file title is a label under the image: the prompt's start; the whole prompt is in the parent and Show input. */
+const IMAGE_TITLE_LENGTH = 100;
 
 /** What a failed image request is called in its thread. */
 const FAILURE = 'Generating the image';
@@ -119,9 +123,9 @@ export class ImageService {
 				key: filename,
 				file: {
 					filename,
-					title: `${request.prompt} (${index + 1}/${images.length})`,
+					title: `${truncate(request.prompt, IMAGE_TITLE_LENGTH)} (${index + 1}/${images.length})`,
 					content,
-					altText: request.prompt,
+					altText: truncate(request.prompt, SLACK_LIMITS.altText),
 				},
 			};
 		});

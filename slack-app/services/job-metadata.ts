@@ -7,9 +7,11 @@ import type { ThreadRef } from '../model';
 
 /**
  * Which Slack thread a job belongs to travels with the job, in its metadata. A restarted app reads
- * it back from `jobs.list`, so nothing about a job lives only in this process. Anyone with an API
- * key of the organization can write such metadata, so the app seals what it writes: an HMAC, under
- * a key only the app holds, over the job's request id and every field that says where to post.
+ * it back from `jobs.list`. Anyone with an API key of the organization can write such metadata, so
+ * the app seals what it writes: an HMAC, under a key only the app holds, over the job's request id
+ * and every field that says where to post. Anyone with the key can also read a job and copy its
+ * metadata, seal and all, onto a new job; so the app also records, per workspace, which job each of
+ * its requests created (JobOrigins): a job is the app's only when it is sealed and recorded.
  */
 
 export const APP_MARKER = 'gpu-cloud-slack';
@@ -99,12 +101,20 @@ export class JobOriginSeal {
 	}
 
 	private unsealed(job: Job): undefined {
+		return this.ignore(
+			job,
+			'its Slack metadata is not sealed by this app (created elsewhere, or changed after creation)',
+		);
+	}
+
+	/** Logs, once per job, why a job that claims this app and workspace is not taken as its own. */
+	ignore(job: Job, why: string): undefined {
 		if (!this.refused.has(job.id)) {
 			this.refused.add(job.id);
 			if (this.refused.size > REFUSALS_REMEMBERED)
 				this.refused.delete(this.refused.values().next().value ?? '');
 			this.warn(
-				`Ignored job ${job.id} on ${job.inference_endpoint_name}: its Slack metadata is not sealed by this app (created elsewhere, or changed after creation); nothing is posted for it.`,
+				`Ignored job ${job.id} on ${job.inference_endpoint_name}: ${why}; nothing is posted for it.`,
 			);
 		}
 		return undefined;
@@ -122,6 +132,83 @@ export class JobOriginSeal {
 		]);
 		return createHmac('sha256', this.key).update(covered).digest();
 	}
+}
+
+/**
+ * Which job each request of a workspace created, recorded where every replica and the next start
+ * find it (the state file, or Redis with several replicas).
+ */
+export interface CreatedJobs {
+	/** Before the create: `requestId` is one of the workspace's requests; its job is not known yet. */
+	expectJob(team: string, requestId: string): Promise<void>;
+	/** After it: the job the request created; false when the request names another job already. */
+	bindJob(team: string, requestId: string, jobId: string): Promise<boolean>;
+	/**
+	 * The job the request created; '' while it is not known (the app stopped between the create and
+	 * its record); undefined when the app has no record of the request (made elsewhere, or older than
+	 * the records are kept).
+	 */
+	createdJob(team: string, requestId: string): Promise<string | undefined>;
+}
+
+/**
+ * The jobs a workspace's app created: the seal says where a job posts, the record of which job each
+ * request created says the job is the one the app created, so a seal copied onto another job is
+ * worthless. Every path that posts for a job (webhook, poll, resume) and every command that acts
+ * on one asks here.
+ */
+export class JobOrigins {
+	constructor(
+		readonly seal: JobOriginSeal,
+		private readonly records: CreatedJobs,
+	) {}
+
+	get team(): string {
+		return this.seal.team;
+	}
+
+	/** The metadata of a job about to be created; its request is recorded first, so a restart between the create and `created` still finds the job. */
+	async metadata(origin: JobOrigin, requestId: string): Promise<SlackJobMetadata> {
+		await this.records.expectJob(this.team, requestId);
+		return this.seal.metadata(origin, requestId);
+	}
+
+	/** Records the job a request created. */
+	async created(job: Pick<Job, 'id' | 'metadata'>): Promise<void> {
+		const requestId = requestIdOf(job);
+		if (!requestId || !(await this.records.bindJob(this.team, requestId, job.id)))
+			throw new Error(`Job ${job.id} could not be recorded as this workspace's.`);
+	}
+
+	/**
+	 * The job's origin when this workspace's app created it, else undefined. `claim` (resume, which
+	 * looks at jobs oldest first): a request whose job was never recorded takes the first job that
+	 * carries its sealed request id; a copy of it can only have been created later.
+	 */
+	async origin(job: Job, options: { claim?: boolean } = {}): Promise<JobOrigin | undefined> {
+		const origin = this.seal.origin(job);
+		const requestId = requestIdOf(job);
+		if (!origin || !requestId) return undefined;
+		const recorded = await this.records.createdJob(this.team, requestId);
+		if (recorded === job.id) return origin;
+		if (recorded === '') {
+			if (options.claim && (await this.records.bindJob(this.team, requestId, job.id)))
+				return origin;
+			// Not decided yet: the next resume takes the oldest job of the request.
+			return undefined;
+		}
+		return this.seal.ignore(
+			job,
+			recorded === undefined
+				? 'this workspace has no record of creating it (its seal was copied, or it is older than the resume window)'
+				: `its seal was copied from job ${recorded}, which the app created`,
+		);
+	}
+}
+
+function requestIdOf(job: Pick<Job, 'metadata'>): string | undefined {
+	const value = job.metadata?.[REQUEST_ID_METADATA_KEY];
+	return typeof value === 'string' && value.length > 0 ? value : undefined;
 }
 
 /** Checks metadata a user typed into the job form: a JSON object that leaves room for ours. */

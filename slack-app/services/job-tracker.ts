@@ -8,7 +8,7 @@ import { withLogContext } from '../log';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import { describeError, errorSummary } from './errors';
-import type { JobOrigin, JobOriginSeal } from './job-metadata';
+import type { JobOrigin, JobOrigins } from './job-metadata';
 import type { PostedRecord } from './posted-record';
 import type { SharedState } from './shared-state';
 import type { SlackThreads } from './slack-thread';
@@ -41,8 +41,8 @@ export interface JobTrackerOptions {
 	posted: PostedRecord;
 	clock: Clock;
 	logger: Logger;
-	/** Tells the app's own jobs (and where they post) from anyone else's. */
-	seal: JobOriginSeal;
+	/** Tells the jobs this workspace's app created (and where they post) from anyone else's. */
+	origins: JobOrigins;
 	/** With webhooks, polling is a safety net at `pollIntervalMs`; without, it starts fast and backs off to it. */
 	webhooks: boolean;
 	/** Longest pause between two reads of an endpoint's jobs. */
@@ -165,32 +165,41 @@ export class JobTracker {
 		return withLogContext({ job: job.id }, () => this.settle(job));
 	}
 
-	private settle(job: Job): Promise<void> {
-		if (!isTerminalStatus(job.status)) return Promise.resolve();
-		const entry = this.jobs.get(job.id);
+	private async settle(job: Job): Promise<void> {
+		if (!isTerminalStatus(job.status)) return;
+		let entry = this.jobs.get(job.id);
 		if (!entry) {
-			const origin = this.options.seal.origin(job);
-			if (!origin) return Promise.resolve();
-			// Not followed here (a webhook after a restart): it starts at delivering.
-			const delivery = Promise.resolve().then(() => this.deliver(adopted, job));
-			const adopted = this.track(job, origin, { name: 'delivering', job, delivery });
-			return delivery;
+			const origin = await this.options.origins.origin(job);
+			if (!origin) return;
+			// Another call may have taken it up while the record was read.
+			entry = this.jobs.get(job.id);
+			if (!entry) {
+				// Not followed here (a webhook after a restart): it starts at delivering.
+				const delivery = Promise.resolve().then(() => this.deliver(adopted, job));
+				const adopted = this.track(job, origin, { name: 'delivering', job, delivery });
+				return delivery;
+			}
 		}
 		const phase = entry.phase;
 		if (phase.name === 'delivering') return phase.delivery;
-		if (phase.name !== 'following') return Promise.resolve();
-		const delivery = Promise.resolve().then(() => this.deliver(entry, job, phase.cancelledBy));
+		if (phase.name !== 'following') return;
+		const following = entry;
+		const delivery = Promise.resolve().then(() => this.deliver(following, job, phase.cancelledBy));
 		this.enter(entry, { name: 'delivering', job, delivery });
 		return delivery;
 	}
 
-	/** Finds the app's jobs of the last hours again: delivers those that ended, and returns those still running. */
+	/**
+	 * Finds the app's jobs of the last hours again: delivers those that ended, and returns those still
+	 * running. They are looked at oldest first, so a request whose job was never recorded takes its
+	 * first job, never a later copy of its metadata.
+	 */
 	async resume(): Promise<{ running: RunningJob[]; delivered: number }> {
-		const { management, clock, seal, logger, posted } = this.options;
+		const { management, clock, origins, logger, posted } = this.options;
 		const cutoff = clock.now() - this.options.resumeWindowHours * 3600_000;
 		const running: RunningJob[] = [];
 		const deliveries: Promise<void>[] = [];
-		const found = new Set<string>();
+		const listed = new Map<string, Job>();
 		for (const endpoint of this.knownEndpoints()) {
 			for (let page = 1; page <= RESUME_MAX_PAGES; page++) {
 				let result;
@@ -204,26 +213,30 @@ export class JobTracker {
 					break;
 				}
 				for (const job of result.items) {
-					if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id) || found.has(job.id))
-						continue;
-					const origin = seal.origin(job);
-					if (!origin) continue;
-					found.add(job.id);
-					if (!isTerminalStatus(job.status)) {
-						// Another replica follows it, unless its lease ran out (that replica died). A job younger
-						// than a lease may be between its creation and its creator's lease: left to the next look.
-						const { shared } = this.options;
-						if (
-							shared &&
-							(clock.now() - Date.parse(job.create_time) < shared.leaseMs ||
-								!(await shared.lease(followLease(job.id))))
-						)
-							continue;
-						running.push({ job, origin });
-					} else if (!posted.isDelivered(job.id)) deliveries.push(this.complete(job));
+					if (Date.parse(job.create_time) < cutoff || this.jobs.has(job.id)) continue;
+					if (origins.seal.origin(job)) listed.set(job.id, job);
 				}
 				if (page * result.page_size >= result.total_size || result.items.length === 0) break;
 			}
+		}
+		const oldestFirst = [...listed.values()].sort(
+			(a, b) => Date.parse(a.create_time) - Date.parse(b.create_time),
+		);
+		for (const job of oldestFirst) {
+			const origin = await origins.origin(job, { claim: true });
+			if (!origin) continue;
+			if (!isTerminalStatus(job.status)) {
+				// Another replica follows it, unless its lease ran out (that replica died). A job younger
+				// than a lease may be between its creation and its creator's lease: left to the next look.
+				const { shared } = this.options;
+				if (
+					shared &&
+					(clock.now() - Date.parse(job.create_time) < shared.leaseMs ||
+						!(await shared.lease(followLease(job.id))))
+				)
+					continue;
+				running.push({ job, origin });
+			} else if (!posted.isDelivered(job.id)) deliveries.push(this.complete(job));
 		}
 		await Promise.all(deliveries);
 		return { running, delivered: deliveries.length };

@@ -21,12 +21,7 @@ import type { AccessPolicy } from './access';
 import { inputProblem, type Catalogue } from './catalogue';
 import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from './errors';
-import {
-	userMetadataProblem,
-	type JobKind,
-	type JobOrigin,
-	type JobOriginSeal,
-} from './job-metadata';
+import { userMetadataProblem, type JobKind, type JobOrigin, type JobOrigins } from './job-metadata';
 import type { JobTracker } from './job-tracker';
 import { FOLLOWED, type ActiveRequest, type Ending, type RequestLifecycle } from './lifecycle';
 import type { PrivateReply, RequestContext } from './outcome';
@@ -41,7 +36,9 @@ export interface JobServiceOptions {
 	state: StateStore;
 	clock: Clock;
 	logger: Logger;
-	seal: JobOriginSeal;
+	origins: JobOrigins;
+	/** The origin of a job another workspace created and shares with this one (same organization, its admin said so). */
+	sharedOrigin?: (job: Job) => Promise<JobOrigin | undefined>;
 	/** Set when the service can reach the app: jobs then report completion there. */
 	webhookUrl?: string;
 }
@@ -130,7 +127,7 @@ export class JobService {
 
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
-		const { management, state, logger, seal, lifecycle, webhookUrl } = this.options;
+		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
 		const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
 		return lifecycle.start({
 			context,
@@ -141,16 +138,17 @@ export class JobService {
 			failure: 'Creating the job',
 			work: async (request) => {
 				const origin: JobOrigin = {
-					team: seal.team,
+					team: origins.team,
 					thread: request.thread,
 					user: context.user,
 					kind,
 				};
 				const job = await management.jobs.create(endpoint, {
 					input,
-					metadata: { ...userMetadata, ...seal.metadata(origin, request.ref) },
+					metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
 					...(webhookUrl ? { webhook_url: webhookUrl } : {}),
 				});
+				await origins.created(job);
 				await state
 					.addEndpoint(endpoint)
 					.catch((error: unknown) =>
@@ -196,11 +194,29 @@ export class JobService {
 		);
 	}
 
+	/**
+	 * The job when this workspace created it: a job, its input and its output belong to the workspace
+	 * whose request created it, even when other workspaces are linked to the same organization. A job
+	 * of another workspace, or not created from Slack, is answered as not found: its existence is not
+	 * this workspace's business either.
+	 */
+	private async own(job: Job | undefined): Promise<{ job: Job; origin: JobOrigin } | undefined> {
+		const origin = job && (await this.options.origins.origin(job));
+		return job && origin ? { job, origin } : undefined;
+	}
+
+	/** The job when this workspace may see it: its own, or one another workspace shares with it. */
+	private async visible(job: Job | undefined): Promise<Job | undefined> {
+		if (!job) return undefined;
+		if (await this.own(job)) return job;
+		return (await this.options.sharedOrigin?.(job)) ? job : undefined;
+	}
+
 	async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const job = await this.find(jobId);
+			const job = await this.visible(await this.find(jobId));
 			return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId, 'status');
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
@@ -211,15 +227,17 @@ export class JobService {
 	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
-		const { management, tracker, seal } = this.options;
+		const { management, tracker } = this.options;
 		try {
-			const job = endpoint ? await management.jobs.get(endpoint, jobId) : await this.find(jobId);
-			if (!job) return this.notFound(jobId, 'cancel');
-			const origin = seal.origin(job);
-			if (!origin)
-				return noticeMessage(
-					`Job ${jobId} was not started from Slack; cancel it where it was started.`,
-				);
+			const found = endpoint ? await this.get(endpoint, jobId) : await this.find(jobId);
+			const own = await this.own(found);
+			if (!own)
+				return found && (await this.options.sharedOrigin?.(found))
+					? noticeMessage(
+							`Job ${jobId} was started in another workspace; only the person who started it can cancel it, there.`,
+						)
+					: this.notFound(jobId, 'cancel');
+			const { job, origin } = own;
 			if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
 			if (isTerminalStatus(job.status))
 				return noticeMessage(
@@ -237,10 +255,21 @@ export class JobService {
 		const denied = this.options.access.refusal(context.user, context.channel);
 		if (denied) return denied;
 		try {
-			const job = await this.options.management.jobs.get(ref.endpoint, ref.jobId);
+			const job = await this.visible(await this.get(ref.endpoint, ref.jobId));
+			if (!job) return this.notFound(ref.jobId, 'status');
 			return inputMessage(`Input of job ${job.id}`, job.input);
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
+		}
+	}
+
+	/** One job on a known endpoint; undefined when the service has none by that id. */
+	private async get(endpoint: string, jobId: string): Promise<Job | undefined> {
+		try {
+			return await this.options.management.jobs.get(endpoint, jobId);
+		} catch (error) {
+			if (error instanceof NotFoundError) return undefined;
+			throw error;
 		}
 	}
 }

@@ -3,6 +3,7 @@ import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
 import { z } from 'zod/v4';
 import { errorSummary } from './errors';
+import type { CreatedJobs } from './job-metadata';
 import { inflightSchema, type InflightRequest } from './state-store';
 
 /**
@@ -16,7 +17,7 @@ import { inflightSchema, type InflightRequest } from './state-store';
  * When Redis cannot be reached every call waits and retries until it answers: a replica then does
  * nothing it cannot agree on (no post, no new job), and picks up where it was once Redis is back.
  */
-export interface SharedState {
+export interface SharedState extends CreatedJobs {
 	/** True the first time `key` is claimed within `ttlMs` by any replica (replays, webhook ids). */
 	claimOnce(key: string, ttlMs: number): Promise<boolean>;
 	/** Takes `name` for this replica, or keeps it if held already; renewed until released or this replica dies. */
@@ -66,6 +67,8 @@ const DEFAULT_LEASE_MS = 10_000;
 /** A delivered mark outlives the longest resume window (14 days). */
 const DELIVERED_TTL_SECONDS = 15 * 24 * 3600;
 const RETRY_PAUSE_MS = 500;
+/** Which job a request created is kept as long as a delivered mark. */
+const CREATED_TTL_MS = DELIVERED_TTL_SECONDS * 1000;
 
 /** Takes the lease when free, renews it when ours; 1 when ours afterwards. */
 const LEASE_SCRIPT = `
@@ -111,6 +114,13 @@ const TAKE_OVER_INFLIGHT_SCRIPT = `
 if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0`;
+
+/** Records the job of a request unless it names another already; 1 when it names this one afterwards. */
+const BIND_JOB_SCRIPT = `
+local job = redis.call('GET', KEYS[1])
+if job and job ~= '' and job ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1`;
 
 /** HGETALL's reply: field to value (RESP3, and this client's RESP2 default), or field, value, ... */
 const hashReplySchema = z.union([
@@ -345,6 +355,39 @@ export class RedisSharedState implements SharedState {
 		if (!this.unreachable) return;
 		this.unreachable = false;
 		this.logger.info('Redis is reachable again.');
+	}
+
+	async expectJob(team: string, requestId: string): Promise<void> {
+		await this.command([
+			'SET',
+			this.createdKey(team, requestId),
+			'',
+			'NX',
+			'PX',
+			String(CREATED_TTL_MS),
+		]);
+	}
+
+	async bindJob(team: string, requestId: string, jobId: string): Promise<boolean> {
+		return (
+			(await this.command([
+				'EVAL',
+				BIND_JOB_SCRIPT,
+				'1',
+				this.createdKey(team, requestId),
+				jobId,
+				String(CREATED_TTL_MS),
+			])) === 1
+		);
+	}
+
+	async createdJob(team: string, requestId: string): Promise<string | undefined> {
+		const job = await this.command(['GET', this.createdKey(team, requestId)]);
+		return typeof job === 'string' ? job : undefined;
+	}
+
+	private createdKey(team: string, requestId: string): string {
+		return this.key('created', `${team}:${requestId}`);
 	}
 
 	async slotsInUse(user: string): Promise<number> {

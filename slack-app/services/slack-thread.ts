@@ -32,6 +32,8 @@ export interface ThreadMessage {
 	user?: string;
 	botId?: string;
 	text: string;
+	/** The text of its `markdown` blocks (an answer written by edits keeps the whole answer there). */
+	markdown?: string;
 	metadata?: { eventType: string; payload: Record<string, unknown> };
 	fileNames: string[];
 }
@@ -49,11 +51,16 @@ function toThreadMessage(raw: unknown): ThreadMessage | undefined {
 	const metadata = asRecord(message.metadata);
 	const payload = asRecord(metadata?.event_payload);
 	const files = Array.isArray(message.files) ? message.files : [];
+	const markdown = (Array.isArray(message.blocks) ? message.blocks : []).flatMap((block) => {
+		const record = asRecord(block);
+		return record?.type === 'markdown' && typeof record.text === 'string' ? [record.text] : [];
+	});
 	return {
 		ts: message.ts,
 		user: typeof message.user === 'string' ? message.user : undefined,
 		botId: typeof message.bot_id === 'string' ? message.bot_id : undefined,
 		text: typeof message.text === 'string' ? message.text : '',
+		...(markdown.length ? { markdown: markdown.join('') } : {}),
 		metadata:
 			metadata && typeof metadata.event_type === 'string' && payload
 				? { eventType: metadata.event_type, payload }

@@ -3,11 +3,12 @@ import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { imageRequestSchema } from '../messages/actions';
 import { isMissingFile, writeFileAtomically } from './files';
+import type { CreatedJobs } from './job-metadata';
 
 /**
- * A small local file of what the app should not forget across a restart. It is a cache and a hint,
- * never the only record: jobs carry their thread in the service's metadata and posted results are
- * visible in the Slack thread. Each write is atomic (writeFileAtomically): a SIGKILL at any moment
+ * A small local file of what the app should not forget across a restart. Jobs carry their thread in
+ * the service's metadata and posted results are visible in the Slack thread; what only this file
+ * knows (one process, no Redis) is which job each of the app's requests created (CreatedJobs). Each write is atomic (writeFileAtomically): a SIGKILL at any moment
  * leaves either the old or the new state, never a torn file.
  */
 
@@ -40,28 +41,68 @@ export interface InflightRecords {
 	endInflight(ref: string): Promise<void>;
 }
 
+/** Which job a request of a workspace created ('' until known), and when it was recorded. */
+const createdJobSchema = z.strictObject({
+	team: z.string().min(1),
+	request: z.string().min(1),
+	job: z.string(),
+	at: z.number(),
+});
+
 const stateSchema = z.strictObject({
 	version: z.literal(1),
 	endpoints: z.array(z.string()),
 	posted: z.array(z.string()),
 	inflight: z.array(inflightSchema),
+	// Absent in state files of versions before the app recorded the jobs it created.
+	created: z.array(createdJobSchema).default([]),
 });
 type State = z.infer<typeof stateSchema>;
+type CreatedJob = z.infer<typeof createdJobSchema>;
 
-const emptyState = (): State => ({ version: 1, endpoints: [], posted: [], inflight: [] });
+function createdKey(team: string, request: string): string {
+	return `${team}\n${request}`;
+}
 
-export class StateStore implements InflightRecords {
+const emptyState = (): State => ({
+	version: 1,
+	endpoints: [],
+	posted: [],
+	inflight: [],
+	created: [],
+});
+
+/** A record of a created job outlives the longest resume window (14 days). */
+const DEFAULT_KEEP_CREATED_MS = 15 * 24 * 3600_000;
+
+export class StateStore implements InflightRecords, CreatedJobs {
 	private state: State = emptyState();
 	private posted = new Set<string>();
+	private createdIndex = new Map<string, CreatedJob>();
 	/** Requests recorded or taken over by this process: the others were left by an earlier run. */
 	private readonly underway = new Set<string>();
 	private writing: Promise<void> = Promise.resolve();
 
-	private constructor(private readonly path: string) {}
+	private constructor(
+		private readonly path: string,
+		private readonly keepCreatedMs: number,
+		private readonly now: () => number,
+	) {}
 
-	/** Reads the file; a missing or unreadable one starts empty (the service and Slack still know). */
-	static async open(path: string, warn: (message: string) => void): Promise<StateStore> {
-		const store = new StateStore(path);
+	/**
+	 * Reads the file; a missing or unreadable one starts empty (the service and Slack still know,
+	 * but jobs created before are no longer taken as the app's: their record is gone).
+	 */
+	static async open(
+		path: string,
+		warn: (message: string) => void,
+		options: { keepCreatedMs?: number; now?: () => number } = {},
+	): Promise<StateStore> {
+		const store = new StateStore(
+			path,
+			options.keepCreatedMs ?? DEFAULT_KEEP_CREATED_MS,
+			options.now ?? Date.now,
+		);
 		try {
 			const parsed = stateSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
 			if (parsed.success) store.state = parsed.data;
@@ -70,6 +111,7 @@ export class StateStore implements InflightRecords {
 			if (!isMissingFile(error)) warn(`Ignoring ${path}: it cannot be read.`);
 		}
 		store.posted = new Set(store.state.posted);
+		store.indexCreated();
 		return store;
 	}
 
@@ -145,6 +187,49 @@ export class StateStore implements InflightRecords {
 		if (!this.state.inflight.some((entry) => entry.ref === ref)) return this.writing;
 		this.state.inflight = this.state.inflight.filter((entry) => entry.ref !== ref);
 		return this.save();
+	}
+
+	expectJob(team: string, request: string): Promise<void> {
+		if (this.createdRecord(team, request)) return this.writing;
+		this.forgetOldCreated();
+		this.addCreated({ team, request, job: '', at: this.now() });
+		return this.save();
+	}
+
+	async bindJob(team: string, request: string, job: string): Promise<boolean> {
+		const record = this.createdRecord(team, request);
+		if (record && record.job !== '') return record.job === job;
+		if (record) record.job = job;
+		else this.addCreated({ team, request, job, at: this.now() });
+		await this.save();
+		return true;
+	}
+
+	async createdJob(team: string, request: string): Promise<string | undefined> {
+		return this.createdRecord(team, request)?.job;
+	}
+
+	private addCreated(record: CreatedJob): void {
+		this.state.created.push(record);
+		this.createdIndex.set(createdKey(record.team, record.request), record);
+	}
+
+	private createdRecord(team: string, request: string): CreatedJob | undefined {
+		const record = this.createdIndex.get(createdKey(team, request));
+		return record && record.at >= this.now() - this.keepCreatedMs ? record : undefined;
+	}
+
+	private forgetOldCreated(): void {
+		const cutoff = this.now() - this.keepCreatedMs;
+		if ((this.state.created[0]?.at ?? cutoff) >= cutoff) return;
+		this.state.created = this.state.created.filter((entry) => entry.at >= cutoff);
+		this.indexCreated();
+	}
+
+	private indexCreated(): void {
+		this.createdIndex = new Map(
+			this.state.created.map((entry) => [createdKey(entry.team, entry.request), entry]),
+		);
 	}
 
 	/** Writes are queued so they land in order; each one writes the whole (small) state. */

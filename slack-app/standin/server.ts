@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
+import { responseUrlRefusal, viewRefusal } from './limits';
 import { renderPage } from './page';
 import { SocketModeServer, type SocketModeOptions } from './socket-mode';
 import { WebApi, type Params } from './web-api';
@@ -323,7 +324,13 @@ export class Standin {
 			return send(res, 404, 'expired_url');
 		target.uses++;
 		const body = jsonObject(raw);
-		const messageText = text(body.text) ?? '';
+		const refusal = responseUrlRefusal(body);
+		if (refusal) {
+			this.api.calls.push({ method: 'response_url', params: {}, status: 400, error: refusal });
+			return send(res, 400, refusal);
+		}
+		// Slack cuts a message's text at 40,000 characters (https://api.slack.com/changelog/2018-04-truncating-really-long-messages).
+		const messageText = (text(body.text) ?? '').slice(0, 40_000);
 		const blocks = Array.isArray(body.blocks) ? body.blocks : undefined;
 		if (body.delete_original === true) {
 			if (target.ephemeralId) this.workspace.deleteEphemeral(target.ephemeralId);
@@ -599,6 +606,12 @@ export class Standin {
 			);
 			this.workspace.changed();
 		} else if (body.response_action === 'update' && body.view && typeof body.view === 'object') {
+			const refusal = viewRefusal(body.view);
+			if (refusal) {
+				open.errors = { '': `Slack refused the app's view: ${refusal}` };
+				this.workspace.changed();
+				return;
+			}
 			this.workspace.updateView(viewId, body.view as Record<string, unknown>);
 		} else {
 			this.workspace.closeView(viewId);

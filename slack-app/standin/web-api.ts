@@ -1,3 +1,4 @@
+import { LimitCheck, truncated, type Surface } from './limits';
 import {
 	BOT,
 	LOCAL_USER,
@@ -32,6 +33,8 @@ export interface ApiCall {
 	params: Params;
 	status: number;
 	error?: string;
+	/** What Slack warned about (`message_truncated`) though it did the call. */
+	warnings?: string[];
 	/** Slack did it, and its answer was lost on the way. */
 	lost?: boolean;
 }
@@ -57,10 +60,48 @@ interface RateLimitRule {
 	retryAfterSeconds: number;
 }
 
-class ApiFailure extends Error {}
+class ApiFailure extends Error {
+	constructor(
+		error: string,
+		/** More of the answer: Slack's `errors` and `response_metadata.messages` for a refused payload. */
+		readonly detail: Record<string, unknown> = {},
+	) {
+		super(error);
+	}
+}
 
 function fail(error: string): never {
 	throw new ApiFailure(error);
+}
+
+/** Where each method's blocks and views go, and the error Slack answers when they break a limit. */
+const PAYLOADS: Record<string, { error: string; blocks?: Surface; view?: 'modal' | 'home' }> = {
+	'chat.postMessage': { error: 'invalid_blocks', blocks: 'message' },
+	'chat.postEphemeral': { error: 'invalid_blocks', blocks: 'message' },
+	'chat.update': { error: 'invalid_blocks', blocks: 'message' },
+	'chat.startStream': { error: 'invalid_blocks' },
+	'chat.appendStream': { error: 'invalid_blocks' },
+	'chat.stopStream': { error: 'invalid_blocks', blocks: 'stream' },
+	'files.getUploadURLExternal': { error: 'invalid_arguments' },
+	'views.open': { error: 'invalid_arguments', view: 'modal' },
+	'views.update': { error: 'invalid_arguments', view: 'modal' },
+	'views.push': { error: 'invalid_arguments', view: 'modal' },
+	'views.publish': { error: 'invalid_arguments', view: 'home' },
+};
+
+/** Refuses a call whose payload breaks one of Slack's documented limits (see ./limits.ts). */
+function checkLimits(method: string, params: Params): void {
+	const payload = PAYLOADS[method];
+	if (!payload) return;
+	const check = new LimitCheck(payload.error);
+	check.arguments(method, params);
+	if (payload.blocks && params.blocks)
+		check.blocks(json(params.blocks, undefined), '/blocks', payload.blocks);
+	if (payload.view && params.view) check.view(json(params.view, undefined), '/view', payload.view);
+	if (!check.ok) {
+		const { error, ...detail } = check.reply();
+		throw new ApiFailure(error, detail);
+	}
 }
 
 function required(params: Params, name: string): string {
@@ -82,7 +123,6 @@ function blocksParam(params: Params): unknown[] | undefined {
 	const blocks = json(params.blocks, undefined);
 	if (blocks === undefined) return undefined;
 	if (!Array.isArray(blocks)) fail('invalid_blocks');
-	if (blocks.length > 50) fail('invalid_blocks');
 	return blocks;
 }
 
@@ -201,10 +241,18 @@ export class WebApi {
 				refusal.remaining--;
 				fail(refusal.error);
 			}
-			reply = { status: 200, body: { ok: true, ...this.dispatch(method, params) } };
+			checkLimits(method, params);
+			// Slack posts a message whose text is too long, cut, and says so.
+			const cut = truncated(method, params);
+			const carried = cut ? { ...params, [cut.argument]: cut.kept } : params;
+			reply = { status: 200, body: { ok: true, ...this.dispatch(method, carried) } };
+			if (cut) {
+				reply.body.warning = cut.warning;
+				reply.body.response_metadata = { messages: [cut.message], warnings: [cut.warning] };
+			}
 		} catch (error) {
 			if (!(error instanceof ApiFailure)) throw error;
-			reply = { status: 200, body: { ok: false, error: error.message } };
+			reply = { status: 200, body: { ok: false, error: error.message, ...error.detail } };
 		}
 		const lost = reply.body.ok === true ? this.takeLostAnswer(method, params, true) : undefined;
 		this.calls.push({
@@ -212,6 +260,7 @@ export class WebApi {
 			params,
 			status: reply.status,
 			error: reply.body.ok ? undefined : String(reply.body.error),
+			...(typeof reply.body.warning === 'string' ? { warnings: [reply.body.warning] } : {}),
 			...(lost ? { lost: true } : {}),
 		});
 		return lost ? { ...reply, lost } : reply;
@@ -282,7 +331,7 @@ export class WebApi {
 					title: filename,
 					mimetype: mimeType(filename),
 					size: length,
-					altText: params.alt_txt,
+					altText: params.alt_txt ?? params.alt_text,
 					shared: false,
 				});
 				return { upload_url: `${this.options.baseUrl()}/upload/${id}`, file_id: id };
@@ -329,8 +378,7 @@ export class WebApi {
 				const view = json(required(params, 'view'), undefined);
 				if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
 				const record = view as Record<string, unknown>;
-				if (record.type !== 'home' || !Array.isArray(record.blocks) || record.blocks.length > 100)
-					fail('invalid_arguments');
+				if (record.type !== 'home' || !Array.isArray(record.blocks)) fail('invalid_arguments');
 				const home = this.workspace.publishHome(user, record);
 				return {
 					view: { ...home.view, id: home.id, hash: home.hash, team_id: TEAM.id, app_id: BOT.appId },
@@ -507,8 +555,7 @@ export class WebApi {
 		const view = json(required(params, 'view'), undefined);
 		if (!view || typeof view !== 'object' || Array.isArray(view)) fail('invalid_arguments');
 		const record = view as Record<string, unknown>;
-		if (record.type !== 'modal' || !Array.isArray(record.blocks) || record.blocks.length > 100)
-			fail('invalid_arguments');
+		if (record.type !== 'modal' || !Array.isArray(record.blocks)) fail('invalid_arguments');
 		return record;
 	}
 

@@ -55,6 +55,7 @@ installationStoreCases({
 			);
 			expect(tables.rows.map((row) => row.table_name).sort()).toEqual([
 				'installations',
+				'oauth_states',
 				'schema_migrations',
 				'workspace_links',
 			]);
@@ -66,5 +67,9 @@ installationStoreCases({
 				),
 			);
 			return dumps.flat().join('\n');
+		}),
+	alter: (location, statements) =>
+		withClient(new URL(location.databaseUrl ?? '').pathname.slice(1), async (client) => {
+			for (const statement of statements) await client.query(statement);
 		}),
 });

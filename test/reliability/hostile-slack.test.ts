@@ -436,7 +436,7 @@ describe('the job-webhook route', () => {
 	/** A finished job that claims a thread of this app: only a genuine report may post there. */
 	let body: string;
 
-	beforeAll(() => {
+	beforeAll(async () => {
 		parentTs = stack.standin.workspace.post({
 			channel: CHANNEL,
 			user: BOT.userId,
@@ -454,7 +454,7 @@ describe('the job-webhook route', () => {
 			create_time: time,
 			update_time: time,
 			output: { forged: true },
-			metadata: stack.app.container.seal.metadata(
+			metadata: await stack.app.container.origins.metadata(
 				{
 					team: TEAM.id,
 					thread: { channel: CHANNEL, threadTs: parentTs },
@@ -464,6 +464,8 @@ describe('the job-webhook route', () => {
 				randomUUID(),
 			),
 		};
+		// Recorded as a job the app created: only the webhook's signature stands between it and the thread.
+		await stack.app.container.origins.created(job);
 		body = JSON.stringify({ type: 'inference_endpoint.job.succeeded', timestamp: time, data: job });
 	});
 

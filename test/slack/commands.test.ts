@@ -118,8 +118,9 @@ describe('/gpu commands', () => {
 		});
 		const job = await management.jobs.create('sentiment', {
 			input: { wrong: true },
-			metadata: stack.app.container.seal.metadata(origin, randomUUID()),
+			metadata: await stack.app.container.origins.metadata(origin, randomUUID()),
 		});
+		await stack.app.container.origins.created(job);
 		stack.app.container.tracker.watch(job, origin);
 		await stack.waitForParentText(failed.ts, /Failed after/, 15_000, channel);
 		await stack.standin.waitFor(

@@ -102,8 +102,9 @@ describe('job completion', () => {
 					};
 					const job = await management.jobs.create('echo', {
 						input: { i },
-						metadata: stack.app.container.seal.metadata(origin, randomUUID()),
+						metadata: await stack.app.container.origins.metadata(origin, randomUUID()),
 					});
+					await stack.app.container.origins.created(job);
 					tracker.watch(job, origin);
 				}
 				const before = emulator.requests.length;
@@ -231,7 +232,7 @@ describe('the webhook route', () => {
 			create_time: now,
 			update_time: now,
 			output: { forged: true },
-			metadata: stack.app.container.seal.metadata(
+			metadata: await stack.app.container.origins.metadata(
 				{
 					team: TEAM.id,
 					thread: { channel: CHANNEL, threadTs: parent.ts },
@@ -241,6 +242,8 @@ describe('the webhook route', () => {
 				randomUUID(),
 			),
 		};
+		// Recorded as a job the app created: only the signature stands between it and the thread.
+		await stack.app.container.origins.created(job);
 		const body = JSON.stringify({
 			type: 'inference_endpoint.job.succeeded',
 			timestamp: now,

@@ -227,7 +227,7 @@ describe('every Block Kit builder escapes hostile text', () => {
 		);
 		expectInert(askModal({ channel: 'C1', message: HOSTILE }));
 		expectNoMarkup(markupFields(threadRepliesNotReadMessage('/gpu', 'image')));
-		expect(askAboutMessagePrompt(HOSTILE, 'why?')).toContain(HOSTILE);
+		expect(askAboutMessagePrompt({ channel: 'C1', message: HOSTILE }, 'why?')).toContain(HOSTILE);
 	});
 
 	it('the job form when the catalogue cannot be loaded', () => {

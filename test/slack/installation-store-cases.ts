@@ -1,7 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import initSqlJs from 'sql.js';
 import type { Installation } from '@slack/oauth';
 import { SecretCipher } from '../../slack-app/installations/cipher';
-import { InstallationStore, type StoreLocation } from '../../slack-app/installations/store';
+import {
+	InstallationStore,
+	UnreadableRowError,
+	type StoreLocation,
+} from '../../slack-app/installations/store';
 
 /**
  * The installation store's contract, run on SQLite in `npm test` (installation-store.test.ts) and on
@@ -13,6 +19,34 @@ export interface StoreBackend {
 	location(): Promise<StoreLocation>;
 	/** Every byte the database keeps (the SQLite file, or a dump of the PostgreSQL tables). */
 	raw(location: StoreLocation): Promise<string>;
+	/** Runs SQL on the database behind the store's back, as someone with access to it would. */
+	alter(location: StoreLocation, statements: string[]): Promise<void>;
+}
+
+/** Runs SQL on a SQLite installation file while no store has it open. */
+export async function alterSqlite(file: string, statements: string[]): Promise<void> {
+	const SQL = await initSqlJs();
+	const db = new SQL.Database(await readFile(file));
+	for (const statement of statements) db.run(statement);
+	await writeFile(file, db.export());
+	db.close();
+}
+
+/** Swaps two workspaces' installation rows, sealed columns and all (SQL both engines read alike). */
+export function swapInstallations(a: string, b: string): string[] {
+	return [
+		`UPDATE installations SET install_key = 'TSWAPPING' WHERE install_key = '${a}'`,
+		`UPDATE installations SET install_key = '${a}' WHERE install_key = '${b}'`,
+		`UPDATE installations SET install_key = '${b}' WHERE install_key = 'TSWAPPING'`,
+	];
+}
+
+/** Changes one character in the middle of a workspace's sealed API key. */
+export function alterLinkKey(team: string): string[] {
+	const at = 'length(api_key) - 5';
+	return [
+		`UPDATE workspace_links SET api_key = substr(api_key, 1, ${at} - 1) || CASE WHEN substr(api_key, ${at}, 1) = 'A' THEN 'B' ELSE 'A' END || substr(api_key, ${at} + 1) WHERE team_id = '${team}'`,
+	];
 }
 
 export const TOKEN_A = `xoxb-${'1'.repeat(12)}-team-a-${randomBytes(12).toString('hex')}`;
@@ -40,10 +74,10 @@ export function installationStoreCases(backend: StoreBackend): void {
 	test('migrations run at start, once, and leave the schema at its newest version', async () => {
 		const location = await backend.location();
 		const first = await open(location);
-		expect(await first.schemaVersion()).toBe(1);
+		expect(await first.schemaVersion()).toBe(3);
 		await first.close();
 		const second = await open(location);
-		expect(await second.schemaVersion()).toBe(1);
+		expect(await second.schemaVersion()).toBe(3);
 		await second.close();
 	});
 
@@ -68,6 +102,7 @@ export function installationStoreCases(backend: StoreBackend): void {
 			organization: 'acme',
 			apiKey: API_KEY,
 			linkedBy: 'UADMIN',
+			shareJobs: false,
 		});
 		expect(await reopened.findLink('TBBBB')).toBeUndefined();
 		expect(await reopened.teams()).toEqual(['TAAAA', 'TBBBB']);
@@ -157,5 +192,62 @@ export function installationStoreCases(backend: StoreBackend): void {
 			}),
 		).rejects.toThrow(/not installed/);
 		await store.close();
+	});
+
+	test('an OAuth state opens one install: taken once, never after it expired, unknown ones never', async () => {
+		let now = new Date('2026-11-24T12:00:00Z');
+		const store = await InstallationStore.open(
+			await backend.location(),
+			new SecretCipher(key),
+			() => now,
+		);
+		const later = (ms: number) => new Date(now.getTime() + ms);
+		await store.saveOAuthState('used', '{"scopes":["commands"]}', later(600_000));
+		await store.saveOAuthState('expiring', '{"scopes":["commands"]}', later(600_000));
+		expect(await store.takeOAuthState('used')).toBe('{"scopes":["commands"]}');
+		expect(await store.takeOAuthState('used')).toBeUndefined();
+		expect(await store.takeOAuthState('never-issued')).toBeUndefined();
+		now = later(600_001);
+		expect(await store.takeOAuthState('expiring')).toBeUndefined();
+		await store.close();
+	});
+
+	test('a row that does not open is refused for its own workspace; every other workspace reads', async () => {
+		const location = await backend.location();
+		const store = await open(location);
+		const teams = ['TAAAA', 'TBBBB', 'TCCCC', 'TDDDD'];
+		for (const team of teams) {
+			await store.saveInstallation(
+				installation(team, `xoxb-${team}-${randomBytes(8).toString('hex')}`),
+			);
+			await store.saveLink({ teamId: team, organization: 'acme', apiKey: API_KEY, linkedBy: 'U1' });
+		}
+		await store.close();
+		await backend.alter(location, [
+			...swapInstallations('TAAAA', 'TBBBB'),
+			...alterLinkKey('TCCCC'),
+		]);
+
+		const reopened = await open(location);
+		expect(reopened.unreadableWorkspaces()).toEqual(['TAAAA', 'TBBBB', 'TCCCC']);
+		await expect(reopened.findInstallation({ teamId: 'TAAAA' })).rejects.toThrow(
+			UnreadableRowError,
+		);
+		await expect(reopened.findInstallation({ teamId: 'TBBBB' })).rejects.toThrow(/install/);
+		await expect(reopened.findLink('TCCCC')).rejects.toThrow(/\/gpu setup/);
+		expect((await reopened.findInstallation({ teamId: 'TCCCC' }))?.bot?.userId).toBe('UTCCCCBOT');
+		expect((await reopened.findInstallation({ teamId: 'TDDDD' }))?.bot?.userId).toBe('UTDDDDBOT');
+		expect((await reopened.findLink('TDDDD'))?.apiKey).toBe(API_KEY);
+		// Installed and linked again: readable again.
+		await reopened.saveInstallation(installation('TAAAA', TOKEN_A));
+		await reopened.saveLink({
+			teamId: 'TCCCC',
+			organization: 'acme',
+			apiKey: API_KEY,
+			linkedBy: 'U1',
+		});
+		expect(reopened.unreadableWorkspaces()).toEqual(['TBBBB']);
+		expect((await reopened.findInstallation({ teamId: 'TAAAA' }))?.bot?.token).toBe(TOKEN_A);
+		await reopened.close();
 	});
 }

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { installationStoreCases } from './installation-store-cases';
+import { alterSqlite, installationStoreCases } from './installation-store-cases';
 
 /** The installation store on its embedded default, SQLite in a file (sql.js, no native build). */
 
@@ -19,4 +19,5 @@ installationStoreCases({
 		expect(await readdir(folder)).toEqual(['installations.sqlite']);
 		return (await readFile(location.sqliteFile)).toString('latin1');
 	},
+	alter: (location, statements) => alterSqlite(location.sqliteFile, statements),
 });

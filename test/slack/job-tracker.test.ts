@@ -7,7 +7,7 @@ import type { ManagementClient } from '../../shared/client';
 import { createManagementClient } from '../../shared/runtime';
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import { jobResultParts } from '../../slack-app/messages/results';
-import { JobOriginSeal, type JobOrigin } from '../../slack-app/services/job-metadata';
+import { JobOriginSeal, JobOrigins, type JobOrigin } from '../../slack-app/services/job-metadata';
 import { JobTracker } from '../../slack-app/services/job-tracker';
 import { PostedRecord } from '../../slack-app/services/posted-record';
 import type { SlackThreads } from '../../slack-app/services/slack-thread';
@@ -51,7 +51,7 @@ interface Rig {
 	tracker: JobTracker;
 	clock: ManualClock;
 	state: StateStore;
-	seal: JobOriginSeal;
+	origins: JobOrigins;
 	statePath: string;
 }
 
@@ -70,8 +70,9 @@ async function rig(
 	await state.addEndpoint(emulator.genericEndpoint);
 	const clock = new ManualClock(Date.now());
 	const logger = new CapturingLogger();
-	const seal = new JobOriginSeal(options.secret ?? SECRET, TEAM.id, (message) =>
-		logger.warn(message),
+	const origins = new JobOrigins(
+		new JobOriginSeal(options.secret ?? SECRET, TEAM.id, (message) => logger.warn(message)),
+		state,
 	);
 	const tracker = new JobTracker({
 		management,
@@ -80,20 +81,21 @@ async function rig(
 		posted: new PostedRecord(threads, state, clock),
 		clock,
 		logger,
-		seal,
+		origins,
 		webhooks: options.webhooks ?? false,
 		pollIntervalMs: options.webhooks ? 600_000 : POLL_MS,
 		statusRefreshMs: REFRESH_MS,
 		resumeWindowHours: 24,
 	});
 	trackers.push(tracker);
-	return { tracker, clock, state, seal, statePath };
+	return { tracker, clock, state, origins, statePath };
 }
 
 let channels = 0;
 async function createJob(
-	seal: JobOriginSeal,
+	origins: JobOrigins,
 	endpoint = emulator.genericEndpoint,
+	options: { recorded?: boolean } = {},
 ): Promise<{ job: Job; origin: JobOrigin }> {
 	channels++;
 	const channel = `C0TRACK${channels}`;
@@ -111,8 +113,9 @@ async function createJob(
 	};
 	const job = await management.jobs.create(endpoint, {
 		input: { n: channels },
-		metadata: seal.metadata(origin, randomUUID()),
+		metadata: await origins.metadata(origin, randomUUID()),
 	});
+	if (options.recorded !== false) await origins.created(job);
 	return { job, origin };
 }
 
@@ -144,8 +147,8 @@ async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<
 
 describe('a followed job', () => {
 	it('moves following → delivering → delivered only as the injected clock moves', async () => {
-		const { tracker, clock, seal } = await rig();
-		const { job, origin } = await createJob(seal);
+		const { tracker, clock, origins } = await rig();
+		const { job, origin } = await createJob(origins);
 		let watchEnded = false;
 		void tracker.watch(job, origin).then(() => (watchEnded = true));
 		expect(tracker.phaseOf(job.id)).toBe('following');
@@ -169,8 +172,8 @@ describe('a followed job', () => {
 	});
 
 	it('refreshes its parent once per refresh interval of the clock, and stops when stopped', async () => {
-		const { tracker, clock, seal } = await rig({ webhooks: true });
-		const { job, origin } = await createJob(seal, emulator.slowEndpoint);
+		const { tracker, clock, origins } = await rig({ webhooks: true });
+		const { job, origin } = await createJob(origins, emulator.slowEndpoint);
 		let watchEnded = false;
 		void tracker.watch(job, origin).then(() => (watchEnded = true));
 		await waitUntil(() => parentEdits(origin) === 1);
@@ -191,8 +194,8 @@ describe('a followed job', () => {
 	});
 
 	it('posts its result once when webhooks and a poll race', async () => {
-		const { tracker, clock, seal } = await rig();
-		const { job, origin } = await createJob(seal);
+		const { tracker, clock, origins } = await rig();
+		const { job, origin } = await createJob(origins);
 		void tracker.watch(job, origin);
 		const done = await ended(job);
 		await Promise.all([
@@ -208,8 +211,8 @@ describe('a followed job', () => {
 	});
 
 	it('is abandoned when it cannot be read any more, and the thread says so once', async () => {
-		const { tracker, clock, seal } = await rig();
-		const { job, origin } = await createJob(seal);
+		const { tracker, clock, origins } = await rig();
+		const { job, origin } = await createJob(origins);
 		// The same job as seen on an endpoint that no longer exists (deleted, or the key lost access).
 		const gone: Job = { ...job, inference_endpoint_name: 'deleted-endpoint' };
 		let watchEnded = false;
@@ -226,7 +229,7 @@ describe('a followed job', () => {
 
 	it('is abandoned when Slack keeps refusing its result, and delivered once at the next start', async () => {
 		const first = await rig();
-		const { job, origin } = await createJob(first.seal);
+		const { job, origin } = await createJob(first.origins);
 		void first.tracker.watch(job, origin);
 		await ended(job);
 		standin.api.refuse('chat.postMessage', 'fatal_error', 3);
@@ -253,7 +256,7 @@ describe('after a restart', () => {
 		// Its own secret: the jobs of the other tests are not this app's.
 		const secret = `${SECRET}-restart`;
 		const before = await rig({ secret });
-		const { job, origin } = await createJob(before.seal);
+		const { job, origin } = await createJob(before.origins);
 		const done = await ended(job);
 		// The app died after posting the result and before the parent said so or the state file knew.
 		await threads.postParts(origin.thread, jobResultParts(done));
@@ -275,10 +278,38 @@ describe('after a restart', () => {
 		expect(parentEdits(origin)).toBe(editsBefore);
 	});
 
+	it('gives a request whose job was never recorded its oldest job, never a later copy of its metadata', async () => {
+		const secret = `${SECRET}-unrecorded`;
+		const before = await rig({ secret });
+		// The app stopped between the create and its record of the job.
+		const { job, origin } = await createJob(before.origins, emulator.genericEndpoint, {
+			recorded: false,
+		});
+		before.tracker.stop();
+		// Someone with the organization's key copies the job's metadata, seal and all.
+		const copy = await management.jobs.create(emulator.genericEndpoint, {
+			input: { copied: true },
+			metadata: job.metadata,
+		});
+		await ended(job);
+		await ended(copy);
+		const after = await rig({ statePath: before.statePath, secret });
+		const resumed = await after.tracker.resume();
+		expect(resumed.delivered).toBe(1);
+		expect(after.tracker.phaseOf(job.id)).toBe('delivered');
+		expect(after.tracker.phaseOf(copy.id)).toBeUndefined();
+		expect(replies(origin)).toHaveLength(1);
+		expect(content(replies(origin)[0])).not.toMatch(/copied/);
+		// The copy's own report, by webhook, is not posted either.
+		await after.tracker.complete(await ended(copy));
+		expect(after.tracker.phaseOf(copy.id)).toBeUndefined();
+		expect(replies(origin)).toHaveLength(1);
+	});
+
 	it('returns the jobs still running for the lifecycle to follow, without following them itself', async () => {
 		const secret = `${SECRET}-running`;
 		const before = await rig({ secret });
-		const { job } = await createJob(before.seal, emulator.slowEndpoint);
+		const { job } = await createJob(before.origins, emulator.slowEndpoint);
 		await before.state.addEndpoint(emulator.slowEndpoint);
 		before.tracker.stop();
 		const after = await rig({ statePath: before.statePath, secret });

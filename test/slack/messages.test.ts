@@ -16,6 +16,7 @@ import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
 import type { KnownBlock, SlackMessage } from '../../slack-app/model';
+import { LimitCheck } from '../../slack-app/standin/limits';
 
 const JOB_ID = '3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b';
 
@@ -288,6 +289,22 @@ describe('Block Kit renderers', () => {
 		expect(JSON.stringify(picker)).toContain(
 			'"initial_option":{"text":{"type":"plain_text","text":"Endpoint 2 (endpoint-2)"},"value":"endpoint-2"}',
 		);
+	});
+
+	it('a job form over a catalogue of 130 endpoints stays within Slack and says which are listed', () => {
+		const catalogue = Array.from({ length: 130 }, (_, i) => endpoint(i + 1));
+		const view = jobModal({ channel: 'C1', endpoint: 'endpoint-120' }, catalogue);
+		const check = new LimitCheck('invalid_arguments');
+		check.view(view, '/view', 'modal');
+		expect(check.problems).toEqual([]);
+		const picker = view.blocks.find(
+			(block) => block.type === 'input' && block.block_id === JOB_FORM.endpoint.block,
+		);
+		// The endpoint the person named is offered and chosen even past the first 100.
+		expect(JSON.stringify(picker)).toContain(
+			'"initial_option":{"text":{"type":"plain_text","text":"Endpoint 120 (endpoint-120)"}',
+		);
+		expect(JSON.stringify(picker)).toMatch(/100 of 130 endpoints/);
 	});
 
 	it("/gpu status shows times in each reader's own time zone, with a UTC fallback", () => {

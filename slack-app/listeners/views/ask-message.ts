@@ -44,7 +44,7 @@ export function submitAskMessage(services: AppServices) {
 		}
 		await ack();
 		const context = { user: body.user.id, channel: asked.channel };
-		const reply = await services.chat.ask(context, askAboutMessagePrompt(asked.message, question));
+		const reply = await services.chat.ask(context, askAboutMessagePrompt(asked, question));
 		if (reply)
 			await client.chat.postEphemeral({
 				channel: context.channel,
