@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { App, LogLevel, webApi, type CustomRoute, type Logger } from '@slack/bolt';
+import { App, LogLevel, webApi, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import {
 	createManagementClient,
@@ -14,9 +14,10 @@ import { configSecrets, type AppConfig } from './config';
 import { Health, type ReadinessProbe } from './health';
 import { Distributed } from './installations/distribution';
 import { registerListeners } from './listeners';
-import { JsonLogger, newRequestId, withLogContext } from './log';
+import { JsonLogger } from './log';
 import { AckFirstReceiver } from './receiver';
 import { BackgroundTasks } from './services/background';
+import { SocketReceiver } from './socket-receiver';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
 import { RedisSharedState } from './services/shared-state';
@@ -48,6 +49,8 @@ export interface RunningSlackApp {
 	app: App;
 	/** HTTP mode: where Slack's requests go (`/slack/events`). */
 	eventsUrl?: string;
+	/** Where the app's own routes are served (`/healthz`, `/readyz`, the job webhook), in either mode. */
+	localUrl: string;
 	/** Where this process listens for job webhooks (behind `publicUrl` in production; distributed, `/<team id>` follows). */
 	localWebhookUrl?: string;
 	/** The one workspace's services (single-workspace token mode; throws when distributed). */
@@ -102,7 +105,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const logLevel = options.logLevel ?? config.logLevel;
 	const logger =
 		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
-	let draining = false;
 	// Which job each request created is kept as long as a restart may still resume the job, and a day.
 	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
@@ -241,6 +243,9 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
+	const claimOnce = shared
+		? (key: string, ttlMs: number) => shared.claimOnce(key, ttlMs)
+		: undefined;
 	const receiver =
 		slack.mode === 'http'
 			? new AckFirstReceiver({
@@ -249,9 +254,20 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					routes: webhookRoutes(),
 					getRoutes: { ...healthRoutes, ...distributed?.routes },
 					afterAck: (what, task) => background.afterAck(what, task),
-					claimOnce: shared ? (key, ttlMs) => shared.claimOnce(key, ttlMs) : undefined,
+					claimOnce,
 				})
-			: undefined;
+			: new SocketReceiver({
+					appToken: slack.appToken,
+					clientOptions,
+					logger,
+					port: slack.port,
+					host: slack.host,
+					clock,
+					routes: webhookRoutes(),
+					getRoutes: healthRoutes,
+					track: (what, work) => background.track(what, work),
+					claimOnce,
+				});
 	function webhookRoutes(): Record<string, WebhookRoute> {
 		if (!config.publicUrl) return {};
 		if (!distributed) return { [config.webhookPath]: serveWebhook };
@@ -265,24 +281,9 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		});
 		return { [`${config.webhookPath}/*`]: route };
 	}
-	// Socket Mode serves the webhook route from Bolt's own small HTTP server.
-	const customRoutes: CustomRoute[] = [
-		...(config.publicUrl
-			? [{ path: config.webhookPath, method: ['POST'], handler: serveWebhook }]
-			: []),
-		...Object.entries(healthRoutes).map(([path, handler]) => ({ path, method: ['GET'], handler })),
-	];
 	const app = new App({
 		...(distributed ? { authorize: distributed.authorize } : { token: slack.botToken }),
-		...(slack.mode === 'socket'
-			? {
-					socketMode: true,
-					appToken: slack.appToken,
-					installerOptions: { port: slack.port },
-					customRoutes,
-					processBeforeResponse: false,
-				}
-			: { receiver }),
+		receiver,
 		// Bolt would otherwise call auth.test without awaiting it; init() below awaits it.
 		deferInitialization: true,
 		// No listener reads context.conversation; the store would look every request up for nothing.
@@ -291,13 +292,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		logLevel,
 		clientOptions,
 	});
-	if (slack.mode === 'socket') {
-		// Socket Mode has no receiver of ours: ids and the drain refusal come from a first middleware.
-		// An event left unacknowledged while draining is redelivered by Slack to another connection.
-		app.use(async ({ next }) => {
-			if (!draining) await withLogContext({ request: newRequestId() }, next);
-		});
-	}
 	await app.init();
 	const single = appClients ? await singleWorkspace(appClients) : undefined;
 	async function singleWorkspace({
@@ -331,17 +325,13 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	);
 	app.error(async (error) => logger.error(`A listener failed: ${errorSummary(error)}`));
 
-	let eventsUrl: string | undefined;
-	let localWebhookUrl: string | undefined;
-	if (slack.mode === 'http') {
-		const server = await app.start({ port: slack.port, host: slack.host });
-		const address = server.address() as AddressInfo;
-		const host = slack.host === '0.0.0.0' ? '127.0.0.1' : slack.host;
-		eventsUrl = `http://${host}:${address.port}/slack/events`;
-		if (config.publicUrl) localWebhookUrl = `http://${host}:${address.port}${config.webhookPath}`;
-	} else {
-		await app.start();
-	}
+	// Socket Mode: resolves once connected to Slack; either way the app's routes are on PORT, HOST.
+	const server = await app.start({ port: slack.port, host: slack.host });
+	const address = server.address() as AddressInfo;
+	const host = slack.host === '0.0.0.0' ? '127.0.0.1' : slack.host;
+	const localUrl = `http://${host}:${address.port}`;
+	const eventsUrl = slack.mode === 'http' ? `${localUrl}/slack/events` : undefined;
+	const localWebhookUrl = config.publicUrl ? `${localUrl}${config.webhookPath}` : undefined;
 
 	if (single)
 		await resumeUnfinishedWork(single, {
@@ -366,6 +356,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	return {
 		app,
 		eventsUrl,
+		localUrl,
 		localWebhookUrl,
 		get container(): Container {
 			if (!single)
@@ -375,9 +366,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		distributed,
 		health,
 		refuseNewRequests: () => {
-			draining = true;
 			health.startDraining();
-			receiver?.refuseNewRequests();
+			receiver.refuseNewRequests();
 		},
 		idle: async () => {
 			await background.idle();

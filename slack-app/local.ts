@@ -27,6 +27,11 @@ export function localSlackCredentials(): { botToken: string; signingSecret: stri
 	};
 }
 
+/** An app-level token for the stand-in's Socket Mode (random per run, as the other credentials). */
+export function localAppToken(): string {
+	return `xapp-1-local-${randomBytes(12).toString('hex')}`;
+}
+
 /** A free loopback port, so the app's webhook URL is known before the app listens. */
 export async function freePort(): Promise<number> {
 	return new Promise((resolve, reject) => {
@@ -43,8 +48,11 @@ export async function freePort(): Promise<number> {
 export interface LocalConfigOptions {
 	/** The service to use; its fields become the GPU_CLOUD_* settings. */
 	service?: LocalService;
-	/** The Slack stand-in and the credentials it was started with. */
-	slack?: { standin: Standin; botToken: string; signingSecret: string };
+	/**
+	 * The Slack stand-in and the credentials it was started with; with `appToken` (the stand-in's
+	 * Socket Mode is on) the app connects over Socket Mode instead of listening for HTTP requests.
+	 */
+	slack?: { standin: Standin; botToken: string; signingSecret: string; appToken?: string };
 	port: number;
 	/** With a local service: let it report completion by webhook to this app on loopback (else polling only). */
 	webhooks: boolean;
@@ -64,7 +72,7 @@ export function localConfig(options: LocalConfigOptions): AppConfig {
 		Object.assign(overrides, {
 			SLACK_BOT_TOKEN: options.slack.botToken,
 			SLACK_SIGNING_SECRET: options.slack.signingSecret,
-			SLACK_APP_TOKEN: undefined,
+			SLACK_APP_TOKEN: options.slack.appToken,
 			SLACK_API_URL: options.slack.standin.apiUrl,
 		});
 	}

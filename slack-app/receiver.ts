@@ -9,31 +9,18 @@ import {
 	type Receiver,
 } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
+import { ClaimedWithin, Claims, eventIds } from './event-claims';
 import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from './log';
 import { errorSummary } from './services/errors';
-import { redisInTime } from './services/timeout';
 
 /** Slack's own rule: a request more than 5 minutes from now either way is refused. */
 const MAX_REQUEST_SKEW_SECONDS = 300;
 /** A signature is remembered for Slack's window either way; a replay of an older one is stale anyway. */
 const SIGNATURE_MEMORY_MS = 2 * MAX_REQUEST_SKEW_SECONDS * 1000;
-/**
- * Slack retries an event it saw no 2xx for three times (at once, after a minute, after five); its
- * id is remembered well past the last.
- */
-const EVENT_MEMORY_MS = 3600_000;
-/** Keys remembered at most by one process without Redis, per kind (the oldest go first). */
-const MAX_REMEMBERED_KEYS = 100_000;
-/** Slack's ids: `Ev…` for an event, `T…` (or `E…` for an organization) for a workspace. */
-const EVENT_ID = /^Ev[0-9A-Za-z]{1,64}$/;
-const TEAM_ID = /^[TE][0-9A-Z]{1,32}$/;
 
-export interface AckFirstReceiverOptions {
-	signingSecret: string;
-	clock: Clock;
-	/** Where Slack's requests arrive. */
-	path?: string;
+/** POST routes (Slack's, the job webhook) and GET routes (health), served on the app's port. */
+export interface Routes {
 	/**
 	 * Other POST routes served on the same port (the job webhook); they check their own signatures.
 	 * A path ending in `/*` serves every path one segment below it (the handler reads the segment).
@@ -41,6 +28,13 @@ export interface AckFirstReceiverOptions {
 	routes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 	/** GET routes on the same port (health and readiness); still served while draining. */
 	getRoutes?: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+}
+
+export interface AckFirstReceiverOptions extends Routes {
+	signingSecret: string;
+	clock: Clock;
+	/** Where Slack's requests arrive. */
+	path?: string;
 	/**
 	 * Several replicas: true the first time any of them claims `key` within `ttlMs` (a request's
 	 * signature, an event's id), however long Redis takes to answer. The receiver waits for it at
@@ -66,11 +60,18 @@ export class AckFirstReceiver implements Receiver {
 	private readonly path: string;
 	/** Without Redis: the signatures accepted within Slack's window, and the events taken up. */
 	private readonly signatures = new ClaimedWithin(SIGNATURE_MEMORY_MS);
-	private readonly events = new ClaimedWithin(EVENT_MEMORY_MS);
+	private readonly claims: Claims;
+	/** Slack's path among the other POST routes. */
+	private readonly routes: Routes;
 	private draining = false;
 
 	constructor(private readonly options: AckFirstReceiverOptions) {
 		this.path = options.path ?? '/slack/events';
+		this.claims = new Claims({ ...options, logger: () => this.logger });
+		this.routes = {
+			getRoutes: options.getRoutes,
+			routes: { ...options.routes, [this.path]: this.receiveSlack },
+		};
 	}
 
 	init(app: App): void {
@@ -121,23 +122,7 @@ export class AckFirstReceiver implements Receiver {
 	}
 
 	private route(req: IncomingMessage, res: ServerResponse): void {
-		const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-		if (req.method === 'GET' && this.options.getRoutes?.[path])
-			return this.options.getRoutes[path](req, res);
-		const handler =
-			req.method !== 'POST'
-				? undefined
-				: path === this.path
-					? this.receiveSlack
-					: (this.options.routes?.[path] ??
-						this.options.routes?.[`${path.slice(0, path.lastIndexOf('/'))}/*`]);
-		// Every line logged for this request, and for the work it starts, carries its id.
-		if (handler && !this.draining)
-			return withLogContext({ request: newRequestId() }, () => handler(req, res));
-		req.resume();
-		if (!handler) return http.buildNoBodyResponse(res, 404);
-		res.setHeader('connection', 'close');
-		http.buildNoBodyResponse(res, 503);
+		serveRoutes(req, res, this.routes, this.draining);
 	}
 
 	private readonly receiveSlack = (req: IncomingMessage, res: ServerResponse): void =>
@@ -175,7 +160,7 @@ export class AckFirstReceiver implements Receiver {
 		// own retries carry a new timestamp and signature (they are recognised by their event id below).
 		let replayed: boolean;
 		try {
-			replayed = !(await this.firstClaim(
+			replayed = !(await this.claims.first(
 				`slack-signature:${req.headers['x-slack-signature'] as string}`,
 				SIGNATURE_MEMORY_MS,
 				this.signatures,
@@ -215,7 +200,7 @@ export class AckFirstReceiver implements Receiver {
 			}
 			let first: boolean;
 			try {
-				first = await this.claimEvent(ids, retryNum, dispatchAcknowledged);
+				first = await this.claims.claimEvent(ids, retryNum, dispatchAcknowledged);
 			} catch (error) {
 				return this.refuseForNow(res, error);
 			}
@@ -241,63 +226,6 @@ export class AckFirstReceiver implements Receiver {
 			// As Bolt's default: a failure before the ack is a 500 for Slack; after it, only a log line.
 			app.logger.error(`${describe(body)} failed: ${errorSummary(error)}`);
 			if (!res.headersSent) http.buildNoBodyResponse(res, 500);
-		}
-	}
-
-	/**
-	 * Claims an Events API delivery by its workspace and event id, once for every replica: Slack's
-	 * retries of it (same id, new signature, `X-Slack-Retry-Num`) are answered 200 and not dispatched
-	 * again, whichever replica each reaches. True when this delivery is the first; rejects when
-	 * Redis does not answer in time (see firstClaim).
-	 */
-	private async claimEvent(
-		{ team, id }: { team: string; id: string },
-		retryNum: number | undefined,
-		dispatch: () => void,
-	): Promise<boolean> {
-		const first = await this.firstClaim(
-			`slack-event:${team}:${id}`,
-			EVENT_MEMORY_MS,
-			this.events,
-			() => {
-				this.logger.info(
-					`Event ${id} was claimed after it was refused for now; taken up now, Slack's retries of it are ignored.`,
-				);
-				dispatch();
-			},
-		);
-		if (!first)
-			this.logger.info(
-				`Ignored event ${id}${retryNum ? ` (Slack's retry #${retryNum})` : ''}: it was taken up already.`,
-			);
-		return first;
-	}
-
-	/**
-	 * True the first time `key` is claimed within `ttlMs`: in this process's memory, or in Redis,
-	 * waited for at most SHARED_STATE_WAIT_MS (Slack's ack cannot wait). Past that it rejects, the
-	 * request is refused for now and Slack sends it again; should the claim then still land as the
-	 * first, nobody else will ever take the key up, so `lateFirst` does what the refused request would
-	 * have done.
-	 */
-	private async firstClaim(
-		key: string,
-		ttlMs: number,
-		memory: ClaimedWithin,
-		lateFirst?: () => void,
-	): Promise<boolean> {
-		const { claimOnce } = this.options;
-		if (!claimOnce) return memory.claim(key, this.options.clock.now());
-		const claim = claimOnce(key, ttlMs);
-		try {
-			return await redisInTime(claim);
-		} catch (error) {
-			if (lateFirst)
-				claim.then(
-					(first) => first && lateFirst(),
-					() => undefined,
-				);
-			throw error;
 		}
 	}
 
@@ -352,7 +280,7 @@ function acknowledgedOnArrival(body: Record<string, unknown>): boolean {
 }
 
 /** Who sent a request and from where, for the log (Slack ids only, never text the user typed). */
-function who(body: Record<string, unknown>): string {
+export function who(body: Record<string, unknown>): string {
 	const id = (value: unknown) =>
 		typeof value === 'string' && /^[A-Z0-9]+$/.test(value) ? value : undefined;
 	const nested = (key: string) =>
@@ -362,40 +290,32 @@ function who(body: Record<string, unknown>): string {
 	return `${user ? ` from ${user}` : ''}${channel ? ` in ${channel}` : ''}`;
 }
 
-/**
- * An event_callback's workspace (`team_id`, or `enterprise_id` for an organization) and `event_id`,
- * or what is wrong with them: they become a key in Redis, so only Slack's form is taken.
- */
-function eventIds(body: Record<string, unknown>): { team: string; id: string } | string {
-	const team = body.team_id ?? body.enterprise_id;
-	const id = body.event_id;
-	if (typeof team !== 'string' || !TEAM_ID.test(team))
-		return `team_id is missing or not a Slack workspace id (${TEAM_ID.source})`;
-	if (typeof id !== 'string' || !EVENT_ID.test(id))
-		return `event_id is missing or not a Slack event id (${EVENT_ID.source})`;
-	return { team, id };
-}
-
 function describe(body: Record<string, unknown>): string {
 	if (typeof body.command === 'string') return `${body.command} command`;
 	return `${String(body.type)} request`;
 }
 
-/** Keys claimed in this process, each forgotten `ttlMs` after its claim; at most MAX_REMEMBERED_KEYS. */
-class ClaimedWithin {
-	/** In claim order, so in expiry order: the oldest are forgotten first. */
-	private readonly forgetAt = new Map<string, number>();
-
-	constructor(private readonly ttlMs: number) {}
-
-	/** True the first time `key` is claimed within `ttlMs`. */
-	claim(key: string, now: number): boolean {
-		for (const [seen, expiry] of this.forgetAt) {
-			if (expiry > now && this.forgetAt.size < MAX_REMEMBERED_KEYS) break;
-			this.forgetAt.delete(seen);
-		}
-		if (this.forgetAt.has(key)) return false;
-		this.forgetAt.set(key, now + this.ttlMs);
-		return true;
-	}
+/**
+ * The app's HTTP routes: GET routes always (health answers while draining), POST routes (each
+ * request with its own log id) unless draining, when they are answered 503; else 404.
+ */
+export function serveRoutes(
+	req: IncomingMessage,
+	res: ServerResponse,
+	{ routes, getRoutes }: Routes,
+	draining: boolean,
+): void {
+	const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+	if (req.method === 'GET' && getRoutes?.[path]) return getRoutes[path](req, res);
+	const handler =
+		req.method === 'POST'
+			? (routes?.[path] ?? routes?.[`${path.slice(0, path.lastIndexOf('/'))}/*`])
+			: undefined;
+	// Every line logged for this request, and for the work it starts, carries its id.
+	if (handler && !draining)
+		return withLogContext({ request: newRequestId() }, () => handler(req, res));
+	req.resume();
+	if (!handler) return http.buildNoBodyResponse(res, 404);
+	res.setHeader('connection', 'close');
+	http.buildNoBodyResponse(res, 503);
 }

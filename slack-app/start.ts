@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import type { RunningSlackApp } from './app';
 import { describeConfig, loadConfig, readSettings, type AppConfig } from './config';
 import { startEmulatorProcess } from './emulator-process';
-import { freePort, localConfig, localSlackCredentials } from './local';
+import { freePort, localAppToken, localConfig, localSlackCredentials } from './local';
 import { exitOnStartFailure, loggerFor, serve } from './serve';
 import { startStandin, type Standin } from './standin';
 
 /**
  * `npm start`. With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
  * for Socket Mode) it connects to that workspace; without, it runs the local Slack stand-in and
- * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator, which
+ * prints its page (STANDIN_SOCKET_MODE=true: the app connects to the stand-in over Socket Mode). With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator, which
  * runs as a child process (the app talks to it over HTTP only). Settings: the environment, over
  * `.env` in the working directory. In production the `gpu-cloud-slack` command (bin.ts) runs the
  * same app from compiled JavaScript, without the stand-ins.
@@ -35,22 +35,20 @@ async function main(): Promise<void> {
 	} else {
 		const emulator = realService ? undefined : await startEmulatorProcess();
 		if (emulator) closers.push(() => emulator.close());
-		const slack = realSlack ? undefined : localSlackCredentials();
+		const slack = realSlack
+			? undefined
+			: {
+					...localSlackCredentials(),
+					appToken: env.STANDIN_SOCKET_MODE === 'true' ? localAppToken() : undefined,
+				};
 		if (slack) {
-			standin = await startStandin({
-				port: Number(env.STANDIN_PORT ?? 0),
-				botToken: slack.botToken,
-				signingSecret: slack.signingSecret,
-			});
+			standin = await startStandin({ ...slack, port: Number(env.STANDIN_PORT ?? 0) });
 			closers.push(() => standin?.close() ?? Promise.resolve());
 		}
 		const port = env.PORT ? Number(env.PORT) : await freePort();
 		config = localConfig({
 			service: emulator?.service,
-			slack:
-				slack && standin
-					? { standin, botToken: slack.botToken, signingSecret: slack.signingSecret }
-					: undefined,
+			slack: slack && standin ? { standin, ...slack } : undefined,
 			port,
 			webhooks: true,
 			stateFile: env.SLACK_STATE_FILE ?? join(tmpdir(), `gpu-cloud-slack-local-${port}.json`),
@@ -64,7 +62,9 @@ async function main(): Promise<void> {
 
 	console.log('');
 	if (standin) {
-		console.log(`GPU Cloud for Slack is running against a local Slack stand-in.`);
+		console.log(
+			`GPU Cloud for Slack is running against a local Slack stand-in${app.eventsUrl ? '' : ', connected over Socket Mode'}.`,
+		);
 		console.log(`Open ${standin.pageUrl} and type /gpu help (or /gpu image a red fox).`);
 	} else {
 		console.log(

@@ -41,7 +41,8 @@ export class BackgroundTasks {
 		while (this.running.size > 0) await Promise.all([...this.running]);
 	}
 
-	private track(what: string, work: Promise<void>): void {
+	/** Work already under way (a Socket Mode envelope's processing): its failure is logged, idle() waits for it. */
+	track(what: string, work: Promise<void>): void {
 		const promise = work
 			.catch((error: unknown) => this.logError(`${what} failed: ${errorSummary(error)}`))
 			.finally(() => this.running.delete(promise));

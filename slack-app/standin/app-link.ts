@@ -1,9 +1,11 @@
 import { createHmac } from 'node:crypto';
+import type { EnvelopeType } from './socket-mode';
 import { BOT, TEAM, Workspace, type StoredMessage } from './workspace';
 
 /**
  * Sends what Slack sends to an app: slash commands, button clicks, modal submissions and message
- * events, signed with the app's signing secret (`v0=` HMAC-SHA256 of `v0:<ts>:<body>`).
+ * events, signed with the app's signing secret (`v0=` HMAC-SHA256 of `v0:<ts>:<body>`) to its
+ * Request URL, or in Socket Mode as envelopes over the app's WebSocket (same payloads, no signature).
  */
 
 export function slackSignature(
@@ -51,6 +53,10 @@ export interface AppLinkOptions {
 	signingSecret: string;
 	/** Where the app listens for Slack, e.g. `http://127.0.0.1:3000/slack/events`. */
 	eventsUrl: () => string | undefined;
+	/** Set when Socket Mode is on: everything goes over the app's WebSocket instead. */
+	socketMode?: {
+		deliver(type: EnvelopeType, payload: Record<string, unknown>): Promise<AppReply>;
+	};
 	/** Creates a response_url on the stand-in for this request. */
 	responseUrl: (target: {
 		channel: string;
@@ -72,6 +78,12 @@ export class AppLink {
 		contentType: string,
 		overrides: { timestampSeconds?: number; signature?: string | null } = {},
 	): Promise<AppReply> {
+		const { socketMode } = this.options;
+		if (socketMode) {
+			if (overrides.timestampSeconds !== undefined || overrides.signature !== undefined)
+				throw new Error('Socket Mode envelopes carry no timestamp or signature to forge.');
+			return socketMode.deliver(...envelopeOf(body, contentType));
+		}
 		const url = this.options.eventsUrl();
 		if (!url) throw new Error('The stand-in does not know where the app listens yet.');
 		const timestamp = overrides.timestampSeconds ?? Math.floor(Date.now() / 1000);
@@ -325,4 +337,27 @@ export class AppLink {
 		};
 		return this.eventBody(event);
 	}
+}
+
+/**
+ * The Socket Mode envelope for what would be POSTed to a Request URL: an Events API body as
+ * `events_api`, a slash command's form fields as `slash_commands`, an interactive `payload` as
+ * `interactive` (https://docs.slack.dev/apis/events-api/using-socket-mode).
+ */
+function envelopeOf(
+	body: string,
+	contentType: string,
+): [type: EnvelopeType, payload: Record<string, unknown>] {
+	if (contentType === 'application/json') return ['events_api', jsonObject(body)];
+	const form = new URLSearchParams(body);
+	const interactive = form.get('payload');
+	if (interactive !== null) return ['interactive', jsonObject(interactive)];
+	return ['slash_commands', Object.fromEntries(form)];
+}
+
+function jsonObject(text: string): Record<string, unknown> {
+	const parsed: unknown = JSON.parse(text);
+	if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+		throw new Error('A Slack payload must be a JSON object.');
+	return { ...parsed };
 }

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
 import { responseUrlRefusal, viewRefusal } from './limits';
 import { renderPage } from './page';
+import { SocketModeServer, type SocketModeOptions } from './socket-mode';
 import { WebApi, type Params } from './web-api';
 import {
 	BOT,
@@ -34,6 +35,13 @@ export interface StandinOptions {
 	/** Where the app receives Slack's requests; can be set later with `setAppUrl`. */
 	appEventsUrl?: string;
 	nativeStreaming?: boolean;
+	/**
+	 * Socket Mode is on (the app-level token `xapp-…` it accepts): every event, command and
+	 * interaction goes to the app over its WebSocket instead of `appEventsUrl`.
+	 */
+	appToken?: string;
+	/** Socket Mode timings (shorter in tests than Slack's). */
+	socketMode?: Pick<SocketModeOptions, 'ackTimeoutMs' | 'retryDelaysMs' | 'pingIntervalMs'>;
 }
 
 interface ResponseTarget {
@@ -106,6 +114,8 @@ export class Standin {
 	readonly workspace = new Workspace();
 	readonly api: WebApi;
 	readonly app: AppLink;
+	/** Set when Socket Mode is on. */
+	readonly socketMode?: SocketModeServer;
 	private readonly server: Server;
 	private readonly responseTargets = new Map<string, ResponseTarget>();
 	private appEventsUrl: string | undefined;
@@ -118,9 +128,16 @@ export class Standin {
 			nativeStreaming: options.nativeStreaming ?? true,
 			baseUrl: () => this.origin,
 		});
+		if (options.appToken)
+			this.socketMode = new SocketModeServer({
+				...options.socketMode,
+				appToken: options.appToken,
+				origin: () => this.origin,
+			});
 		this.app = new AppLink(this.workspace, {
 			signingSecret: options.signingSecret,
 			eventsUrl: () => this.appEventsUrl,
+			socketMode: this.socketMode,
 			responseUrl: (target) => this.createResponseUrl(target),
 		});
 		this.server = createServer((req, res) => {
@@ -133,6 +150,11 @@ export class Standin {
 				else res.end();
 			});
 		});
+		const { socketMode } = this;
+		if (socketMode)
+			this.server.on('upgrade', (req, socket, head: Buffer) =>
+				socketMode.upgrade(req, socket, head),
+			);
 	}
 
 	async listen(port = 0): Promise<void> {
@@ -158,6 +180,7 @@ export class Standin {
 	}
 
 	async close(): Promise<void> {
+		this.socketMode?.close();
 		this.server.closeAllConnections();
 		await new Promise<void>((resolve) => this.server.close(() => resolve()));
 	}
@@ -221,6 +244,14 @@ export class Standin {
 		if (method === 'POST' && (match = /^\/api\/([A-Za-z.]+)$/.exec(path))) {
 			const body = await readBody(req);
 			const params = formParams(body, req.headers['content-type'] ?? '');
+			// Socket Mode's own method: the app-level token, which no other method takes.
+			if (match[1] === 'apps.connections.open') {
+				const opened = this.socketMode?.connectionsOpen(req.headers.authorization, params) ?? {
+					status: 200,
+					body: { ok: false, error: 'invalid_auth' },
+				};
+				return send(res, opened.status, opened.body);
+			}
 			const reply = this.api.handle(match[1], req.headers.authorization, params);
 			// The answer never arrives: the caller sees the connection drop, or gives up waiting.
 			const { lost } = reply;

@@ -31,7 +31,7 @@ export function spawnApp(env: Record<string, string>, entry = 'start.ts'): AppPr
 
 /**
  * `npm start`'s entry against a test Stack's emulator and Slack stand-in, resolved once it says
- * where Slack requests go.
+ * where Slack requests go, or (the stack's stand-in in Socket Mode) that it is connected.
  */
 export function startAppProcess(
 	stack: Stack,
@@ -47,7 +47,7 @@ export function startAppProcess(
 			timeoutMs,
 		);
 		const check = () => {
-			if (!app.output().includes('Slack requests go to')) return;
+			if (!/Slack requests go to| over Socket Mode\./.test(app.output())) return;
 			clearTimeout(timer);
 			child.stdout?.off('data', check);
 			resolve(app);

@@ -5,11 +5,12 @@ import { LogLevel, type Logger } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import type { AppConfig } from '../../slack-app/config';
-import { freePort, localConfig, localSlackCredentials } from '../../slack-app/local';
+import { freePort, localAppToken, localConfig, localSlackCredentials } from '../../slack-app/local';
 import {
 	DEFAULT_CHANNEL,
 	startStandin,
 	type Standin,
+	type StandinOptions,
 	type StoredMessage,
 } from '../../slack-app/standin';
 import { BOT } from '../../slack-app/standin';
@@ -66,6 +67,11 @@ export interface StackOptions {
 	streamIntervalMs?: number;
 	/** False: start only the emulator and the stand-in (the app runs in a child process). */
 	app?: boolean;
+	/**
+	 * Socket Mode: the stand-in gets an app-level token and delivers everything over the app's
+	 * WebSocket (with these timings, shorter than Slack's); the app connects instead of listening.
+	 */
+	socketMode?: NonNullable<StandinOptions['socketMode']>;
 }
 
 export class Stack {
@@ -77,16 +83,20 @@ export class Stack {
 	private constructor(
 		readonly emulator: Emulator,
 		readonly standin: Standin,
-		readonly credentials: { botToken: string; signingSecret: string },
+		readonly credentials: { botToken: string; signingSecret: string; appToken?: string },
 		readonly stateFile: string,
 		private readonly options: StackOptions,
 	) {}
 
 	static async start(options: StackOptions = {}): Promise<Stack> {
 		const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
-		const credentials = localSlackCredentials();
+		const credentials = {
+			...localSlackCredentials(),
+			...(options.socketMode ? { appToken: localAppToken() } : {}),
+		};
 		const standin = await startStandin({
 			...credentials,
+			socketMode: options.socketMode,
 			nativeStreaming: options.nativeStreaming ?? true,
 		});
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
@@ -187,6 +197,7 @@ export class Stack {
 		return [
 			this.credentials.botToken,
 			this.credentials.signingSecret,
+			this.credentials.appToken,
 			this.emulator.apiKey,
 			this.emulator.webhookSecret,
 		].filter((secret): secret is string => Boolean(secret));
@@ -216,7 +227,8 @@ export interface AppParts {
 		imageUrl: string;
 		chatUrl: string;
 	};
-	slack: { botToken: string; signingSecret: string; apiUrl: string };
+	/** With `appToken`, the app connects over Socket Mode (the stand-in's must be on). */
+	slack: { botToken: string; signingSecret: string; apiUrl: string; appToken?: string };
 }
 
 /** The environment an entry point of slack-app/ needs to serve on `port` against these parts. */
@@ -227,6 +239,7 @@ export function partsEnv({ service, slack }: AppParts, port: number): Record<str
 		SLACK_BOT_TOKEN: slack.botToken,
 		SLACK_SIGNING_SECRET: slack.signingSecret,
 		SLACK_API_URL: slack.apiUrl,
+		...(slack.appToken ? { SLACK_APP_TOKEN: slack.appToken } : {}),
 		PORT: String(port),
 		HOST: '127.0.0.1',
 		GPU_CLOUD_BASE_URL: service.baseUrl,
@@ -237,7 +250,10 @@ export function partsEnv({ service, slack }: AppParts, port: number): Record<str
 	};
 }
 
-/** The environment `npm start`'s entry point needs to run as a child process against this stack. */
+/**
+ * The environment `npm start`'s entry point (or the production bin.ts) needs to run as a child
+ * process against this stack; over Socket Mode when the stack's stand-in has it on.
+ */
 export function appProcessEnv(stack: Stack, port: number): Record<string, string> {
 	const slack = { ...stack.credentials, apiUrl: stack.standin.apiUrl };
 	return {
