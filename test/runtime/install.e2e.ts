@@ -74,12 +74,13 @@ it('installs from the packed tarball with production dependencies only, starts w
 	let child: ChildProcess | undefined;
 	try {
 		const packStarted = Date.now();
-		const tarball = await packSlackApp({ destination: work, offline: true });
+		// A destination that does not exist yet (it failed with ENOENT before).
+		const tarball = await packSlackApp({ destination: join(work, 'new', 'folder'), offline: true });
 		const packMs = Date.now() - packStarted;
 
 		// The install command of docs/slack-app.md, as written there (without sudo), offline.
 		const doc = await readFile(join(__dirname, '..', '..', 'docs', 'slack-app.md'), 'utf8');
-		const documented = /^sudo npm (install .*) \/tmp\/(\S+\.tgz)$/m.exec(doc);
+		const documented = /^sudo npm (install .*) \/tmp\/gpu-cloud-slack\/(\S+\.tgz)$/m.exec(doc);
 		expect(documented?.[2]).toBe(basename(tarball));
 		const folder = join(work, 'deploy');
 		await mkdir(folder);
@@ -113,8 +114,36 @@ it('installs from the packed tarball with production dependencies only, starts w
 				'.env.example',
 				join('dist', 'slack-app', 'bin.js'),
 				join('dist', 'shared', 'client.js'),
+				// What the docs copy on the server, which has the tarball and not the repository.
+				join('deploy', 'gpu-cloud-slack.service'),
+				join('deploy', 'nginx.conf'),
 			]),
 		);
+		// Only what runs: no source maps, type declarations, documents or tests of dependencies,
+		// one sql.js build (it shipped 17.9 MB, 6,770 files before).
+		const dependencyFiles = files.filter((file) => file.startsWith('node_modules'));
+		expect(
+			dependencyFiles.filter(
+				(file) =>
+					/\.(map|ts|md)$/.test(file) && !/(^|\/)(licen[cs]e|copying|notice)[^/]*$/i.test(file),
+			),
+		).toEqual([]);
+		expect(dependencyFiles.filter((file) => /(^|\/)(test|tests|__tests__)$/.test(file))).toEqual(
+			[],
+		);
+		expect(
+			dependencyFiles.filter((file) => file.startsWith(join('node_modules', 'sql.js', 'dist'))),
+		).toEqual(
+			[
+				join('node_modules', 'sql.js', 'dist'),
+				join('node_modules', 'sql.js', 'dist', 'sql-wasm.js'),
+				join('node_modules', 'sql.js', 'dist', 'sql-wasm.wasm'),
+			].sort(),
+		);
+		// The sizes docs/slack-app.md states, with a little room.
+		expect((await stat(tarball)).size).toBeLessThan(2.5e6);
+		expect(await folderBytes(app)).toBeLessThan(11e6);
+		expect(files.length).toBeLessThan(2600);
 
 		const port = await freePort();
 		const spawned = Date.now();
@@ -186,4 +215,4 @@ it('installs from the packed tarball with production dependencies only, starts w
 		await stack.close();
 		await rm(work, { recursive: true, force: true });
 	}
-}, 180_000);
+}, 600_000);
