@@ -8,7 +8,7 @@ import { exitOnStartFailure, loggerFor, serve } from './serve';
 import { startStandin, type Standin } from './standin';
 
 /**
- * `npm start`. With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
+ * `npm start` (one node process: npm's signals reach it, and it stops what it started). With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN
  * for Socket Mode) it connects to that workspace; without, it runs the local Slack stand-in and
  * prints its page. With GPU_CLOUD_BASE_URL it uses that service; without, the local emulator, which
  * runs as a child process (the app talks to it over HTTP only). Settings: the environment, over
@@ -23,7 +23,13 @@ async function closeAll(): Promise<void> {
 	for (const close of closers.splice(0).reverse()) await close().catch(() => undefined);
 }
 
+/** A signal while the emulator or the stand-in is still starting: stop what has started, then exit. */
+function stopEarly(): void {
+	void closeAll().finally(() => process.exit(0));
+}
+
 async function main(): Promise<void> {
+	process.once('SIGTERM', stopEarly).once('SIGINT', stopEarly);
 	const env = await readSettings(process.env, { path: '.env', required: false });
 	const realSlack = Boolean(env.SLACK_BOT_TOKEN);
 	const realService = Boolean(env.GPU_CLOUD_BASE_URL);
@@ -60,6 +66,8 @@ async function main(): Promise<void> {
 	console.log(describeConfig(config));
 	const logger = loggerFor(config);
 	const app: RunningSlackApp = await serve({ config, logger, afterStop: closeAll });
+	// From here serve()'s own handlers stop the app, then what it started.
+	process.off('SIGTERM', stopEarly).off('SIGINT', stopEarly);
 	if (standin && app.eventsUrl) standin.setAppUrl(app.eventsUrl);
 
 	console.log('');
