@@ -12,6 +12,7 @@ import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
 import { configSecrets, type AppConfig } from './config';
 import { Health, type ReadinessProbe } from './health';
+import { Metrics } from './metrics';
 import { Distributed } from './installations/distribution';
 import { registerListeners } from './listeners';
 import { JsonLogger, newRequestId, withLogContext } from './log';
@@ -77,13 +78,15 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const ownTransport = options.transport ? undefined : new UndiciTransport();
 	const transport = options.transport ?? ownTransport;
 	const service = config.service;
+	// The probes' answers feed its availability gauge; `health` exists before the first scrape.
+	const metrics = new Metrics(() => health.readiness());
 	// One organization and key for the app, or (distributed) one per workspace, linked with /gpu setup.
 	const clientsFor = (link: { organization: string; apiKey: string }) => ({
 		management: createManagementClient({
 			baseUrl: service.baseUrl,
 			organization: link.organization,
 			apiKey: link.apiKey,
-			transport,
+			transport: transport && metrics.serviceTransport(transport, link.organization),
 			clock,
 		}),
 		workload: (serviceUrl?: string) =>
@@ -131,7 +134,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
-	const clientOptions = slackClientOptions(slack.apiUrl);
+	const clientOptions = slackClientOptions(slack.apiUrl, (fetch) => metrics.slackFetch(fetch));
 	const containerFor = (
 		workspace: Pick<ContainerOptions, 'client' | 'identity' | 'management' | 'images' | 'chat'>,
 		link?: { project?: string },
@@ -153,6 +156,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			streamIntervalMs: options.streamIntervalMs,
 			statusRefreshMs: options.statusRefreshMs,
 			shared,
+			onJobPhase: metrics.jobPhase(workspace.identity.team),
 		});
 	const distributed = config.distribution
 		? await Distributed.open({
@@ -213,7 +217,11 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
 	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
 	const health = new Health({ probes, logger });
-	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
+	const healthRoutes = {
+		'/healthz': health.healthz,
+		'/readyz': health.readyz,
+		'/metrics': metrics.route,
+	};
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
 	const receiver =
@@ -224,6 +232,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					routes: webhookRoutes(),
 					getRoutes: { ...healthRoutes, ...distributed?.routes },
 					afterAck: (what, task) => background.afterAck(what, task),
+					onAck: (kind, team, seconds) => metrics.acknowledged(kind, team, seconds),
 					claimOnce: shared ? (key, ttlMs) => shared.claimOnce(key, ttlMs) : undefined,
 				})
 			: undefined;

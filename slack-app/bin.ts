@@ -14,7 +14,8 @@ const USAGE = `Usage: gpu-cloud-slack [--settings <path>]
 
 Runs GPU Cloud for Slack. Settings: the environment, over ./.env (or the env file given).
 Every setting, with its default: .env.example in this package.
-Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable) on PORT.
+Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable), GET /metrics
+(Prometheus) on PORT.
 While Slack cannot be reached at start, it waits (GET /readyz 503) and tries again.`;
 
 async function main(): Promise<void> {

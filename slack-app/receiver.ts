@@ -50,6 +50,8 @@ export interface AckFirstReceiverOptions {
 	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
 	afterAck: (what: string, task: () => Promise<void>) => void;
+	/** Told of each Slack request answered 2xx: its kind, workspace and seconds since it arrived (metrics). */
+	onAck?: (kind: string, team: string, seconds: number) => void;
 }
 
 /**
@@ -145,6 +147,7 @@ export class AckFirstReceiver implements Receiver {
 
 	/** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
 	private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const arrived = performance.now();
 		const rawBody = await readBodyWithin(req, defaultBodyLimit).catch(() => undefined);
 		if (!rawBody) {
 			this.logger.warn(
@@ -194,6 +197,11 @@ export class AckFirstReceiver implements Receiver {
 			return http.buildNoBodyResponse(res, 400);
 		}
 		if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
+		const record = body;
+		res.once('finish', () => {
+			if (res.statusCode < 300)
+				this.options.onAck?.(kindOf(record), teamOf(record), (performance.now() - arrived) / 1000);
+		});
 		if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
 
 		const retryNum = http.extractRetryNumFromHTTPRequest(req);
@@ -374,6 +382,17 @@ function eventIds(body: Record<string, unknown>): { team: string; id: string } |
 	if (typeof id !== 'string' || !EVENT_ID.test(id))
 		return `event_id is missing or not a Slack event id (${EVENT_ID.source})`;
 	return { team, id };
+}
+
+/** The slash command (`/gpu`), else the payload type (`event_callback`, `block_actions`...). */
+function kindOf(body: Record<string, unknown>): string {
+	return typeof body.command === 'string' ? body.command : String(body.type);
+}
+
+/** The workspace a request comes from: `team_id` of commands and events, `team.id` of payloads. */
+function teamOf(body: Record<string, unknown>): string {
+	if (typeof body.team_id === 'string') return body.team_id;
+	return isRecord(body.team) && typeof body.team.id === 'string' ? body.team.id : '';
 }
 
 function describe(body: Record<string, unknown>): string {

@@ -12,7 +12,7 @@ import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
 import { JobOriginSeal } from './job-metadata';
-import { JobTracker } from './job-tracker';
+import { JobTracker, type JobTrackerOptions } from './job-tracker';
 import { JobService } from './jobs';
 import { RequestLifecycle } from './lifecycle';
 import { PostedRecord } from './posted-record';
@@ -37,6 +37,8 @@ export interface ContainerOptions {
 	statusRefreshMs?: number;
 	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
 	shared?: SharedState;
+	/** Told each phase a job of this workspace enters (metrics). */
+	onJobPhase?: JobTrackerOptions['onPhase'];
 }
 
 export interface Container {
@@ -90,6 +92,7 @@ export function createContainer(options: ContainerOptions): Container {
 		statusRefreshMs: options.statusRefreshMs,
 		resumeWindowHours: config.resumeWindowHours,
 		shared,
+		onPhase: options.onJobPhase,
 	});
 	const jobs = new JobService({
 		management,

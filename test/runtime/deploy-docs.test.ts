@@ -133,6 +133,7 @@ it('shows a reverse proxy that passes every path the app serves, in either mode,
 		['GET', '/slack/oauth_redirect', '/slack/oauth_redirect', 0],
 		['GET', '/healthz', '/healthz', 0],
 		['GET', '/readyz', '/readyz', 0],
+		['GET', '/metrics', '/metrics', 0],
 	];
 	for (const [method, path, documented, largestBody] of routes) {
 		const block = nginxLocation(nginx, path);
@@ -148,6 +149,9 @@ it('shows a reverse proxy that passes every path the app serves, in either mode,
 		expect(section).toContain(`\`${method} ${documented}\``);
 	}
 	expect(nginx).toMatch(/location \/ \{\s*return 404;\s*\}/);
+	// Monitoring routes answer private addresses only.
+	for (const path of ['/healthz', '/readyz', '/metrics'])
+		expect(nginxLocation(nginx, path)).toMatch(/allow 127\.0\.0\.1;[\s\S]*deny all;/);
 });
 
 it('keeps the state folder and local settings out of git', async () => {
