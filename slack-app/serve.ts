@@ -27,6 +27,8 @@ export interface ServeOptions {
 	logger: Logger;
 	/** Runs after the app has stopped, before the process exits (stand-ins of `npm start`). */
 	afterStop?: () => Promise<void>;
+	/** Slack's OAuth consent page; `npm start -- --several-workspaces` points it at the stand-in's. */
+	slackAuthorizationUrl?: string;
 }
 
 /** JSON lines on stdout, at the configured level, with every configured secret masked. */
@@ -47,7 +49,12 @@ export async function exitOnStartFailure(
 	process.exit(1);
 }
 
-export async function serve({ config, logger, afterStop }: ServeOptions): Promise<RunningSlackApp> {
+export async function serve({
+	config,
+	logger,
+	afterStop,
+	slackAuthorizationUrl,
+}: ServeOptions): Promise<RunningSlackApp> {
 	process.on('uncaughtException', (error) => {
 		logger.error(`Stopping after an unexpected error: ${errorSummary(error)}`);
 		process.exit(1);
@@ -56,7 +63,7 @@ export async function serve({ config, logger, afterStop }: ServeOptions): Promis
 		await afterStop?.();
 		process.exit(0);
 	}
-	const app = await startSlackApp({ config, logger });
+	const app = await startSlackApp({ config, logger, slackAuthorizationUrl });
 	let stopping = false;
 	const stop = (signal: string) => {
 		if (stopping) return logger.info(`${signal} received again; already stopping.`);
