@@ -41,7 +41,9 @@ it('walks the OAuth install, /gpu setup and a command on the stand-ins', async (
 				const install = /Install it: open (\S+)/.exec(output)?.[1];
 				const page = /Open (http\S+) and type \/gpu setup/.exec(output)?.[1];
 				const key = /organization (\S+), API key (\S+) /.exec(output);
-				return install && page && key && { install, page, organization: key[1], apiKey: key[2] };
+				return install && page && key
+					? { install, page, organization: key[1], apiKey: key[2] }
+					: undefined;
 			},
 			{ timeoutMs: 90_000, intervalMs: 200 },
 		);
