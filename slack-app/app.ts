@@ -12,6 +12,7 @@ import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
 import { configSecrets, type AppConfig } from './config';
 import { Health, type ReadinessProbe } from './health';
+import { Metrics } from './metrics';
 import { Distributed } from './installations/distribution';
 import { registerListeners } from './listeners';
 import { JsonLogger } from './log';
@@ -80,13 +81,15 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const ownTransport = options.transport ? undefined : new UndiciTransport();
 	const transport = options.transport ?? ownTransport;
 	const service = config.service;
+	// The probes' answers feed its availability gauge; `health` exists before the first scrape.
+	const metrics: Metrics = new Metrics(() => health.readiness());
 	// One organization and key for the app, or (distributed) one per workspace, linked with /gpu setup.
 	const clientsFor = (link: { organization: string; apiKey: string }) => ({
 		management: createManagementClient({
 			baseUrl: service.baseUrl,
 			organization: link.organization,
 			apiKey: link.apiKey,
-			transport,
+			transport: transport && metrics.serviceTransport(transport, link.organization),
 			clock,
 		}),
 		workload: (serviceUrl?: string) =>
@@ -136,7 +139,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
-	const clientOptions = slackClientOptions(slack.apiUrl);
+	const clientOptions = slackClientOptions(slack.apiUrl, (fetch) => metrics.slackFetch(fetch));
 	const containerFor = (
 		workspace: Pick<
 			ContainerOptions,
@@ -161,6 +164,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			streamIntervalMs: options.streamIntervalMs,
 			statusRefreshMs: options.statusRefreshMs,
 			shared,
+			onJobPhase: metrics.jobPhase(workspace.identity.team),
 		});
 	const distributed = config.distribution
 		? await Distributed.open({
@@ -228,7 +232,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			]
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
 	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
-	const health = new Health({
+	const health: Health = new Health({
 		probes,
 		logger,
 		// A workspace whose stored row does not open is refused alone: counted, not a reason to stop serving.
@@ -240,7 +244,11 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 				}
 			: {}),
 	});
-	const healthRoutes = { '/healthz': health.healthz, '/readyz': health.readyz };
+	const healthRoutes = {
+		'/healthz': health.healthz,
+		'/readyz': health.readyz,
+		'/metrics': metrics.route,
+	};
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
 	const claimOnce = shared
@@ -255,6 +263,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					getRoutes: { ...healthRoutes, ...distributed?.routes },
 					afterAck: (what, task) => background.afterAck(what, task),
 					claimOnce,
+					onAck: (kind, team, seconds) => metrics.acknowledged(kind, team, seconds),
 				})
 			: new SocketReceiver({
 					appToken: slack.appToken,

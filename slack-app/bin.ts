@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { loadConfig, readSettings } from './config';
-import { exitOnStartFailure, loggerFor, serve } from './serve';
+import { ConfigError, loadConfig, readSettings } from './config';
+import { causes, exitOnStartFailure, loggerFor, serve } from './serve';
 
 /**
  * `gpu-cloud-slack`: the Slack app in production, from compiled JavaScript. Settings come from the
@@ -14,7 +14,9 @@ const USAGE = `Usage: gpu-cloud-slack [--settings <path>]
 
 Runs GPU Cloud for Slack. Settings: the environment, over ./.env (or the env file given).
 Every setting, with its default: .env.example in this package.
-Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable) on PORT.`;
+Health: GET /healthz (up), GET /readyz (Slack and GPU Cloud reachable), GET /metrics
+(Prometheus) on PORT.
+While Slack cannot be reached at start, it waits (GET /readyz 503) and tries again.`;
 
 async function main(): Promise<void> {
 	const { values } = parseArgs({
@@ -36,7 +38,9 @@ async function main(): Promise<void> {
 				`GET /healthz and /readyz on port ${config.slack.port}.`,
 		);
 	} catch (error) {
-		logger.error(`Could not start: ${error instanceof Error ? error.message : String(error)}`);
+		logger.error(
+			error instanceof ConfigError ? error.message : `Could not start: ${causes(error)}`,
+		);
 		process.exit(1);
 	}
 }

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -8,10 +8,12 @@ import { z } from 'zod/v4';
 /**
  * `npm run pack:slack-app [destination]`: the Slack app as one tarball that installs anywhere with
  * `npm install ./gpu-cloud-slack-app-<version>.tgz`, offline: compiled JavaScript (shared/ core
- * included), `.env.example`, and its production dependencies bundled at exactly the versions the
- * repository's package-lock.json pins (the tests ran on them). No TypeScript, no tsx, no n8n, no
- * emulator. It compiles into a staging folder, installs the dependencies there with `npm ci
- * --omit=dev` from a shrinkwrap cut out of the lockfile, and packs that folder.
+ * included), `.env.example`, the systemd unit, nginx example and dashboard of docs/deploy/, and its
+ * production dependencies bundled at exactly the versions the repository's package-lock.json pins
+ * (the tests ran on them). No TypeScript, no tsx, no n8n, no emulator. It compiles into a staging
+ * folder, installs the dependencies there with `npm ci --omit=dev` from a shrinkwrap cut out of the
+ * lockfile, removes what never runs from them (see `prune`), and packs that folder. The destination
+ * folder is created when missing.
  */
 
 const HERE = __dirname;
@@ -113,6 +115,8 @@ export interface PackOptions {
 
 /** Builds the tarball; resolves with its path. */
 export async function packSlackApp(options: PackOptions): Promise<string> {
+	const destination = resolve(options.destination);
+	await mkdir(destination, { recursive: true });
 	const staging = await mkdtemp(join(tmpdir(), 'gpu-cloud-slack-pack-'));
 	try {
 		await run(
@@ -141,6 +145,10 @@ export async function packSlackApp(options: PackOptions): Promise<string> {
 			`${JSON.stringify(shrinkwrap(lock, manifest), null, 2)}\n`,
 		);
 		await copyFile(join(HERE, '.env.example'), join(staging, '.env.example'));
+		// The server has the tarball, not the repository: the files the docs install travel with it.
+		await mkdir(join(staging, 'deploy'));
+		for (const file of await readdir(DEPLOY_FILES))
+			await copyFile(join(DEPLOY_FILES, file), join(staging, 'deploy', file));
 		// No dependency of the app needs an install script; none runs.
 		await run(
 			'npm',
@@ -154,22 +162,45 @@ export async function packSlackApp(options: PackOptions): Promise<string> {
 			],
 			staging,
 		);
+		await prune(join(staging, 'node_modules'));
 		const packed = z
 			.array(z.object({ filename: z.string() }))
 			.parse(
 				JSON.parse(
-					await run(
-						'npm',
-						['pack', '--json', '--pack-destination', resolve(options.destination)],
-						staging,
-					),
+					await run('npm', ['pack', '--json', '--pack-destination', destination], staging),
 				),
 			);
-		return join(resolve(options.destination), packed[0].filename);
+		return join(destination, packed[0].filename);
 	} finally {
 		await rm(staging, { recursive: true, force: true });
 	}
 }
+
+/**
+ * Removes from the installed dependencies what Node never loads: source maps, type declarations,
+ * TypeScript sources, documents (licences stay), the dependencies' own tests, examples and CI
+ * files, and every sql.js build but the one its `main` names (Node's WebAssembly build). Package
+ * folders and their package.json stay, so npm still sees every bundled dependency installed.
+ */
+export async function prune(nodeModules: string): Promise<void> {
+	for (const entry of await readdir(nodeModules, { recursive: true, withFileTypes: true })) {
+		const path = join(entry.parentPath, entry.name);
+		const unused = entry.isDirectory()
+			? UNUSED_FOLDER.test(entry.name)
+			: UNUSED_FILE.test(entry.name) && !LICENCE.test(entry.name);
+		if (unused) await rm(path, { recursive: true, force: true });
+	}
+	const sqlJs = join(nodeModules, 'sql.js', 'dist');
+	for (const file of await readdir(sqlJs))
+		if (!SQL_JS_BUILD.includes(file)) await rm(join(sqlJs, file), { recursive: true });
+}
+
+const UNUSED_FILE = /\.(map|d\.[cm]?ts|ts|cts|mts|md|markdown)$/i;
+const LICENCE = /^(licen[cs]e|copying|notice)/i;
+const UNUSED_FOLDER = /^(test|tests|__tests__|example|examples|\.github)$/;
+/** sql.js's `main` (`dist/sql-wasm.js`) and the WebAssembly it loads from beside itself. */
+const SQL_JS_BUILD = ['sql-wasm.js', 'sql-wasm.wasm'];
+const DEPLOY_FILES = join(ROOT, 'docs', 'deploy');
 
 /** What an `npm run` around this script says about the repository, which must not steer npm in the staging folder. */
 const REPOSITORY_NPM_VARIABLES =

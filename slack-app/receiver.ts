@@ -44,6 +44,8 @@ export interface AckFirstReceiverOptions extends Routes {
 	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
 	afterAck: (what: string, task: () => Promise<void>) => void;
+	/** Told of each Slack request answered 2xx: its kind, workspace and seconds since it arrived (metrics). */
+	onAck?: (kind: string, team: string, seconds: number) => void;
 }
 
 /**
@@ -130,6 +132,7 @@ export class AckFirstReceiver implements Receiver {
 
 	/** As Bolt's HTTPReceiver, except for the ack of requests acknowledged on arrival. */
 	private async receive(req: IncomingMessage, res: ServerResponse): Promise<void> {
+		const arrived = performance.now();
 		const rawBody = await readBodyWithin(req, defaultBodyLimit).catch(() => undefined);
 		if (!rawBody) {
 			this.logger.warn(
@@ -179,6 +182,11 @@ export class AckFirstReceiver implements Receiver {
 			return http.buildNoBodyResponse(res, 400);
 		}
 		if (!isRecord(body)) return http.buildNoBodyResponse(res, 400);
+		const record = body;
+		res.once('finish', () => {
+			if (res.statusCode < 300)
+				this.options.onAck?.(kindOf(record), teamOf(record), (performance.now() - arrived) / 1000);
+		});
 		if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
 
 		const retryNum = http.extractRetryNumFromHTTPRequest(req);
@@ -288,6 +296,17 @@ export function who(body: Record<string, unknown>): string {
 	const user = id(body.user_id) ?? nested('user');
 	const channel = id(body.channel_id) ?? nested('channel');
 	return `${user ? ` from ${user}` : ''}${channel ? ` in ${channel}` : ''}`;
+}
+
+/** The slash command (`/gpu`), else the payload type (`event_callback`, `block_actions`...). */
+function kindOf(body: Record<string, unknown>): string {
+	return typeof body.command === 'string' ? body.command : String(body.type);
+}
+
+/** The workspace a request comes from: `team_id` of commands and events, `team.id` of payloads. */
+function teamOf(body: Record<string, unknown>): string {
+	if (typeof body.team_id === 'string') return body.team_id;
+	return isRecord(body.team) && typeof body.team.id === 'string' ? body.team.id : '';
 }
 
 function describe(body: Record<string, unknown>): string {

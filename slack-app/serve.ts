@@ -1,9 +1,12 @@
+import { createServer, type Server } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Logger } from '@slack/bolt';
+import { webApi, type Logger } from '@slack/bolt';
 import { startSlackApp, type RunningSlackApp } from './app';
 import { ConfigError, configSecrets, type AppConfig } from './config';
+import { Health } from './health';
 import { JsonLogger } from './log';
-import { errorSummary } from './services/errors';
+import { errorSummary, slackErrorCode } from './services/errors';
+import { slackClientOptions } from './services/slack-client';
 
 /**
  * The app as a long-running service, shared by the `gpu-cloud-slack` command and `npm start`: it
@@ -12,6 +15,11 @@ import { errorSummary } from './services/errors';
  * point within `SLACK_SHUTDOWN_TIMEOUT_SECONDS`, then exits 0. Nothing is lost either way: jobs
  * carry their thread in the service's metadata and unfinished images and answers are in the state
  * file, so the next start (or another replica) resumes what this one left.
+ *
+ * One workspace: the app cannot start before Slack says which workspace its token belongs to. While
+ * Slack cannot be reached, the process stays up, answers /healthz 200 and /readyz 503 (`slack`
+ * failing) on its port, and asks again with backoff, so an orchestrator holds traffic back instead
+ * of restarting it in a loop; a token Slack refuses stops the start (waiting cannot mend it).
  */
 
 export interface ServeOptions {
@@ -19,6 +27,8 @@ export interface ServeOptions {
 	logger: Logger;
 	/** Runs after the app has stopped, before the process exits (stand-ins of `npm start`). */
 	afterStop?: () => Promise<void>;
+	/** Slack's OAuth consent page; `npm start -- --several-workspaces` points it at the stand-in's. */
+	slackAuthorizationUrl?: string;
 }
 
 /** JSON lines on stdout, at the configured level, with every configured secret masked. */
@@ -34,21 +44,26 @@ export async function exitOnStartFailure(
 	error: unknown,
 	cleanUp?: () => Promise<void>,
 ): Promise<never> {
-	console.error(
-		error instanceof ConfigError
-			? error.message
-			: `Could not start: ${error instanceof Error ? error.message : String(error)}`,
-	);
+	console.error(error instanceof ConfigError ? error.message : `Could not start: ${causes(error)}`);
 	await cleanUp?.();
 	process.exit(1);
 }
 
-export async function serve({ config, logger, afterStop }: ServeOptions): Promise<RunningSlackApp> {
+export async function serve({
+	config,
+	logger,
+	afterStop,
+	slackAuthorizationUrl,
+}: ServeOptions): Promise<RunningSlackApp> {
 	process.on('uncaughtException', (error) => {
 		logger.error(`Stopping after an unexpected error: ${errorSummary(error)}`);
 		process.exit(1);
 	});
-	const app = await startSlackApp({ config, logger });
+	if (config.slack.botToken && !(await slackAnswers(config, logger))) {
+		await afterStop?.();
+		process.exit(0);
+	}
+	const app = await startSlackApp({ config, logger, slackAuthorizationUrl });
 	let stopping = false;
 	const stop = (signal: string) => {
 		if (stopping) return logger.info(`${signal} received again; already stopping.`);
@@ -61,6 +76,106 @@ export async function serve({ config, logger, afterStop }: ServeOptions): Promis
 	process.on('SIGTERM', () => stop('SIGTERM'));
 	process.on('SIGINT', () => stop('SIGINT'));
 	return app;
+}
+
+/** An error's message followed by its causes' (a fetch failure's `ECONNREFUSED` is two levels down). */
+export function causes(error: unknown): string {
+	const messages: string[] = [];
+	for (let at: unknown = error; at instanceof Error && messages.length < 5; ) {
+		if (!messages.includes(at.message)) messages.push(at.message);
+		at = 'original' in at && at.original instanceof Error ? at.original : at.cause;
+	}
+	return messages.length ? messages.join(': ') : String(error);
+}
+
+/** Slack's refusals of a token: asking again cannot succeed. */
+const TOKEN_REFUSED = new Set([
+	'invalid_auth',
+	'not_authed',
+	'account_inactive',
+	'token_revoked',
+	'token_expired',
+	'not_allowed_token_type',
+]);
+
+/**
+ * Resolves true once Slack answers `auth.test` for the bot token; meanwhile serves /healthz and
+ * /readyz on the app's port. Resolves false when SIGTERM or SIGINT arrives first; throws when Slack
+ * refuses the token.
+ */
+async function slackAnswers(config: AppConfig, logger: Logger): Promise<boolean> {
+	const client = new webApi.WebClient(config.slack.botToken, {
+		...slackClientOptions(config.slack.apiUrl),
+		retryConfig: { retries: 0 },
+		logger,
+	});
+	const check = async () => {
+		try {
+			await client.auth.test();
+		} catch (error) {
+			const code = slackErrorCode(error);
+			if (code && TOKEN_REFUSED.has(code))
+				throw new ConfigError([
+					`SLACK_BOT_TOKEN: Slack refused it (${code}); use the Bot User OAuth Token of the installed app.`,
+				]);
+			throw error;
+		}
+	};
+	let first: unknown;
+	try {
+		await check();
+		return true;
+	} catch (error) {
+		if (error instanceof ConfigError) throw error;
+		first = error;
+	}
+	// Until the app starts: up, not ready (the loop below asks Slack), every other route 503.
+	const health = new Health({ probes: [], logger });
+	const server = await listen(config, (req, res) => {
+		if (req.url === '/healthz') return health.healthz(req, res);
+		req.resume();
+		res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+		res.end(
+			req.url === '/readyz'
+				? JSON.stringify({ status: 'not ready', checks: { slack: 'failing' } })
+				: undefined,
+		);
+	});
+	logger.warn(
+		`Slack cannot be reached (${causes(first)}); not starting yet. GET /readyz answers 503 on port ${config.slack.port} until it can.`,
+	);
+	const stopped = new AbortController();
+	const onSignal = () => stopped.abort();
+	process.once('SIGTERM', onSignal).once('SIGINT', onSignal);
+	try {
+		for (let waitMs = 1000; ; waitMs = Math.min(waitMs * 2, 30_000)) {
+			if (!(await sleep(waitMs, true, { signal: stopped.signal }).catch(() => false))) {
+				logger.info('Stopped before Slack could be reached.');
+				return false;
+			}
+			try {
+				await check();
+				logger.info('Slack answers again; starting.');
+				return true;
+			} catch (error) {
+				if (error instanceof ConfigError) throw error;
+				logger.warn(`Slack still cannot be reached (${causes(error)}).`);
+			}
+		}
+	} finally {
+		process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
+		const closed = new Promise((resolve) => server.close(resolve));
+		server.closeAllConnections();
+		await closed;
+	}
+}
+
+function listen(config: AppConfig, handler: Parameters<typeof createServer>[1]): Promise<Server> {
+	const server = createServer(handler);
+	return new Promise((resolve, reject) => {
+		server.once('error', reject);
+		server.listen(config.slack.port, config.slack.host, () => resolve(server));
+	});
 }
 
 async function shutdown(

@@ -13,7 +13,7 @@ import { HomeTab } from './home';
 import { ImageService } from './images';
 import { JobForm } from './job-form';
 import { JobOriginSeal, JobOrigins } from './job-metadata';
-import { JobTracker } from './job-tracker';
+import { JobTracker, type JobTrackerOptions } from './job-tracker';
 import { JobService } from './jobs';
 import { RequestLifecycle } from './lifecycle';
 import { PostedRecord } from './posted-record';
@@ -40,6 +40,8 @@ export interface ContainerOptions {
 	shared?: SharedState;
 	/** Installed in several workspaces: whether `team` shares its jobs with this workspace. */
 	sharesJobs?: (team: string) => Promise<boolean>;
+	/** Told each phase a job of this workspace enters (metrics). */
+	onJobPhase?: JobTrackerOptions['onPhase'];
 }
 
 export interface Container {
@@ -103,6 +105,7 @@ export function createContainer(options: ContainerOptions): Container {
 		statusRefreshMs: options.statusRefreshMs,
 		resumeWindowHours: config.resumeWindowHours,
 		shared,
+		onPhase: options.onJobPhase,
 	});
 	const jobs = new JobService({
 		management,

@@ -56,6 +56,8 @@ export interface JobTrackerOptions {
 	 * replica that died are followed again by another once its leases expire.
 	 */
 	shared?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs'>;
+	/** Told each phase a job enters, with the job's status where the phase has one (metrics). */
+	onPhase?: (phase: JobPhaseName, status?: string) => void;
 }
 
 export type JobPhase =
@@ -271,6 +273,7 @@ export class JobTracker {
 			lastEdit: Promise.resolve(),
 		};
 		this.jobs.set(job.id, entry);
+		this.options.onPhase?.(phase.name, job.status);
 		return entry;
 	}
 
@@ -280,6 +283,7 @@ export class JobTracker {
 		if (!NEXT[previous.name].includes(next.name))
 			throw new Error(`Job ${entry.jobId} cannot go from ${previous.name} to ${next.name}.`);
 		entry.phase = next;
+		this.options.onPhase?.(next.name, 'job' in next ? next.job.status : undefined);
 		if (previous.name === 'following' && next.name !== 'following') {
 			previous.end();
 			// Ends with the shutdown at the latest; the lease then expires by itself.

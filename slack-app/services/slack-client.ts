@@ -44,7 +44,11 @@ export class SlackAnswerLost extends Error {
 }
 
 /** The WebClient options of every Slack client the app builds (Bolt's, and each workspace's). */
-export function slackClientOptions(slackApiUrl?: string): webApi.WebClientOptions {
+export function slackClientOptions(
+	slackApiUrl?: string,
+	/** Wraps the client's fetch (the app's metrics count each call there). */
+	observe: (fetch: webApi.FetchFunction) => webApi.FetchFunction = (fetch) => fetch,
+): webApi.WebClientOptions {
 	// p-retry (under the WebClient) stops retrying when `onFailedAttempt` throws; RetryOptions does not declare it.
 	const retryConfig: webApi.RetryOptions & { onFailedAttempt: (error: Error) => void } = {
 		...SLACK_RETRY,
@@ -58,7 +62,7 @@ export function slackClientOptions(slackApiUrl?: string): webApi.WebClientOption
 		...(slackApiUrl ? { slackApiUrl } : {}),
 		retryConfig,
 		timeout: SLACK_TIMEOUT_MS,
-		fetch: fetchNoticingLostAnswers,
+		fetch: observe(fetchNoticingLostAnswers),
 	};
 }
 

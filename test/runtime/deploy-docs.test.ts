@@ -68,14 +68,19 @@ it('documents the commands that exist: the pack script, the tarball, the install
 	const scripts = (JSON.parse(await read('package.json')) as { scripts: Record<string, string> })
 		.scripts;
 	expect(scripts['pack:slack-app']).toBe('tsx slack-app/pack.ts');
-	expect(section).toContain('npm run pack:slack-app -- /tmp');
+	expect(section).toContain('npm run pack:slack-app -- /tmp/gpu-cloud-slack');
 	expect(section).toContain(
-		`sudo npm install --omit=dev --no-audit --no-fund /tmp/${pkg.name}-${pkg.version}.tgz`,
+		`sudo npm install --omit=dev --no-audit --no-fund /tmp/gpu-cloud-slack/${pkg.name}-${pkg.version}.tgz`,
 	);
 	expect(section).toContain(`node_modules/.bin/${command} --help`);
 	expect(pkg.files).toContain('.env.example');
 	expect(section).toContain(`node_modules/${pkg.name}/.env.example /etc/gpu-cloud-slack/env`);
 	expect(section).toContain(`\`${command} [--settings <path>]\``);
+	// The server has the tarball, not this repository: what the docs copy comes from the install.
+	expect(pkg.files).toContain('deploy');
+	for (const file of ['gpu-cloud-slack.service', 'nginx.conf'])
+		expect(section).toContain(`sudo cp node_modules/${pkg.name}/deploy/${file} /etc/`);
+	expect(section).not.toMatch(/cp docs\//);
 });
 
 it('ships a systemd unit that runs the installed command with the documented settings file and outlasts the drain', async () => {
@@ -100,21 +105,38 @@ it('ships a systemd unit that runs the installed command with the documented set
 	expect(settings.get('DynamicUser')).toBe('yes');
 });
 
-it('shows a reverse proxy that passes every path the app serves, with room for the largest body of each', async () => {
+/** The nginx `location` block that serves `path`: an exact match first, else the longest prefix. */
+function nginxLocation(nginx: string, path: string): string | undefined {
+	const blocks = [...nginx.matchAll(/location (=\s)?\s*(\S+) \{([^}]*)\}/g)].map(
+		([, exact, location, body]) => ({ exact: Boolean(exact), location, body }),
+	);
+	const exact = blocks.find((block) => block.exact && block.location === path);
+	if (exact) return exact.body;
+	return blocks
+		.filter((block) => !block.exact && path.startsWith(block.location) && block.location !== '/')
+		.sort((a, b) => b.location.length - a.location.length)[0]?.body;
+}
+
+it('shows a reverse proxy that passes every path the app serves, in either mode, with room for the largest body of each', async () => {
 	const section = await deployingSection();
 	const nginx = await read('docs/deploy/nginx.conf');
 	const webhookPath = loadConfig({
 		...base,
 		SLACK_PUBLIC_URL: 'https://gpu-bot.example.com',
 	}).webhookPath;
-	const routes: [path: string, largestBody: number][] = [
-		['/slack/events', defaultBodyLimit],
-		[webhookPath, MAX_WEBHOOK_BYTES],
-		['/healthz', 0],
-		['/readyz', 0],
+	const routes: [method: string, path: string, documented: string, largestBody: number][] = [
+		['POST', '/slack/events', '/slack/events', defaultBodyLimit],
+		['POST', webhookPath, webhookPath, MAX_WEBHOOK_BYTES],
+		// Installed in several workspaces: each workspace's webhooks, the install link, the OAuth redirect.
+		['POST', `${webhookPath}/T0123ABCD`, `${webhookPath}/<team id>`, MAX_WEBHOOK_BYTES],
+		['GET', '/slack/install', '/slack/install', 0],
+		['GET', '/slack/oauth_redirect', '/slack/oauth_redirect', 0],
+		['GET', '/healthz', '/healthz', 0],
+		['GET', '/readyz', '/readyz', 0],
+		['GET', '/metrics', '/metrics', 0],
 	];
-	for (const [path, largestBody] of routes) {
-		const block = new RegExp(`location = ${path} \\{([^}]*)\\}`).exec(nginx)?.[1];
+	for (const [method, path, documented, largestBody] of routes) {
+		const block = nginxLocation(nginx, path);
 		expect([path, block !== undefined]).toEqual([path, true]);
 		expect(block).toContain('proxy_pass http://gpu_cloud_slack;');
 		expect(block).toMatch(/proxy_read_timeout \d+s;/);
@@ -124,11 +146,12 @@ it('shows a reverse proxy that passes every path the app serves, with room for t
 			).toBeGreaterThanOrEqual(largestBody);
 			expect(section).toContain(`${largestBody / (1024 * 1024)} MB`);
 		}
-		expect(section).toContain(
-			`\`${path.startsWith('/slack') || path === webhookPath ? 'POST' : 'GET'} ${path}\``,
-		);
+		expect(section).toContain(`\`${method} ${documented}\``);
 	}
 	expect(nginx).toMatch(/location \/ \{\s*return 404;\s*\}/);
+	// Monitoring routes answer private addresses only.
+	for (const path of ['/healthz', '/readyz', '/metrics'])
+		expect(nginxLocation(nginx, path)).toMatch(/allow 127\.0\.0\.1;[\s\S]*deny all;/);
 });
 
 it('keeps the state folder and local settings out of git', async () => {
