@@ -20,16 +20,18 @@ import { importable, loadExamples, ourNodeNames, unknownNodes, type Example } fr
 import {
 	cleanEnv,
 	ensureN8n,
+	NEWEST,
 	targetFor,
 	TARGETS,
 	type N8nInstall,
 	type N8nTarget,
 } from './install';
+import { editorChecks, editorWorkflow } from './editor';
 import { manualInstall } from './manual-install';
 import { N8n, type Execution, type NodeRun } from './n8n';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
-import { N8nRest, type ExecutionSummary } from './rest';
+import { N8nRest, OWNER, type ExecutionSummary } from './rest';
 import * as workflows from './workflows';
 
 const REPO = resolve(__dirname, '..', '..');
@@ -53,6 +55,9 @@ const DEADLINE_REPORT_MS = 4 * 60_000;
 /** A bulk run waits out one rate-limit window (60 s) or two. */
 const BULK_REPORT_MS = 3 * 60_000;
 const KEEP = process.env.E2E_KEEP === '1';
+/** `UPDATE_SCREENSHOTS=1`: the editor checks on the newest n8n write their screenshots into docs/images. */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const DOCS_IMAGES = join(REPO, 'docs', 'images');
 const PKG = workflows.PACKAGE_PREFIX;
 
 type Outcome = 'pass' | 'fail' | 'not run';
@@ -425,6 +430,7 @@ async function serverChecks(
 	receiver: Receiver,
 	marker: string,
 	examples: Example[],
+	editor: () => Promise<void>,
 ): Promise<void> {
 	const emulator = emulators.main;
 	// These take a minute or more each (rate-limit windows, the wait's deadline): started first,
@@ -712,6 +718,9 @@ async function serverChecks(
 			`the trigger ran its workflow for a refused delivery: ${preview(refusedRuns)}`,
 		);
 	});
+
+	// In a browser, while the long checks started above wait.
+	await editor();
 
 	if (emulators.ai) await aiChecks(base, rest, emulators.ai);
 	else
@@ -1244,6 +1253,7 @@ async function runTarget(
 			workflows.webhookDeadline(PKG, receiver.url('/deadline')),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
+			editorWorkflow(PKG),
 			...examples.map(importable),
 			...(withAi
 				? [
@@ -1275,6 +1285,22 @@ async function runTarget(
 			receiver,
 			marker,
 			examples,
+			() =>
+				editorChecks({
+					base,
+					owner: OWNER,
+					prefix: PKG,
+					management: emulator,
+					workloads: ai,
+					trigger: {
+						workflowId: workflows.IDS.trigger,
+						node: workflows.TRIGGER_NODE,
+						webhookId: workflows.TRIGGER_WEBHOOK_ID,
+					},
+					screenshots:
+						UPDATE_SCREENSHOTS && target === NEWEST ? DOCS_IMAGES : join(root, 'screenshots'),
+					check,
+				}),
 		);
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
