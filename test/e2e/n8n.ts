@@ -150,11 +150,6 @@ export class N8n {
 		this.logDir = join(options.root, 'logs');
 	}
 
-	/** Where n8n installs community packages: `<user folder>/.n8n/nodes/node_modules`. */
-	get communityNodesDir(): string {
-		return join(this.userFolder, '.n8n', 'nodes', 'node_modules');
-	}
-
 	async baseUrl(): Promise<string> {
 		return `http://127.0.0.1:${await this.port}`;
 	}

@@ -9,7 +9,7 @@ import { executionFromRun, type Execution } from './n8n';
  */
 
 const REQUEST_TIMEOUT_MS = 30_000;
-const OWNER = {
+export const OWNER = {
 	email: 'e2e@example.com',
 	firstName: 'End',
 	lastName: 'ToEnd',

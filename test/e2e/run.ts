@@ -20,15 +20,18 @@ import { importable, loadExamples, ourNodeNames, unknownNodes, type Example } fr
 import {
 	cleanEnv,
 	ensureN8n,
+	NEWEST,
 	targetFor,
 	TARGETS,
 	type N8nInstall,
 	type N8nTarget,
 } from './install';
+import { editorChecks, editorWorkflow } from './editor';
+import { manualInstall } from './manual-install';
 import { N8n, type Execution, type NodeRun } from './n8n';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
-import { N8nRest, type ExecutionSummary } from './rest';
+import { N8nRest, OWNER, type ExecutionSummary } from './rest';
 import * as workflows from './workflows';
 
 const REPO = resolve(__dirname, '..', '..');
@@ -52,6 +55,9 @@ const DEADLINE_REPORT_MS = 4 * 60_000;
 /** A bulk run waits out one rate-limit window (60 s) or two. */
 const BULK_REPORT_MS = 3 * 60_000;
 const KEEP = process.env.E2E_KEEP === '1';
+/** `UPDATE_SCREENSHOTS=1`: the editor checks on the newest n8n write their screenshots into docs/images. */
+const UPDATE_SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1';
+const DOCS_IMAGES = join(REPO, 'docs', 'images');
 const PKG = workflows.PACKAGE_PREFIX;
 
 type Outcome = 'pass' | 'fail' | 'not run';
@@ -181,7 +187,10 @@ function expectEachCreatedOnce(created: ReadonlyArray<{ body?: string }>): void 
  * Unpacks the tarball npm would publish (what a user's n8n installs): the one given, e.g. a release
  * candidate, or one built and packed from this checkout.
  */
-async function packPackage(work: string, given: string | undefined): Promise<string> {
+async function packPackage(
+	work: string,
+	given: string | undefined,
+): Promise<{ tarball: string; unpacked: string }> {
 	const packDir = join(work, 'pack');
 	await mkdir(packDir, { recursive: true });
 	let tarball: string;
@@ -207,7 +216,7 @@ async function packPackage(work: string, given: string | undefined): Promise<str
 	}
 	await runOrThrow('tar', ['-xzf', tarball, '-C', packDir], { timeoutMs: 60_000 });
 	log(`unpacked ${tarball}`);
-	return join(packDir, 'package');
+	return { tarball, unpacked: join(packDir, 'package') };
 }
 
 /** Checks with `n8n execute`: each run is a whole n8n process that loads the package anew. */
@@ -421,6 +430,7 @@ async function serverChecks(
 	receiver: Receiver,
 	marker: string,
 	examples: Example[],
+	editor: () => Promise<void>,
 ): Promise<void> {
 	const emulator = emulators.main;
 	// These take a minute or more each (rate-limit windows, the wait's deadline): started first,
@@ -708,6 +718,9 @@ async function serverChecks(
 			`the trigger ran its workflow for a refused delivery: ${preview(refusedRuns)}`,
 		);
 	});
+
+	// In a browser, while the long checks started above wait.
+	await editor();
 
 	if (emulators.ai) await aiChecks(base, rest, emulators.ai);
 	else
@@ -1152,7 +1165,7 @@ async function runTarget(
 	target: N8nTarget,
 	installed: () => Promise<N8nInstall>,
 	work: string,
-	unpacked: string,
+	packed: { tarball: string; unpacked: string },
 	examples: Example[],
 ): Promise<TargetReport> {
 	checks = [];
@@ -1172,15 +1185,26 @@ async function runTarget(
 		started = Date.now();
 
 		const n8n = new N8n({ install, root });
-		// As n8n's community-package installer leaves it: <user folder>/.n8n/nodes/node_modules/<name>.
-		await mkdir(n8n.communityNodesDir, { recursive: true });
-		await runOrThrow('cp', ['-R', unpacked, join(n8n.communityNodesDir, PKG)], {
-			timeoutMs: 60_000,
+		// The README's manual install, as written, with n8n's user folder as HOME (so ~/.n8n/nodes is
+		// this n8n's), offline with an empty npm cache: it must add the package and nothing else.
+		const manual = await manualInstall({
+			readme: await readFile(join(REPO, 'README.md'), 'utf8'),
+			tarball: packed.tarball,
+			home: n8n.userFolder,
+			node: install.node,
+			logFile: join(root, 'manual-install.log'),
 		});
+		if (JSON.stringify(manual.installed) !== JSON.stringify([PKG]))
+			throw new Error(
+				`the README's manual install added ${manual.installed.join(', ')}, not ${PKG} alone`,
+			);
+		log(
+			`installed the package into ~/.n8n/nodes the README's manual way, offline (${(manual.durationMs / 1000).toFixed(1)} s)`,
+		);
 		// The same files as a custom extension directory (N8N_CUSTOM_EXTENSIONS), for the CUSTOM. check.
 		const customDir = join(root, 'custom-extensions');
 		await mkdir(customDir, { recursive: true });
-		await runOrThrow('cp', ['-R', unpacked, join(customDir, PKG)], { timeoutMs: 60_000 });
+		await runOrThrow('cp', ['-R', packed.unpacked, join(customDir, PKG)], { timeoutMs: 60_000 });
 
 		const emulator = await startEmulator({
 			port: 0,
@@ -1229,6 +1253,7 @@ async function runTarget(
 			workflows.webhookDeadline(PKG, receiver.url('/deadline')),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
+			editorWorkflow(PKG),
 			...examples.map(importable),
 			...(withAi
 				? [
@@ -1260,6 +1285,22 @@ async function runTarget(
 			receiver,
 			marker,
 			examples,
+			() =>
+				editorChecks({
+					base,
+					owner: OWNER,
+					prefix: PKG,
+					management: emulator,
+					workloads: ai,
+					trigger: {
+						workflowId: workflows.IDS.trigger,
+						node: workflows.TRIGGER_NODE,
+						webhookId: workflows.TRIGGER_WEBHOOK_ID,
+					},
+					screenshots:
+						UPDATE_SCREENSHOTS && target === NEWEST ? DOCS_IMAGES : join(root, 'screenshots'),
+					check,
+				}),
 		);
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
@@ -1303,11 +1344,11 @@ async function main({ targets, tarball }: Arguments): Promise<TargetReport[]> {
 	// target's install runs alongside the packing, the earlier installs and the earlier runs.
 	const installs = targets.map((target) => settled(ensureN8n(target, log)));
 	try {
-		const unpacked = await packPackage(work, tarball);
+		const packed = await packPackage(work, tarball);
 		const examples = await loadExamples(REPO);
 		for (const [index, target] of targets.entries()) {
 			log(`=== n8n ${target.n8n} on Node ${target.node}`);
-			reports.push(await runTarget(target, installs[index], work, unpacked, examples));
+			reports.push(await runTarget(target, installs[index], work, packed, examples));
 		}
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);

@@ -272,10 +272,12 @@ export const TRIGGER_WEBHOOK_ID = randomUUID();
 /** The trigger's production URL: `/webhook/<webhookId>/<path of the node's webhook>`. */
 export const TRIGGER_PATH = `/webhook/${TRIGGER_WEBHOOK_ID}/job-events`;
 
+export const TRIGGER_NODE = 'GPU Cloud Trigger';
+
 export function trigger(prefix: string, receiverUrl: string): WorkflowJson {
 	return chain(IDS.trigger, 'e2e: GPU Cloud Trigger', [
 		{
-			name: 'GPU Cloud Trigger',
+			name: TRIGGER_NODE,
 			type: `${prefix}.gpuCloudTrigger`,
 			webhookId: TRIGGER_WEBHOOK_ID,
 			credentials: management,
