@@ -410,9 +410,10 @@ export class ManagementClient {
 	}
 
 	/**
-	 * Looks for the job a lost create made, newest jobs first, until it is found or the pages reach
-	 * jobs created well before the create was sent. The listing order is read from the first page
-	 * rather than assumed.
+	 * Looks for the job a lost create made, newest jobs first, until the pages reach jobs created
+	 * well before the create was sent. Anyone with the key can copy a job's metadata, request id
+	 * included, onto a later job of their own, so of the jobs carrying the id the oldest is the one
+	 * the create made. The listing order is read from the first page rather than assumed.
 	 */
 	private async findJobByRequestId(
 		endpointName: string,
@@ -421,21 +422,25 @@ export class ManagementClient {
 		signal?: AbortSignal,
 	): Promise<Job | undefined> {
 		const pageSize = LIMITS.pageSizeMax;
-		const matches = (job: Job) => job.metadata?.[REQUEST_ID_METADATA_KEY] === requestId;
-		const first = await this.jobs.list(endpointName, { page: 1, page_size: pageSize }, { signal });
-		const hit = first.items.find(matches);
-		if (hit || first.total_size <= first.items.length || first.items.length < 2) return hit;
 		const time = (job: Job) => Date.parse(job.create_time);
+		const carriesId = (job: Job) => job.metadata?.[REQUEST_ID_METADATA_KEY] === requestId;
+		const oldest = (jobs: Job[]) =>
+			jobs.reduce<Job | undefined>(
+				(found, job) => (found && time(found) <= time(job) ? found : job),
+				undefined,
+			);
+		const first = await this.jobs.list(endpointName, { page: 1, page_size: pageSize }, { signal });
+		const matches = first.items.filter(carriesId);
+		if (first.total_size <= first.items.length || first.items.length < 2) return oldest(matches);
 		const newestFirst = time(first.items[0]) >= time(first.items[first.items.length - 1]);
 		const pages = Math.ceil(first.total_size / pageSize);
 		const olderThanCreate = (job: Job) => time(job) < sentAt - CLOCK_SKEW_ALLOWANCE_MS;
 		for (let step = 1; step < Math.min(pages, MAX_LOOKUP_PAGES); step++) {
 			const page = newestFirst ? 1 + step : pages - step;
 			const listed = await this.jobs.list(endpointName, { page, page_size: pageSize }, { signal });
-			const found = listed.items.find(matches);
-			if (found) return found;
-			if (listed.items.every(olderThanCreate)) return undefined;
+			matches.push(...listed.items.filter(carriesId));
+			if (listed.items.every(olderThanCreate)) break;
 		}
-		return undefined;
+		return oldest(matches);
 	}
 }

@@ -88,6 +88,29 @@ describe('jobs.create when the outcome of the create is unknown', () => {
 		},
 	);
 
+	it('takes the first job made with the request id, not a later copy of its metadata', async () => {
+		// Anyone with the key can copy a job's metadata, request id included, onto a job of their own:
+		// the create made the oldest job carrying it.
+		const original = jobFixture({ create_time: '2026-01-01T00:00:00.000Z' });
+		const copy = jobFixture({ create_time: '2026-01-01T00:00:03.000Z' });
+		const tagged = (job: typeof original) => ({
+			...job,
+			metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() },
+		});
+		server.script({ status: 0, reset: true }, () =>
+			jsonReply(200, {
+				items: [tagged(copy), tagged(original)],
+				page: 1,
+				page_size: 100,
+				total_size: 2,
+			}),
+		);
+		server.always(problem(500, 'Not part of the script'));
+		await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
+			id: original.id,
+		});
+	});
+
 	it('reports the request id when the look-up itself fails', async () => {
 		server.script({ status: 0, reset: true });
 		server.always(problem(503, 'Unavailable'));
