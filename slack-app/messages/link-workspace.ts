@@ -45,9 +45,11 @@ export function linkModal() {
 					options: [
 						{
 							value: SHARE_JOBS,
-							text: {
+							// Slack refuses an option text over 75 characters: the detail goes in its description.
+							text: { type: 'plain_text', text: "Share this workspace's jobs" },
+							description: {
 								type: 'plain_text',
-								text: "Other workspaces linked to this organization may see this workspace's jobs (status and input)",
+								text: 'Workspaces linked to this organization may see their status and input',
 							},
 						},
 					],

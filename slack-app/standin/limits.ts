@@ -106,6 +106,9 @@ export const BLOCK_KIT_RULES: Record<string, FieldRule[]> = {
 			doc: `${ELEMENTS}/select-menu-element`,
 		},
 	],
+	checkboxes: [
+		{ field: 'options', kind: 'items', min: 1, max: 10, doc: `${ELEMENTS}/checkboxes-element` },
+	],
 	conversations_select: [
 		{
 			field: 'placeholder.text',

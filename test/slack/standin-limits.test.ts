@@ -53,6 +53,7 @@ const VALID: Record<string, () => Json> = {
 	feedback_button: feedbackButton,
 	plain_text_input: () => ({ type: 'plain_text_input', action_id: 'v' }),
 	static_select: () => ({ type: 'static_select', action_id: 's', options: [option()] }),
+	checkboxes: () => ({ type: 'checkboxes', action_id: 'x', options: [option()] }),
 	conversations_select: () => ({ type: 'conversations_select', action_id: 'c' }),
 	option,
 	confirm: () => ({
@@ -94,6 +95,7 @@ function carry(kind: string, object: Json): { method: string; params: Record<str
 		case 'input':
 			return modal([object]);
 		case 'plain_text_input':
+		case 'checkboxes':
 			return modal([{ ...VALID.input(), element: object }]);
 		case 'button':
 		case 'static_select':
