@@ -26,6 +26,13 @@ import {
 	type N8nTarget,
 } from './install';
 import { N8n, type Execution, type NodeRun } from './n8n';
+import {
+	holdsForPolling,
+	pollCredential,
+	pollingChecks,
+	pollWorkflow,
+	POLL_HELD_JOB_MS,
+} from './polling';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
 import { N8nRest, type ExecutionSummary } from './rest';
@@ -1197,6 +1204,11 @@ async function runTarget(
 		cleanups.push(() => receiver.close());
 		const ai = await startEmulator({ port: 0, workloadAuth: true });
 		cleanups.push(() => ai.close());
+		const polled = await startEmulator({
+			port: 0,
+			jobDurationMs: (_endpoint, input) => (holdsForPolling(input) ? POLL_HELD_JOB_MS : 500),
+		});
+		cleanups.push(() => polled.close());
 		const withAi = offersAiNodeSdk(target);
 		log(
 			`emulators at ${emulator.baseUrl} and ${rateLimited.baseUrl} (${EMULATOR_LIMIT_PER_MINUTE} requests/min), n8n will listen on ${await n8n.baseUrl()}`,
@@ -1204,7 +1216,10 @@ async function runTarget(
 
 		const marker = randomUUID();
 		const queueName = `e2e-${marker.slice(0, 8)}`;
-		await n8n.importCredentials(workflows.credentials(emulator, rateLimited, ai));
+		await n8n.importCredentials([
+			...workflows.credentials(emulator, rateLimited, ai),
+			pollCredential(polled),
+		]);
 		const served = examples.filter(
 			(example) => example.start.kind === 'webhook' || example.start.kind === 'form',
 		);
@@ -1229,6 +1244,7 @@ async function runTarget(
 			workflows.webhookDeadline(PKG, receiver.url('/deadline')),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
+			pollWorkflow(PKG, receiver),
 			...examples.map(importable),
 			...(withAi
 				? [
@@ -1260,6 +1276,10 @@ async function runTarget(
 			receiver,
 			marker,
 			examples,
+		);
+		server = await pollingChecks(
+			{ n8n, rest, emulator: polled, receiver, check, expect, log },
+			server,
 		);
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
