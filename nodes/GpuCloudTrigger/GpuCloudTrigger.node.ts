@@ -71,7 +71,7 @@ export class GpuCloudTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'Copy this node\'s Production URL (under "Webhook URLs" above) into the webhook URL of your jobs, for example the "Webhook URL" option of the GPU Cloud node\'s Job > Create. GPU Cloud then reports here each time one of those jobs ends.',
+					'Copy this node\'s Production URL (under "Webhook URLs" above) into the webhook URL of your jobs, for example the "Webhook URL" option of the GPU Cloud node\'s Job > Create. GPU Cloud then reports here each time one of those jobs ends. If GPU Cloud cannot reach this n8n, use the GPU Cloud Poll Trigger instead.',
 				name: 'setupNotice',
 				type: 'notice',
 				default: '',
