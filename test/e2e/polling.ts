@@ -1,14 +1,12 @@
 /**
  * The GPU Cloud Poll Trigger in a real n8n, across restarts: its workflow (Poll Trigger -> report
  * to the receiver) polls an emulator of its own. Activation polls at once (n8n does, and at every
- * start), so each restart is a poll; the minute schedule is checked once.
+ * start), so each restart is a poll; the minute schedule is checked once. Used by test/e2e (one n8n
+ * process) and test/scale (queue mode: the main instance polls, workers run the executions).
  */
 import { jobSchema, type Job } from '../../shared/schemas';
 import type { RunningEmulator } from '../../emulator';
-import type { N8n } from './n8n';
-import type { Service } from './processes';
 import type { Receiver } from './receiver';
-import type { N8nRest } from './rest';
 import { chain, report, type WorkflowJson } from './workflows';
 
 export const POLL_WORKFLOW_ID = 'e2ePollTrigger';
@@ -55,9 +53,11 @@ export function holdsForPolling(input: unknown): boolean {
 	return typeof input === 'object' && input !== null && 'held' in input && input.held === true;
 }
 
-interface PollingContext {
-	n8n: N8n;
-	rest: N8nRest;
+export interface PollingContext {
+	/** Activates the poll workflow (n8n polls at once). */
+	activate: () => Promise<void>;
+	/** Stops n8n (the instance that polls), runs `whileDown`, starts it again. */
+	restart: (whileDown: () => Promise<void>) => Promise<void>;
 	emulator: RunningEmulator;
 	receiver: Receiver;
 	check: (name: string, body: () => Promise<void>) => Promise<void>;
@@ -92,27 +92,19 @@ async function ended(emulator: RunningEmulator, job: Job): Promise<void> {
 	}
 }
 
-/**
- * Runs with n8n up and the poll workflow imported but not active; leaves n8n running (the returned
- * server, after restarts) with the workflow active.
- */
-export async function pollingChecks(ctx: PollingContext, server: Service): Promise<Service> {
-	const { n8n, rest, emulator, receiver, check, expect, log } = ctx;
+/** Runs with n8n up and the poll workflow imported but not active; leaves it active and n8n up. */
+export async function pollingChecks(ctx: PollingContext): Promise<void> {
+	const { activate, restart, emulator, receiver, check, expect, log } = ctx;
 	const reportedIds = () =>
 		receiver.all(REPORT_PATH).map((entry) => {
 			const body = entry.body as { item?: { id?: unknown } };
 			return String(body.item?.id);
 		});
-	const restart = async (between: () => Promise<void>) => {
-		await server.stop();
-		await between();
-		server = await n8n.start();
-	};
 
 	const before = await createJob(emulator, false);
 	const slow = await createJob(emulator, true);
 	await ended(emulator, before);
-	await rest.activate(POLL_WORKFLOW_ID);
+	await activate();
 	log('poll trigger: workflow activated (its first poll learns the jobs under way)');
 	const quick = await createJob(emulator, false);
 	await ended(emulator, quick);
@@ -163,5 +155,4 @@ export async function pollingChecks(ctx: PollingContext, server: Service): Promi
 			);
 		},
 	);
-	return server;
 }

@@ -32,6 +32,7 @@ import {
 	pollingChecks,
 	pollWorkflow,
 	POLL_HELD_JOB_MS,
+	POLL_WORKFLOW_ID,
 } from './polling';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
@@ -1277,10 +1278,20 @@ async function runTarget(
 			marker,
 			examples,
 		);
-		server = await pollingChecks(
-			{ n8n, rest, emulator: polled, receiver, check, expect, log },
-			server,
-		);
+		await pollingChecks({
+			activate: () => rest.activate(POLL_WORKFLOW_ID),
+			restart: async (whileDown) => {
+				await server?.stop();
+				server = undefined;
+				await whileDown();
+				server = await n8n.start();
+			},
+			emulator: polled,
+			receiver,
+			check,
+			expect,
+			log,
+		});
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
 		checks.push({ name: 'setup', outcome: 'fail' });
