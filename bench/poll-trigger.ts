@@ -5,31 +5,27 @@
  * runs through n8n's own engine (the test harness: PollContext, static data saved as n8n saves it).
  */
 import { startEmulator, type RunningEmulator } from '../emulator';
-import { jobSchema, type Job } from '../shared/schemas';
+import { ManagementClient } from '../shared/client';
+import { mapWithConcurrency } from '../shared/concurrency';
+import { systemClock, UndiciTransport } from '../shared/runtime';
+import type { Job } from '../shared/schemas';
 import { loadN8nHarness } from './bulk-n8n';
 import { median, type Figure, type Scenario } from './lib';
 
 const NODE = 'GPU Cloud Poll Trigger';
 const HELD = 24 * 3600_000;
 
-async function createJobs(emulator: RunningEmulator, count: number, held: boolean): Promise<Job[]> {
-	const url = `${emulator.baseUrl}/organizations/${emulator.organization}/inference-endpoints/echo/jobs`;
-	const jobs: Job[] = [];
-	// Batches of 50 keep creation quick without reordering creation times much.
-	for (let start = 0; start < count; start += 50) {
-		const batch = await Promise.all(
-			Array.from({ length: Math.min(50, count - start) }, async () => {
-				const reply = await fetch(url, {
-					method: 'POST',
-					headers: { 'content-type': 'application/json', 'service-api-key': emulator.apiKey },
-					body: JSON.stringify({ input: { held } }),
-				});
-				return jobSchema.parse(await reply.json());
-			}),
-		);
-		jobs.push(...batch);
-	}
-	return jobs;
+/** Through the shared client: its retries ride out a loaded machine's dropped connections without creating twice. */
+async function createJobs(client: ManagementClient, count: number, held: boolean): Promise<Job[]> {
+	const created = await mapWithConcurrency(
+		Array.from({ length: count }, (_, index) => index),
+		50,
+		() => client.jobs.create('echo', { input: { held } }),
+	);
+	return created.map((result) => {
+		if (!result.ok) throw result.error;
+		return result.value;
+	});
 }
 
 async function allEnded(emulator: RunningEmulator, jobs: Job[]): Promise<void> {
@@ -56,6 +52,15 @@ async function oneRun(jobs: number): Promise<RunFigures> {
 		rateLimitPerMinute: 0,
 		jobDurationMs: (_endpoint, input) =>
 			typeof input === 'object' && input !== null && 'held' in input && input.held ? HELD : 20,
+	});
+	const transport = new UndiciTransport();
+	const client = new ManagementClient({
+		baseUrl: emulator.baseUrl,
+		organization: emulator.organization,
+		apiKey: emulator.apiKey,
+		transport,
+		clock: systemClock,
+		rateLimit: false,
 	});
 	const staticData = new Map<string, string>();
 	const harness = await Harness.start({ staticData });
@@ -84,26 +89,23 @@ async function oneRun(jobs: number): Promise<RunFigures> {
 	};
 	try {
 		const echo = spec('echo-only', ['echo']);
-		await createJobs(emulator, 1, true);
+		await createJobs(client, 1, true);
 		await harness.activatePolling(echo, NODE);
 		const quiet = await requestsOf(() => harness.poll(echo, NODE));
 
-		const burst = await createJobs(emulator, jobs, false);
+		const burst = await createJobs(client, jobs, false);
 		await allEnded(emulator, burst);
 		const burstPoll = await requestsOf(() => harness.poll(echo, NODE));
 		const burstEmitted = burstPoll.result ? outputOf(burstPoll.result, NODE).length : 0;
 		const oldOpen = await requestsOf(() => harness.poll(echo, NODE));
 
 		// As many jobs under way at once: each is followed until it ends.
-		const held = await createJobs(emulator, jobs, true);
+		const held = await createJobs(client, jobs, true);
 		await harness.poll(echo, NODE);
 		const manyOpen = await requestsOf(() => harness.poll(echo, NODE));
 		harness.stopPolling(echo, NODE);
 		// The static data n8n would save now, read from a poll that emits: one held job ends.
-		await fetch(
-			`${emulator.baseUrl}/organizations/${emulator.organization}/inference-endpoints/echo/jobs/${held[0].id}`,
-			{ method: 'DELETE', headers: { 'service-api-key': emulator.apiKey } },
-		);
+		await client.jobs.cancel('echo', held[0].id);
 		await harness.activatePolling(echo, NODE);
 		const stateKb = Buffer.byteLength(staticData.get('echo-only') ?? '') / 1024;
 		harness.stopPolling(echo, NODE);
@@ -125,6 +127,7 @@ async function oneRun(jobs: number): Promise<RunFigures> {
 			endpoints: emulator.endpoints.length,
 		};
 	} finally {
+		await transport.close();
 		await harness.close();
 		await emulator.close();
 	}
