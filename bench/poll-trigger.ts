@@ -172,7 +172,7 @@ export const pollTrigger: Scenario = async ({ smoke, runs }) => {
 				(r) => r.manyOpenStateKb,
 			),
 			figure(
-				'requests, nothing changed, every endpoint of the catalogue (1 catalogue page + 1 per endpoint)',
+				`requests, nothing changed, every endpoint of the catalogue (${results[0]?.endpoints ?? 0}): 1 catalogue page, 1 page per endpoint, plus the other pages holding the jobs under way it follows (from its first poll: those among each endpoint's newest 1,000)`,
 				'requests',
 				(r) => r.catalogueQuiet,
 			),
