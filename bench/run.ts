@@ -10,6 +10,7 @@ import { clientOverhead } from './client-overhead';
 import { emulatorCeiling } from './emulator-ceiling';
 import { imagesMemory } from './images-memory';
 import { noticingCompletion } from './noticing-completion';
+import { pollTrigger } from './poll-trigger';
 import { sharedLimit } from './shared-limit';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { slackLoad } from './slack-load';
@@ -26,6 +27,7 @@ export const SCENARIOS: Record<string, Scenario> = {
 	'webhook-verify': webhookVerification,
 	'emulator-ceiling': emulatorCeiling,
 	'slack-replicas': slackReplicas,
+	'poll-trigger': pollTrigger,
 };
 
 export async function runScenarios(

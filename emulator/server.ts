@@ -20,6 +20,8 @@ export interface RequestRecord {
 	method: string;
 	/** Path without the query string. */
 	path: string;
+	/** The query string without its `?`, when the request had one (e.g. a listing's page). */
+	query?: string;
 	status: number;
 	/** clock.now() when the reply was written. */
 	time: number;
@@ -97,6 +99,7 @@ export function createRequestHandler(deps: HandlerDeps) {
 	function record(
 		method: string,
 		path: string,
+		query: string,
 		status: number,
 		surface: Surface,
 		fault?: FaultKind,
@@ -104,6 +107,7 @@ export function createRequestHandler(deps: HandlerDeps) {
 	): void {
 		if (requests.length >= MAX_LOGGED_REQUESTS) requests.splice(0, MAX_LOGGED_REQUESTS / 2);
 		const entry: RequestRecord = { method, path, status, time: clock.now(), surface };
+		if (query) entry.query = query;
 		if (fault) entry.fault = fault;
 		if (body !== undefined) entry.body = body;
 		requests.push(entry);
@@ -160,6 +164,7 @@ export function createRequestHandler(deps: HandlerDeps) {
 		const url = req.url ?? '/';
 		const q = url.indexOf('?');
 		const path = q === -1 ? url : url.slice(0, q);
+		const query = q === -1 ? '' : url.slice(q + 1);
 		const method = req.method ?? 'GET';
 		const surface = surfaceOf(path);
 		let body: string | undefined;
@@ -173,7 +178,7 @@ export function createRequestHandler(deps: HandlerDeps) {
 			res,
 			method,
 			path,
-			query: q === -1 ? '' : url.slice(q + 1),
+			query,
 			async readJson() {
 				const text = await readBody(req);
 				body = text;
@@ -207,25 +212,25 @@ export function createRequestHandler(deps: HandlerDeps) {
 			}
 		}
 		if (result === STREAMED) {
-			record(method, path, res.statusCode, surface, undefined, body);
+			record(method, path, query, res.statusCode, surface, undefined, body);
 			return;
 		}
 		if (res.headersSent || res.destroyed) return;
 		if (faulted && !fault) {
 			if (faults.roll('reset')) {
 				sendAndReset(res, result);
-				record(method, path, result.status, surface, 'reset', body);
+				record(method, path, query, result.status, surface, 'reset', body);
 				return;
 			}
 			if (result.json && result.status < 300 && faults.roll('malformed')) {
 				const reply = String(bodyOf(result));
 				send(res, result, reply.slice(0, Math.max(1, Math.floor(reply.length / 2))));
-				record(method, path, result.status, surface, 'malformed', body);
+				record(method, path, query, result.status, surface, 'malformed', body);
 				return;
 			}
 		}
 		send(res, result);
-		record(method, path, result.status, surface, fault, body);
+		record(method, path, query, result.status, surface, fault, body);
 	}
 
 	return {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './clock';
+import { paginate, type PagingOptions } from './paging';
 import { sharedRateLimiter } from './rate-limiter';
 import type { GpuCloudError } from './errors';
 import { AmbiguousOutcomeError, RequestExecutor } from './request';
@@ -13,7 +14,6 @@ import {
 	jobPageSchema,
 	jobSchema,
 	pageQuerySchema,
-	pageSizeSchema,
 	queueSchema,
 	resourceNameSchema,
 	uuidSchema,
@@ -261,6 +261,18 @@ export class ManagementClient {
 			);
 		},
 
+		/**
+		 * Every job of an endpoint in the service's order (newest first), fetching pages as the caller
+		 * iterates: leave the loop once the jobs are old enough and no further page is read.
+		 */
+		listAll: (endpointName: string, options: PagingOptions = {}): AsyncIterable<Job> => {
+			this.jobsPath(endpointName);
+			return paginate(
+				(query, callOptions) => this.jobs.list(endpointName, query, callOptions),
+				options,
+			);
+		},
+
 		/** Resolves with the job in its final state, whichever it is; see `requireSucceeded`. */
 		wait: async (endpointName: string, jobId: string, options: WaitOptions = {}): Promise<Job> => {
 			const id = parseOrThrow(uuidSchema, jobId, 'job id');
@@ -310,25 +322,8 @@ export class ManagementClient {
 		},
 
 		/** Every endpoint in the catalogue, fetching pages as the caller iterates. */
-		listAll: (
-			options: { pageSize?: number; signal?: AbortSignal } = {},
-		): AsyncIterable<InferenceEndpoint> => {
-			const pageSize = parseOrThrow(
-				pageSizeSchema,
-				options.pageSize ?? LIMITS.pageSizeMax,
-				'page size',
-			);
-			const list = this.endpoints.list;
-			return {
-				async *[Symbol.asyncIterator]() {
-					for (let page = 1; ; page++) {
-						const result = await list({ page, page_size: pageSize }, { signal: options.signal });
-						yield* result.items;
-						if (result.items.length < pageSize || page * pageSize >= result.total_size) return;
-					}
-				},
-			};
-		},
+		listAll: (options: PagingOptions = {}): AsyncIterable<InferenceEndpoint> =>
+			paginate(this.endpoints.list, options),
 
 		get: async (endpointName: string, options: CallOptions = {}): Promise<InferenceEndpoint> => {
 			const name = parseOrThrow(resourceNameSchema, endpointName, 'endpoint name');

@@ -10,5 +10,6 @@ export * from './request';
 export * from './wait';
 export * from './webhooks';
 export * from './client';
+export * from './paging';
 export * from './image-reply';
 export * from './input-schema';

@@ -1,5 +1,4 @@
 import type {
-	IDataObject,
 	IExecuteFunctions,
 	INodeExecutionData,
 	INodeType,
@@ -15,9 +14,9 @@ import {
 	webhookOutcome,
 	type JobWebhookPayload,
 } from '../../shared';
-import { toDataObject, toGeneric } from '../GpuCloud/helpers/output';
 import { checkName } from '../GpuCloud/helpers/parameters';
 import { DeliveryRecord, firstRuns } from './deliveries';
+import { EVENTS, jobItem } from './job-item';
 import { managementClient } from '../GpuCloud/transport';
 import { nothingToRegister } from '../GpuCloud/webhook/lifecycle';
 import {
@@ -47,45 +46,6 @@ function firstDelivery(context: IWebhookFunctions, deliveryId: string): boolean 
 	);
 }
 
-const EVENTS = [
-	{ name: 'Job Succeeded', value: 'succeeded' },
-	{ name: 'Job Failed', value: 'failed' },
-	{ name: 'Job Cancelled', value: 'cancelled' },
-];
-
-function timeOf(payload: JobWebhookPayload, action: string): string | undefined {
-	return payload.data.events.find((event) => event.action === action)?.time;
-}
-
-/** The job as one flat item: what ended, how, its output and when each step happened. */
-function jobItem(payload: JobWebhookPayload, webhookId: string | undefined): IDataObject {
-	const job = payload.data;
-	const started = timeOf(payload, 'started');
-	const ended =
-		timeOf(payload, job.status) ??
-		(job.status === 'succeeded' || job.status === 'failed' || job.status === 'cancelled'
-			? job.update_time
-			: undefined);
-	const runSeconds =
-		started && ended ? (Date.parse(ended) - Date.parse(started)) / 1000 : undefined;
-	const item: IDataObject = {
-		event: payload.type,
-		id: job.id,
-		status: job.status,
-		endpoint: job.inference_endpoint_name,
-		organization: job.organization_name,
-		output: toGeneric(job.output),
-		metadata: job.metadata ? toDataObject(job.metadata) : {},
-		createTime: job.create_time,
-		startTime: started,
-		endTime: ended,
-		runSeconds: runSeconds !== undefined && Number.isFinite(runSeconds) ? runSeconds : undefined,
-		reportedAt: payload.timestamp,
-		webhookId,
-	};
-	return Object.fromEntries(Object.entries(item).filter(([, value]) => value !== undefined));
-}
-
 export class GpuCloudTrigger implements INodeType {
 	description: INodeTypeDescription = {
 		displayName: 'GPU Cloud Trigger',
@@ -111,7 +71,7 @@ export class GpuCloudTrigger implements INodeType {
 		properties: [
 			{
 				displayName:
-					'Copy this node\'s Production URL (under "Webhook URLs" above) into the webhook URL of your jobs, for example the "Webhook URL" option of the GPU Cloud node\'s Job > Create. GPU Cloud then reports here each time one of those jobs ends.',
+					'Copy this node\'s Production URL (under "Webhook URLs" above) into the webhook URL of your jobs, for example the "Webhook URL" option of the GPU Cloud node\'s Job > Create. GPU Cloud then reports here each time one of those jobs ends. If GPU Cloud cannot reach this n8n, use the GPU Cloud Poll Trigger instead.',
 				name: 'setupNotice',
 				type: 'notice',
 				default: '',
@@ -257,7 +217,15 @@ export class GpuCloudTrigger implements INodeType {
 		if (deliveryId && !firstDelivery(this, deliveryId))
 			return { webhookResponse: { received: true, duplicate: true } };
 		return {
-			workflowData: [this.helpers.returnJsonArray(jobItem(payload, deliveryId))],
+			workflowData: [
+				this.helpers.returnJsonArray(
+					jobItem(payload.data, {
+						event: payload.type,
+						reportedAt: payload.timestamp,
+						webhookId: deliveryId,
+					}),
+				),
+			],
 			webhookResponse: { received: true },
 		};
 	}

@@ -29,6 +29,14 @@ import {
 import { editorChecks, editorWorkflow } from './editor';
 import { manualInstall } from './manual-install';
 import { N8n, type Execution, type NodeRun } from './n8n';
+import {
+	holdsForPolling,
+	pollCredential,
+	pollingChecks,
+	pollWorkflow,
+	POLL_HELD_JOB_MS,
+	POLL_WORKFLOW_ID,
+} from './polling';
 import { runOrThrow, type Service } from './processes';
 import { Receiver } from './receiver';
 import { N8nRest, OWNER, type ExecutionSummary } from './rest';
@@ -1221,6 +1229,11 @@ async function runTarget(
 		cleanups.push(() => receiver.close());
 		const ai = await startEmulator({ port: 0, workloadAuth: true });
 		cleanups.push(() => ai.close());
+		const polled = await startEmulator({
+			port: 0,
+			jobDurationMs: (_endpoint, input) => (holdsForPolling(input) ? POLL_HELD_JOB_MS : 500),
+		});
+		cleanups.push(() => polled.close());
 		const withAi = offersAiNodeSdk(target);
 		log(
 			`emulators at ${emulator.baseUrl} and ${rateLimited.baseUrl} (${EMULATOR_LIMIT_PER_MINUTE} requests/min), n8n will listen on ${await n8n.baseUrl()}`,
@@ -1228,7 +1241,10 @@ async function runTarget(
 
 		const marker = randomUUID();
 		const queueName = `e2e-${marker.slice(0, 8)}`;
-		await n8n.importCredentials(workflows.credentials(emulator, rateLimited, ai));
+		await n8n.importCredentials([
+			...workflows.credentials(emulator, rateLimited, ai),
+			pollCredential(polled),
+		]);
 		const served = examples.filter(
 			(example) => example.start.kind === 'webhook' || example.start.kind === 'form',
 		);
@@ -1254,6 +1270,7 @@ async function runTarget(
 			workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
 			editorWorkflow(PKG),
+			pollWorkflow(PKG, receiver),
 			...examples.map(importable),
 			...(withAi
 				? [
@@ -1302,6 +1319,20 @@ async function runTarget(
 					check,
 				}),
 		);
+		await pollingChecks({
+			activate: () => rest.activate(POLL_WORKFLOW_ID),
+			restart: async (whileDown) => {
+				await server?.stop();
+				server = undefined;
+				await whileDown();
+				server = await n8n.start();
+			},
+			emulator: polled,
+			receiver,
+			check,
+			expect,
+			log,
+		});
 	} catch (error) {
 		const message = error instanceof Error ? error.message : String(error);
 		checks.push({ name: 'setup', outcome: 'fail' });

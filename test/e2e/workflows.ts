@@ -162,7 +162,7 @@ const start: NodeSpec = { name: 'Start', type: 'n8n-nodes-base.manualTrigger', p
 const byName = (value: string) => ({ __rl: true, mode: 'name', value });
 
 /** n8n's HTTP Request node posting the item it receives, and the execution id, to the receiver. */
-function report(url: string): NodeSpec {
+export function report(url: string): NodeSpec {
 	return {
 		name: 'Report',
 		type: 'n8n-nodes-base.httpRequest',

@@ -10,6 +10,7 @@ import {
 	ExecutionLifecycleHooks,
 	ExternalSecretsProxy,
 	LoadOptionsContext,
+	PollContext,
 	RoutingNode,
 	WebhookContext,
 	WorkflowExecute,
@@ -60,6 +61,7 @@ import { GpuCloudApi } from '../../credentials/GpuCloudApi.credentials';
 import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.credentials';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { GpuCloudChatModel } from '../../nodes/GpuCloudChatModel/GpuCloudChatModel.node';
+import { GpuCloudPollTrigger } from '../../nodes/GpuCloudPollTrigger/GpuCloudPollTrigger.node';
 import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
 import { z } from 'zod/v4';
 import { TestAgent, TestOpenAiModel } from './agent';
@@ -97,6 +99,7 @@ function valueAt(value: unknown, path: string): unknown {
 export const PACKAGE = 'n8n-nodes-gpu-cloud';
 export const NODE_TYPE = `${PACKAGE}.gpuCloud`;
 export const TRIGGER_TYPE = `${PACKAGE}.gpuCloudTrigger`;
+export const POLL_TRIGGER_TYPE = `${PACKAGE}.gpuCloudPollTrigger`;
 export const CHAT_MODEL_TYPE = `${PACKAGE}.gpuCloudChatModel`;
 export const ITEMS_TYPE = 'harness.items';
 export const AGENT_TYPE = 'harness.agent';
@@ -128,6 +131,7 @@ class HarnessNodeTypes implements INodeTypes {
 	private readonly types = new Map<string, INodeType | IVersionedNodeType>([
 		[NODE_TYPE, new GpuCloud()],
 		[TRIGGER_TYPE, new GpuCloudTrigger()],
+		[POLL_TRIGGER_TYPE, new GpuCloudPollTrigger()],
 		[CHAT_MODEL_TYPE, new GpuCloudChatModel()],
 		[ITEMS_TYPE, new TestItems()],
 		[AGENT_TYPE, new TestAgent()],
@@ -450,6 +454,8 @@ export class Harness {
 		string,
 		{ spec: WorkflowSpec; node: INode; description: IWebhookDescription }
 	>();
+	/** Active polling triggers: the workflow n8n keeps in memory between polls, by "<workflow>/<node>". */
+	private readonly polling = new Map<string, Workflow>();
 	private readonly listeners = new Set<() => void>();
 	private readonly running = new Set<Promise<unknown>>();
 	private nextId = 1;
@@ -636,6 +642,44 @@ export class Harness {
 				this.active.set(path, { spec, node, description });
 			}
 		}
+	}
+
+	/**
+	 * Activates a polling trigger as n8n's ActiveWorkflows does: reads the workflow (static data
+	 * included) once and keeps it between polls, polls at once, then saves the static data. A
+	 * restarted n8n is `stopPolling` (nothing saved, as at a shutdown) and `activatePolling` again.
+	 */
+	async activatePolling(spec: WorkflowSpec, nodeName: string): Promise<Execution | undefined> {
+		const workflow = this.workflow(spec);
+		this.polling.set(`${spec.id}/${nodeName}`, workflow);
+		const execution = await this.poll(spec, nodeName);
+		this.saveStaticData(workflow);
+		return execution;
+	}
+
+	stopPolling(spec: WorkflowSpec, nodeName: string): void {
+		this.polling.delete(`${spec.id}/${nodeName}`);
+	}
+
+	/**
+	 * One scheduled poll of an active polling trigger: when poll() returns items, n8n saves the static
+	 * data and runs the workflow from the trigger with them (resolved here once the run ends).
+	 */
+	async poll(spec: WorkflowSpec, nodeName: string): Promise<Execution | undefined> {
+		const workflow = this.polling.get(`${spec.id}/${nodeName}`);
+		if (!workflow) throw new Error(`${nodeName} of ${spec.id} is not polling`);
+		const node = workflow.getNode(nodeName);
+		if (!node) throw new Error(`Node ${nodeName} is missing`);
+		const nodeType = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion);
+		if (!nodeType.poll) throw new Error(`${node.type} has no poll method`);
+		const context = new PollContext(workflow, node, this.additionalData(''), 'trigger', 'activate');
+		const data = await nodeType.poll.call(context);
+		if (data === null) return undefined;
+		this.saveStaticData(workflow);
+		const runData = createRunExecutionData({
+			executionData: { nodeExecutionStack: [{ node, data: { main: data }, source: null }] },
+		});
+		return await this.execute(String(this.nextId++), spec, 'trigger', runData, false);
 	}
 
 	/**

@@ -13,7 +13,8 @@ const ROOT = join(__dirname, '..', '..');
 const DIST = join(ROOT, 'dist');
 
 /** What n8n puts on the module path of a community package, plus our own compiled files. */
-const PROVIDED_BY_N8N = new Set(['n8n-workflow', 'zod/v4', 'node:crypto', 'crypto']);
+/** luxon: on n8n's allow-list for community nodes, at the top of n8n 2.8.4's and 2.41.3's node_modules. */
+const PROVIDED_BY_N8N = new Set(['n8n-workflow', 'zod/v4', 'node:crypto', 'crypto', 'luxon']);
 /** Provided from n8n 2.16 only, so required only when the chat model is used, never when the package loads. */
 const AI_NODE_SDK = '@n8n/ai-node-sdk';
 const CHAT_MODEL_FILE = join('nodes', 'GpuCloudChatModel', 'GpuCloudChatModel.node.js');
@@ -31,12 +32,13 @@ beforeAll(() => {
 });
 
 describe('The built package', () => {
-	test("loads through n8n's package loader with the three nodes, both credentials, icons and codex", async () => {
+	test("loads through n8n's package loader with the four nodes, both credentials, icons and codex", async () => {
 		const loader = new PackageDirectoryLoader(ROOT);
 		await loader.loadAll();
 		expect(Object.keys(loader.known.nodes).sort()).toEqual([
 			'gpuCloud',
 			'gpuCloudChatModel',
+			'gpuCloudPollTrigger',
 			'gpuCloudTrigger',
 		]);
 		expect(Object.keys(loader.known.credentials).sort()).toEqual([
@@ -69,7 +71,7 @@ describe('The built package', () => {
 		]);
 	});
 
-	test('requires nothing at run time but n8n-workflow, zod/v4, crypto, its own files and (in the chat model, lazily) the AI node SDK', () => {
+	test('requires nothing at run time but n8n-workflow, zod/v4, crypto, luxon, its own files and (in the chat model, lazily) the AI node SDK', () => {
 		const external = new Set<string>();
 		for (const file of filesUnder(DIST).filter((path) => path.endsWith('.js'))) {
 			for (const [, name] of readFileSync(file, 'utf8').matchAll(/require\(["']([^"']+)["']\)/g)) {
@@ -117,7 +119,7 @@ describe('The built package', () => {
 		});
 		expect(JSON.parse(output)).toEqual({
 			sdkMissing: true,
-			nodes: ['gpuCloud', 'gpuCloudChatModel', 'gpuCloudTrigger'],
+			nodes: ['gpuCloud', 'gpuCloudChatModel', 'gpuCloudPollTrigger', 'gpuCloudTrigger'],
 			credentials: ['gpuCloudApi', 'gpuCloudWorkloadApi'],
 			used: 'The GPU Cloud Chat Model needs n8n 2.16 or newer.',
 		});

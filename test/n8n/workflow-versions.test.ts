@@ -60,6 +60,7 @@ describe.each([
 		expect(report.loaded).toEqual([
 			expect.stringMatching(/^node gpuCloud /),
 			expect.stringMatching(/^node gpuCloudTrigger /),
+			expect.stringMatching(/^node gpuCloudPollTrigger /),
 			// Its description loads on any n8n; only using it needs the AI SDK of n8n 2.16+.
 			expect.stringMatching(/^node gpuCloudChatModel /),
 			'credential gpuCloudApi',

@@ -8,7 +8,9 @@
  *     429s under 2 % of requests (2 workers, then 3);
  *   - a multi-item webhook wait leaves GPU Cloud with no failed delivery;
  *   - an image generated on a worker is kept as binary data in the database and read back through
- *     n8n's REST API with its size and type.
+ *     n8n's REST API with its size and type;
+ *   - the Poll Trigger, polling on the main instance, emits jobs that ended while the main was down
+ *     once, and none twice across restarts (test/e2e/polling.ts, the executions on the workers).
  * Prints the figures and exits non-zero when a goal is missed. Options: --quick (fewer items),
  * --no-bulk (everything but the bulk runs, about 10 minutes shorter).
  */
@@ -21,6 +23,15 @@ import { startEmulator, type RunningEmulator } from '../../emulator';
 import { createManagementClient } from '../../shared/runtime';
 import { NEWEST, cleanEnv, ensureN8n } from '../e2e/install';
 import { runOrThrow } from '../e2e/processes';
+import {
+	holdsForPolling,
+	pollCredential,
+	pollingChecks,
+	pollWorkflow,
+	POLL_HELD_JOB_MS,
+	POLL_WORKFLOW_ID,
+} from '../e2e/polling';
+import { Receiver } from '../e2e/receiver';
 import { N8nRest, unflatten } from '../e2e/rest';
 import { chain, type NodeSpec } from '../e2e/workflows';
 import { Balancer } from './balancer';
@@ -482,6 +493,37 @@ async function waitScenario(
 	);
 }
 
+/** The Poll Trigger in queue mode: the main instance polls and is restarted; workers run the executions. */
+async function pollingScenario(
+	rest: N8nRest,
+	cluster: QueueCluster,
+	emulator: RunningEmulator,
+	receiver: Receiver,
+): Promise<void> {
+	await pollingChecks({
+		activate: () => rest.activate(POLL_WORKFLOW_ID),
+		restart: async (whileDown) => {
+			await cluster.stop('main');
+			await whileDown();
+			await cluster.start('main', 'main');
+		},
+		emulator,
+		receiver,
+		check: async (name, body) => {
+			try {
+				await body();
+				check(name, 'as expected', true);
+			} catch (error) {
+				check(name, error instanceof Error ? error.message : String(error), false);
+			}
+		},
+		expect: (condition, message) => {
+			if (!condition) throw new Error(message);
+		},
+		log,
+	});
+}
+
 async function main(): Promise<void> {
 	const missing = await missingPackages();
 	if (missing.length)
@@ -519,6 +561,13 @@ async function main(): Promise<void> {
 		cleanups.push(() => limited.close());
 		const balancer = await Balancer.start();
 		cleanups.push(() => balancer.close());
+		const polled = await startEmulator({
+			port: 0,
+			jobDurationMs: (_endpoint, input) => (holdsForPolling(input) ? POLL_HELD_JOB_MS : 500),
+		});
+		cleanups.push(() => polled.close());
+		const receiver = await Receiver.start();
+		cleanups.push(() => receiver.close());
 
 		const cluster = new QueueCluster({
 			install,
@@ -539,8 +588,13 @@ async function main(): Promise<void> {
 				type: 'gpuCloudWorkloadApi',
 				data: { serviceUrl: emulator.imageUrl, apiKey: emulator.apiKey },
 			},
+			pollCredential(polled),
 		]);
-		await cluster.importJson('workflow', Object.values(WORKFLOWS));
+		// The poll workflow is activated later, by its scenario.
+		await cluster.importJson('workflow', [
+			...Object.values(WORKFLOWS),
+			pollWorkflow(PKG, receiver),
+		]);
 		for (const workflow of Object.values(WORKFLOWS))
 			await cluster.cli(['publish:workflow', `--id=${String(workflow.id)}`]);
 		const main = await cluster.start('main', 'main');
@@ -556,11 +610,9 @@ async function main(): Promise<void> {
 		await triggerScenario(emulator, balancer, postgres, 1_000);
 		await triggerScenario(emulator, balancer, postgres, 0);
 		await waitScenario(emulator, balancer, postgres);
-		await imageScenario(
-			await N8nRest.setUpOwner(`http://127.0.0.1:${main.port}`),
-			balancer,
-			postgres,
-		);
+		const rest = await N8nRest.setUpOwner(`http://127.0.0.1:${main.port}`);
+		await imageScenario(rest, balancer, postgres);
+		await pollingScenario(rest, cluster, polled, receiver);
 		if (!bulk) return;
 		// 1,200 items in all each time, as the issue measured; --quick: 300.
 		const items = quick ? 75 : 300;

@@ -39,6 +39,26 @@ export const endpointLocator: INodeProperties = {
 	],
 };
 
+/** "Return All" and "Limit", as every n8n Get Many offers them. */
+export const returnAllFields: INodeProperties[] = [
+	{
+		displayName: 'Return All',
+		name: 'returnAll',
+		type: 'boolean',
+		default: false,
+		description: 'Whether to return all results or only up to a given limit',
+	},
+	{
+		displayName: 'Limit',
+		name: 'limit',
+		type: 'number',
+		typeOptions: { minValue: 1 },
+		default: 50,
+		description: 'Max number of results to return',
+		displayOptions: { show: { returnAll: [false] } },
+	},
+];
+
 export const jobIdField: INodeProperties = {
 	displayName: 'Job ID',
 	name: 'jobId',

@@ -1,7 +1,7 @@
 import type { AllEntities } from 'n8n-workflow';
 
 type NodeMap = {
-	job: 'create' | 'get' | 'cancel' | 'waitForCompletion' | 'createAndWait';
+	job: 'create' | 'get' | 'getAll' | 'cancel' | 'waitForCompletion' | 'createAndWait';
 	transcription: 'transcribe';
 	inferenceEndpoint: 'getAll' | 'get';
 	queue: 'create';

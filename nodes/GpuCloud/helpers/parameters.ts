@@ -1,4 +1,5 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
+import { DateTime } from 'luxon';
 import { z } from 'zod/v4';
 import {
 	NAME_RULE,
@@ -76,6 +77,37 @@ export function check<T extends z.ZodType>(
 	displayName: string,
 ): z.output<T> {
 	return parseOrThrow(schema, value, displayName);
+}
+
+const limitSchema = z
+	.number({ error: 'must be a whole number' })
+	.int({ error: 'must be a whole number' })
+	.min(1, { error: 'must be at least 1' });
+
+/** How many results a Get Many returns: "Limit", or no bound with "Return All". */
+export function readLimit(context: IExecuteFunctions, itemIndex: number): number {
+	if (context.getNodeParameter('returnAll', itemIndex, false) === true)
+		return Number.POSITIVE_INFINITY;
+	return check(limitSchema, context.getNodeParameter('limit', itemIndex, 50), 'Limit');
+}
+
+/**
+ * A "dateTime" parameter as epoch milliseconds; empty is undefined. A time without a zone is in the
+ * workflow's time zone, as n8n shows it in the date picker.
+ */
+export function readDateTime(
+	context: IExecuteFunctions,
+	value: unknown,
+	displayName: string,
+): number | undefined {
+	if (value === undefined || value === null || value === '') return undefined;
+	const parsed =
+		typeof value === 'string'
+			? DateTime.fromISO(value, { zone: context.getTimezone() })
+			: undefined;
+	if (!parsed?.isValid)
+		throw fieldError(displayName, 'must be a date and time, e.g. 2026-11-24T09:30:00', value);
+	return parsed.toMillis();
 }
 
 const minutesSchema = z

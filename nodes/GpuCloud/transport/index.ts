@@ -2,6 +2,7 @@ import type {
 	IExecuteFunctions,
 	IHttpRequestOptions,
 	ILoadOptionsFunctions,
+	IPollFunctions,
 	ISupplyDataFunctions,
 	IWebhookFunctions,
 } from 'n8n-workflow';
@@ -34,11 +35,12 @@ import {
 export const MANAGEMENT_CREDENTIAL = 'gpuCloudApi';
 export const WORKLOAD_CREDENTIAL = 'gpuCloudWorkloadApi';
 
-/** Every context that may send authenticated requests: node runs, list searches, webhooks, AI sub-nodes. */
+/** Every context that may send authenticated requests: node runs, list searches, webhooks, polls, AI sub-nodes. */
 export type RequestContext =
 	| IExecuteFunctions
 	| ILoadOptionsFunctions
 	| IWebhookFunctions
+	| IPollFunctions
 	| ISupplyDataFunctions;
 
 const fullResponseSchema = z.object({

@@ -3,9 +3,10 @@ import * as cancel from './cancel.operation';
 import * as create from './create.operation';
 import * as createAndWait from './createAndWait.operation';
 import * as get from './get.operation';
+import * as getAll from './getAll.operation';
 import * as waitForCompletion from './waitForCompletion.operation';
 
-export { cancel, create, createAndWait, get, waitForCompletion };
+export { cancel, create, createAndWait, get, getAll, waitForCompletion };
 
 export const description: INodeProperties[] = [
 	{
@@ -35,6 +36,12 @@ export const description: INodeProperties[] = [
 				action: 'Get a job',
 			},
 			{
+				name: 'Get Many',
+				value: 'getAll',
+				description: "List an endpoint's jobs, newest first",
+				action: 'Get many jobs',
+			},
+			{
 				name: 'Wait for Completion',
 				value: 'waitForCompletion',
 				description: 'Wait until an existing job has ended',
@@ -47,5 +54,6 @@ export const description: INodeProperties[] = [
 	...create.description,
 	...createAndWait.description,
 	...get.description,
+	...getAll.description,
 	...waitForCompletion.description,
 ];
