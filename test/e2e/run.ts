@@ -1317,6 +1317,7 @@ async function runTarget(
 					screenshots:
 						UPDATE_SCREENSHOTS && target === NEWEST ? DOCS_IMAGES : join(root, 'screenshots'),
 					check,
+					credentialRulesOn401: target === NEWEST,
 				}),
 		);
 		await pollingChecks({
