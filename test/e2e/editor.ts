@@ -104,6 +104,8 @@ export interface EditorContext {
 	 * every 401 with its fixed N8N_OWN_401_MESSAGE before any rule is read; 2.41 applies the rules.
 	 */
 	credentialRulesOn401: boolean;
+	/** Whether the node panel's search results show each node's description (2.41, not 2.8.4). */
+	searchShowsDescriptions: boolean;
 }
 
 /** What n8n 2.8.4's credential test says for any 401, whatever the credential's rules. */
@@ -291,7 +293,9 @@ export async function editorChecks(ctx: EditorContext): Promise<void> {
 		context.setDefaultTimeout(STEP_TIMEOUT_MS);
 		const signedIn = await signIn(ctx, context);
 		if (!signedIn) return;
-		await nodePanelChecks(ctx, await context.newPage());
+		// 2.8.4's search results show no descriptions, so the trigger (listed as "GPU Cloud") cannot be
+		// told from another item there; the search is checked on 2.41 (issue 24 keeps the rest open).
+		if (ctx.searchShowsDescriptions) await nodePanelChecks(ctx, await context.newPage());
 		await triggerUrlCheck(ctx, await context.newPage());
 		await workflowChecks(ctx, await context.newPage());
 	} finally {

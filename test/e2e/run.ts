@@ -1318,6 +1318,7 @@ async function runTarget(
 						UPDATE_SCREENSHOTS && target === NEWEST ? DOCS_IMAGES : join(root, 'screenshots'),
 					check,
 					credentialRulesOn401: target === NEWEST,
+					searchShowsDescriptions: target === NEWEST,
 				}),
 		);
 		await pollingChecks({

@@ -417,6 +417,7 @@ it('serves a multi-workspace install behind the shipped nginx.conf: OAuth instal
 		expect(await waitForStatus(`${origin}/readyz`, 200, 30_000, child, () => output)).toEqual({
 			status: 'ready',
 			checks: { installations: 'ok' },
+			unreadable_workspaces: 0,
 		});
 		oauth.signIn(TEAM.id);
 		const start = await fetch(`${origin}/slack/install`, { redirect: 'manual' });
