@@ -7,7 +7,7 @@ import { composeReply } from '../../emulator/chat/reply';
 import { z } from 'zod/v4';
 import { chatRequestSchema } from '../../shared/schemas';
 import { CHROMIUM, chromiumMissing } from '../support/chromium';
-import { CREDENTIALS, type WorkflowJson } from './workflows';
+import { generateImageNode, type WorkflowJson } from './workflows';
 
 export const EDITOR_WORKFLOW_ID = 'e2eEditor';
 export const EDITOR_NODES = { job: 'Run Job', image: 'Generate Image', chat: 'Chat' };
@@ -31,23 +31,7 @@ export function editorWorkflow(prefix: string): WorkflowJson {
 				input: JSON.stringify({ prompt: 'from the editor' }),
 			},
 		},
-		{
-			name: EDITOR_NODES.image,
-			type: `${prefix}.gpuCloud`,
-			credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
-			parameters: {
-				resource: 'image',
-				operation: 'generate',
-				source: 'text',
-				prompt: 'A lighthouse on a cliff at dawn, watercolor',
-				workflowName: 'txt2img',
-				imageSettings: { width: 512, height: 512, seed: 7 },
-				delivery: 'wait',
-				outputMode: 'perImage',
-				binaryPropertyName: 'data',
-				options: {},
-			},
-		},
+		generateImageNode(prefix, EDITOR_NODES.image),
 		{
 			name: EDITOR_NODES.chat,
 			type: `${prefix}.gpuCloud`,

@@ -233,26 +233,31 @@ export function transcribePoll(prefix: string): WorkflowJson {
 	]);
 }
 
+/** Image > Generate from text, waiting for a 512×512 image into the binary property `data`. */
+export function generateImageNode(prefix: string, name: string) {
+	return {
+		name,
+		type: `${prefix}.gpuCloud`,
+		credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
+		parameters: {
+			resource: 'image',
+			operation: 'generate',
+			source: 'text',
+			prompt: 'A lighthouse on a cliff at dawn, watercolor',
+			workflowName: 'txt2img',
+			imageSettings: { width: 512, height: 512, seed: 7 },
+			delivery: 'wait',
+			outputMode: 'perImage',
+			binaryPropertyName: 'data',
+			options: {},
+		},
+	};
+}
+
 /** The two deployed workloads: an image as a file, and a chat reply read from a stream. */
 export function workloads(prefix: string): WorkflowJson {
 	return fanOut(IDS.workloads, 'e2e: image and chat workloads', start, [
-		{
-			name: 'Generate Image',
-			type: `${prefix}.gpuCloud`,
-			credentials: { gpuCloudWorkloadApi: CREDENTIALS.image },
-			parameters: {
-				resource: 'image',
-				operation: 'generate',
-				source: 'text',
-				prompt: 'A lighthouse on a cliff at dawn, watercolor',
-				workflowName: 'txt2img',
-				imageSettings: { width: 512, height: 512, seed: 7 },
-				delivery: 'wait',
-				outputMode: 'perImage',
-				binaryPropertyName: 'data',
-				options: {},
-			},
-		},
+		generateImageNode(prefix, 'Generate Image'),
 		{
 			name: 'Chat',
 			type: `${prefix}.gpuCloud`,
