@@ -122,6 +122,12 @@ describe("n8n's node panel", () => {
 		expect(itemOf('gpuCloud').description).toBe(trigger?.description);
 	});
 
+	test("describes GPU Cloud's item by what both its actions and its trigger do", () => {
+		// The item shows the trigger's description at "What happens next?" too, where a user looks for
+		// the actions: a trigger-only sentence there reads as "not the node you want".
+		expect(itemOf('gpuCloud').description).toMatch(/\bgenerate images\b.*\bwhen a job ends\b/);
+	});
+
 	test('finds every item by search at "Add first step" and "What happens next?"', () => {
 		const hidden = items
 			.filter((entry) => !keptInSearchWithoutAiNodes(entry.codex))
