@@ -72,7 +72,8 @@ export async function resumeUnfinishedWork(
 			logger.warn(
 				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
 			);
-		for (const request of state.takeOverInflight(container.team)) {
+		const left = state.inflight.filter((request) => request.team === container.team);
+		for (const request of left.filter((request) => state.takeOverInflight(request.ref))) {
 			if (!shared) resumeInflight(container, request, undefined, logger);
 			else if (!(await shared.isDelivered(request.ref)) && (await shared.startInflight(request)))
 				resumeInflight(container, request, shared, logger);

@@ -145,15 +145,15 @@ export class StateStore implements InflightRecords, CreatedJobs {
 	}
 
 	/**
-	 * The requests of `team` an earlier run left unfinished and nothing in this process runs yet; from
-	 * now on they count as under way here, so a workspace's services built again do not take them twice.
+	 * Takes up `ref`, a request an earlier run left unfinished, unless this process runs it already:
+	 * true once. From then on it counts as under way here, so a workspace's services built again do
+	 * not take it twice.
 	 */
-	takeOverInflight(team: string): InflightRequest[] {
-		const left = this.state.inflight.filter(
-			(entry) => entry.team === team && !this.underway.has(entry.ref),
-		);
-		for (const entry of left) this.underway.add(entry.ref);
-		return left;
+	takeOverInflight(ref: string): boolean {
+		if (this.underway.has(ref) || !this.state.inflight.some((entry) => entry.ref === ref))
+			return false;
+		this.underway.add(ref);
+		return true;
 	}
 
 	/**
