@@ -21,7 +21,8 @@ import { BackgroundTasks } from './services/background';
 import { SocketReceiver } from './socket-receiver';
 import { createContainer, type Container, type ContainerOptions } from './services/container';
 import { errorSummary } from './services/errors';
-import { RedisSharedState } from './services/shared-state';
+import { LocalSharedState } from './services/local-state';
+import { RedisSharedState, type SharedState } from './services/shared-state';
 import { slackClientOptions } from './services/slack-client';
 import { resumeUnfinishedWork, takeOverOrphanedJobs } from './services/resume';
 import { redisInTime } from './services/timeout';
@@ -112,10 +113,11 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
 	});
-	// Several replicas agree through Redis; the start waits until it answers.
-	const shared = config.redisUrl
-		? await RedisSharedState.connect({ url: config.redisUrl, logger })
-		: undefined;
+	// Several replicas agree through Redis (the start waits until it answers); one process with itself.
+	const replicas = config.redisUrl !== undefined;
+	const shared: SharedState = config.redisUrl
+		? await RedisSharedState.connect({ url: config.redisUrl, logger, stateFile: state })
+		: new LocalSharedState(state, clock);
 	/** A job-webhook handler: the organization's secret (re-read when rotated), ids seen once across replicas. */
 	const jobWebhookHandler = (options: {
 		management: ReturnType<typeof clientsFor>['management'];
@@ -132,10 +134,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			}),
 			tracker: options.tracker,
 			logger,
-			firstDelivery: shared
-				? (id: string) =>
-						redisInTime(shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS))
-				: undefined,
+			firstDelivery: (id: string) =>
+				redisInTime(shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS)),
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
@@ -231,7 +231,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 				},
 			]
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
-	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
+	// Redis is a dependency of its own; one process's state is the process itself.
+	if (replicas) probes.push({ name: 'store', check: () => shared.ping() });
 	const health: Health = new Health({
 		probes,
 		logger,
@@ -251,9 +252,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	};
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
-	const claimOnce = shared
-		? (key: string, ttlMs: number) => shared.claimOnce(key, ttlMs)
-		: undefined;
+	const claimOnce = (key: string, ttlMs: number) => shared.claimOnce(key, ttlMs);
 	const receiver =
 		slack.mode === 'http'
 			? new AckFirstReceiver({
@@ -271,7 +270,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					logger,
 					port: slack.port,
 					host: slack.host,
-					clock,
 					routes: webhookRoutes(),
 					getRoutes: healthRoutes,
 					track: (what, work) => background.track(what, work),
@@ -352,7 +350,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	// Distributed: each linked workspace's services start now, and follow its unfinished jobs.
 	await distributed?.startWorkspaces();
 	const sweeping = new AbortController();
-	if (shared)
+	// Only a replica can stop while others run on: one process finds its own work at its next start.
+	if (replicas)
 		void takeOverOrphanedJobs(
 			containers,
 			shared,
@@ -396,7 +395,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			for (const container of await containers()) container.tracker.stop();
 			await app.stop();
 			await distributed?.close();
-			await shared?.close();
+			await shared.close();
 			await ownTransport?.close();
 		},
 	};

@@ -36,8 +36,8 @@ export interface ContainerOptions {
 	/** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
 	streamIntervalMs?: number;
 	statusRefreshMs?: number;
-	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
-	shared?: SharedState;
+	/** What replicas agree on (slots, deliveries, followed jobs...): Redis, or this process alone. */
+	shared: SharedState;
 	/** Installed in several workspaces: whether `team` shares its jobs with this workspace. */
 	sharesJobs?: (team: string) => Promise<boolean>;
 	/** Told each phase a job of this workspace enters (metrics). */
@@ -70,7 +70,7 @@ export function createContainer(options: ContainerOptions): Container {
 	const catalogue = new Catalogue(management, clock);
 	const origins = new JobOrigins(
 		new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message)),
-		shared ?? state,
+		shared,
 	);
 	/** Another workspace's job, checked as that workspace's app checks its own, when it shares its jobs. */
 	const sharedOrigin = (sharesJobs: (team: string) => Promise<boolean>) => async (job: Job) => {
@@ -78,7 +78,7 @@ export function createContainer(options: ContainerOptions): Container {
 		if (typeof team !== 'string' || team === identity.team || !(await sharesJobs(team)))
 			return undefined;
 		const seal = new JobOriginSeal(config.appSecret, team, () => undefined);
-		return new JobOrigins(seal, shared ?? state).origin(job);
+		return new JobOrigins(seal, shared).origin(job);
 	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const posted = new PostedRecord(threads, state, clock, shared);
@@ -86,8 +86,7 @@ export function createContainer(options: ContainerOptions): Container {
 		team: identity.team,
 		access,
 		threads,
-		state,
-		shared,
+		state: shared,
 		posted,
 		clock,
 		logger,
@@ -142,10 +141,10 @@ export function createContainer(options: ContainerOptions): Container {
 		writer,
 		lifecycle,
 		threads,
-		records: shared ?? state,
+		records: shared,
 		team: identity.team,
 		botUserId,
-		shared,
+		claims: shared,
 	});
 	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });

@@ -11,7 +11,7 @@ import type { PrivateReply, RequestContext } from './outcome';
 import type { PostedRecord } from './posted-record';
 import { cannotPostMessage } from './slack-errors';
 import type { MessagePayload, SlackThreads } from './slack-thread';
-import type { InflightRecords, InflightRequest, StateStore } from './state-store';
+import type { InflightRecords, InflightRequest } from './state-store';
 
 /**
  * Every /gpu request, whatever its kind, runs through here in the same steps:
@@ -84,10 +84,11 @@ export interface RequestLifecycleOptions {
 	team: string;
 	access: AccessPolicy;
 	threads: SlackThreads;
-	/** Records images and answers under way, unless `shared` does. */
-	state: StateStore;
-	/** Several replicas (Redis): records them there instead, held by this replica, for any replica to take over. */
-	shared?: InflightRecords;
+	/**
+	 * Where images and answers under way are recorded, held by this process, for a restart or another
+	 * replica to take over: the app's SharedState (a state file alone records them for one process).
+	 */
+	state: InflightRecords;
 	posted: PostedRecord;
 	clock: Clock;
 	logger: Logger;
@@ -112,10 +113,6 @@ export class RequestLifecycle {
 	private accepting = true;
 
 	constructor(private readonly options: RequestLifecycleOptions) {}
-
-	private get records(): InflightRecords {
-		return this.options.shared ?? this.options.state;
-	}
 
 	/**
 	 * Runs a new request. Resolves with what only the asker sees (a refusal, or why the parent could
@@ -157,7 +154,7 @@ export class RequestLifecycle {
 				if (plan.remember) {
 					const messageTs =
 						place.kind === 'thread' ? (place.messageTs ?? thread.threadTs) : thread.threadTs;
-					await this.records.startInflight({
+					await this.options.state.startInflight({
 						ref,
 						team,
 						kind: inflightKind(plan.kind),
@@ -245,7 +242,7 @@ export class RequestLifecycle {
 				await this.carryOut(request, begun.thread, parent, handedOver);
 			} finally {
 				if (request.usesSlot) await access.release(request.user, request.ref);
-				if (remembered) await this.records.endInflight(request.ref);
+				if (remembered) await this.options.state.endInflight(request.ref);
 				handedOver();
 			}
 		})();

@@ -87,6 +87,13 @@ export class LocalSlots
 	}
 }
 
+/** Leases in one process: always its own (there is no other replica), none outliving it. */
+export const oneProcessLeases: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs'> = {
+	lease: () => Promise.resolve(true),
+	releaseLease: () => Promise.resolve(),
+	leaseMs: 0,
+};
+
 /**
  * The app as one process (no `REDIS_URL`): the same promises as RedisSharedState, kept by the one
  * replica there is. First sightings and slots are claims in memory (a restart forgets them, as the
@@ -95,8 +102,7 @@ export class LocalSlots
  * the state file's.
  */
 export class LocalSharedState implements SharedState {
-	/** Nothing of a dead process's is held by anyone else: there is no one else. */
-	readonly leaseMs = 0;
+	readonly leaseMs = oneProcessLeases.leaseMs;
 	/** One table per ttl, so each forgets in claim order. */
 	private readonly claims = new Map<number, ClaimedWithin>();
 	private readonly slots = new LocalSlots();
@@ -112,12 +118,12 @@ export class LocalSharedState implements SharedState {
 		return Promise.resolve(table.claim(key, this.clock.now()));
 	}
 
-	lease(): Promise<boolean> {
-		return Promise.resolve(true);
+	lease(name: string): Promise<boolean> {
+		return oneProcessLeases.lease(name);
 	}
 
-	releaseLease(): Promise<void> {
-		return Promise.resolve();
+	releaseLease(name: string): Promise<void> {
+		return oneProcessLeases.releaseLease(name);
 	}
 
 	isDelivered(ref: string): Promise<boolean> {

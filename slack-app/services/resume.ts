@@ -46,10 +46,10 @@ export async function takeOverOrphanedJobs(
 }
 
 export interface ResumeSources {
-	/** This process's state file: what it had under way when it stopped. */
+	/** This process's state file: its records of requests under way name their workspace first. */
 	state: StateStore;
-	/** Several replicas: images and answers under way are recorded in Redis instead. */
-	shared?: SharedState;
+	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
+	shared: SharedState;
 	/** The workspaces the app serves (records of older versions name none). */
 	teams: () => Promise<readonly string[]>;
 	logger: Logger;
@@ -57,9 +57,8 @@ export interface ResumeSources {
 
 /**
  * After a restart, for one workspace: follow its unfinished jobs again, redo its interrupted images,
- * flag its interrupted answers. With several replicas the state file's records (of a version before
- * Redis kept them) move to Redis first, unless another replica delivered them already; then every
- * record whose holder died is taken over, here as by the sweep.
+ * flag its interrupted answers: every record of a request under way that nobody holds any more (this
+ * process's before it stopped, or a dead replica's) is taken over, here as by the sweep.
  */
 export async function resumeUnfinishedWork(
 	container: Container,
@@ -72,15 +71,7 @@ export async function resumeUnfinishedWork(
 			logger.warn(
 				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
 			);
-		const left = state.inflight.filter((request) => request.team === container.team);
-		for (const request of left.filter((request) => state.takeOverInflight(request.ref))) {
-			if (!shared) resumeInflight(container, request, undefined, logger);
-			else if (!(await shared.isDelivered(request.ref)) && (await shared.startInflight(request)))
-				resumeInflight(container, request, shared, logger);
-			// Redis holds it now (or it is done): this file no longer needs to.
-			if (shared) await state.endInflight(request.ref);
-		}
-		if (shared) await takeOverInflight([container], shared, logger);
+		await takeOverInflight([container], shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
@@ -117,7 +108,7 @@ async function takeOverInflight(
 function resumeInflight(
 	container: Container,
 	request: InflightRequest,
-	shared: SharedState | undefined,
+	shared: SharedState,
 	logger: Logger,
 ): void {
 	void withLogContext({ request: request.ref }, async () => {
@@ -126,8 +117,8 @@ function resumeInflight(
 			await container.services.chat.interrupted(request);
 		} catch (error) {
 			logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`);
-			// Another look (any replica's sweep) tries again; without Redis, the next start does.
-			await shared?.releaseLease(inflightLease(request.ref)).catch(() => undefined);
+			// Another look (any replica's sweep) tries again; one process alone, its next start does.
+			await shared.releaseLease(inflightLease(request.ref)).catch(() => undefined);
 		}
 	});
 }
