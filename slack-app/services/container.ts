@@ -103,7 +103,7 @@ export function createContainer(options: ContainerOptions): Container {
 		pollIntervalMs: config.pollIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
 		resumeWindowHours: config.resumeWindowHours,
-		shared,
+		leases: shared,
 		onPhase: options.onJobPhase,
 	});
 	const jobs = new JobService({

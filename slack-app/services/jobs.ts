@@ -110,7 +110,7 @@ export class JobService {
 	 */
 	async resume(): Promise<{ watching: number; delivered: number }> {
 		const { tracker, lifecycle } = this.options;
-		const { running, delivered } = await tracker.resume();
+		const { running, delivered } = await tracker.rediscover();
 		for (const { job, origin } of running) {
 			lifecycle.resume({
 				ref: job.id,
