@@ -74,12 +74,12 @@ export class ImageService {
 	 * under way, unless the thread already shows all of its images (the app died after uploading).
 	 * Parts already in the thread are never posted twice.
 	 */
-	resume(inflight: InflightRequest): void {
+	redo(inflight: InflightRequest): void {
 		const request = inflight.image;
 		if (!request) return;
 		const { workload } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-		this.options.lifecycle.resume({
+		this.options.lifecycle.adopt({
 			ref: inflight.ref,
 			user: inflight.user,
 			kind: 'image',

@@ -65,8 +65,11 @@ export interface RequestPlan {
 	work: (request: ActiveRequest) => Promise<Ending>;
 }
 
-/** Work the app took over from before a restart: its slot is counted even past the limit, it runs already. */
-export interface ResumedPlan {
+/**
+ * Work the app takes over (adopts) from before a restart or from a replica that stopped: its slot is
+ * counted even past the limit, it runs already.
+ */
+export interface AdoptedPlan {
 	ref: string;
 	user: string;
 	kind: RequestKind;
@@ -181,8 +184,8 @@ export class RequestLifecycle {
 		return this.options.access.refusal(context.user, context.channel);
 	}
 
-	/** Takes up work the app had under way before a restart. */
-	resume(plan: ResumedPlan): void {
+	/** Takes up (adopts) work under way before a restart, or on a replica that stopped. */
+	adopt(plan: AdoptedPlan): void {
 		this.options.access.adopt(plan.user, plan.ref);
 		const started: Started = { ...plan, usesSlot: true };
 		void this.run(

@@ -112,7 +112,7 @@ function resumeInflight(
 	logger: Logger,
 ): void {
 	void withLogContext({ request: request.ref }, async () => {
-		if (request.kind === 'image') return container.services.images.resume(request);
+		if (request.kind === 'image') return container.services.images.redo(request);
 		try {
 			await container.services.chat.interrupted(request);
 		} catch (error) {
@@ -129,6 +129,6 @@ async function resumeJobs(
 	logger: Logger,
 	found: (watching: number, delivered: number) => string,
 ): Promise<void> {
-	const { watching, delivered } = await container.services.jobs.resume();
+	const { watching, delivered } = await container.services.jobs.recoverJobs();
 	if (watching || delivered) logger.info(found(watching, delivered));
 }

@@ -230,7 +230,7 @@ describe('the user slot', () => {
 				text: 'parent',
 			}).ts,
 		};
-		r.lifecycle.resume({
+		r.lifecycle.adopt({
 			ref: 'resumed-1',
 			user: USER,
 			kind: 'image',
