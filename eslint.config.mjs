@@ -5,11 +5,106 @@ import js from '@eslint/js';
 import globals from 'globals';
 import { config as n8nCommunityNodes } from '@n8n/node-cli/eslint';
 import tseslint from 'typescript-eslint';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 const typeInformation = {
 	parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
 };
 const n8nSources = ['nodes/**/*.ts', 'credentials/**/*.ts'];
+// n8n's config registers import-x for the nodes; ESLint accepts a plugin twice only as the same object.
+const importXPlugin =
+	[n8nCommunityNodes].flat().find((entry) => entry.plugins?.['import-x'])?.plugins['import-x'] ??
+	importX;
+const allSources = [
+	'shared/**/*.ts',
+	'emulator/**/*.ts',
+	'slack-app/**/*.ts',
+	'slack-standin/**/*.ts',
+	...n8nSources,
+	'test/**/*.ts',
+	'bench/**/*.ts',
+];
+
+// The Slack app's folders, top to bottom (docs/architecture.md): each may import only what is below it.
+const app = (path) => `./slack-app/${path}`;
+const ENTRY = [
+	'app.ts',
+	'bin.ts',
+	'start.ts',
+	'serve.ts',
+	'local.ts',
+	'pack.ts',
+	'emulator-process.ts',
+].map(app);
+const below = (layer, above) => ({
+	target: app(layer),
+	from: above,
+	message: `slack-app/${layer}/ sits below these; see the Slack app's folders in docs/architecture.md.`,
+});
+const layering = [
+	{
+		target: app('messages'),
+		from: './slack-app',
+		except: ['./messages', './model'],
+		message: 'messages/ is a leaf: it imports only the model.',
+	},
+	{
+		target: app('model'),
+		from: './slack-app',
+		except: ['./model'],
+		message: 'model/ is a leaf: it imports nothing else of the app.',
+	},
+	below('slack', [
+		...ENTRY,
+		app('config.ts'),
+		app('workspaces'),
+		app('listeners'),
+		app('features'),
+		app('requests'),
+		app('state'),
+		app('http'),
+	]),
+	below('state', [
+		...ENTRY,
+		app('config.ts'),
+		app('workspaces'),
+		app('listeners'),
+		app('features'),
+		app('requests'),
+		app('http'),
+	]),
+	below('http', [
+		...ENTRY,
+		app('config.ts'),
+		app('workspaces'),
+		app('listeners'),
+		app('features'),
+		app('requests'),
+	]),
+	below('requests', [
+		...ENTRY,
+		app('config.ts'),
+		app('workspaces'),
+		app('listeners'),
+		app('features'),
+	]),
+	below('features', [...ENTRY, app('config.ts'), app('workspaces'), app('listeners')]),
+	below('listeners', [...ENTRY, app('config.ts'), app('workspaces')]),
+	below('workspaces', ENTRY),
+	{
+		// The packed app is bin.ts and what it imports: only the local runner may start the stand-in.
+		target: './slack-app',
+		from: ['./slack-standin', './emulator'],
+		except: [],
+		message:
+			'Only slack-app/start.ts and slack-app/local.ts may reach the stand-in or the emulator.',
+	},
+	{
+		target: './shared',
+		from: ['./slack-app', './slack-standin', './nodes', './credentials', './emulator'],
+		message: 'shared/ is the core both products use: it imports neither of them.',
+	},
+];
 
 export default tseslint.config(
 	{
@@ -29,6 +124,7 @@ export default tseslint.config(
 			'shared/**/*.ts',
 			'emulator/**/*.ts',
 			'slack-app/**/*.ts',
+			'slack-standin/**/*.ts',
 			'test/**/*.ts',
 			'bench/**/*.ts',
 		],
@@ -39,6 +135,45 @@ export default tseslint.config(
 			'@typescript-eslint/no-unused-vars': [
 				'error',
 				{ argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+			],
+		},
+	},
+	{
+		files: allSources,
+		plugins: { 'import-x': importXPlugin },
+		settings: {
+			'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.js', '.json'] })],
+			// Which files import-x reads to follow imports (no-cycle); its default is JavaScript only.
+			'import-x/extensions': ['.ts', '.js'],
+		},
+		rules: {
+			'import-x/no-cycle': 'error',
+			'import-x/no-restricted-paths': ['error', { zones: layering }],
+		},
+	},
+	{
+		// The local runner composes the app with its stand-ins; the packed app never imports it.
+		files: ['slack-app/start.ts', 'slack-app/local.ts', 'slack-app/emulator-process.ts'],
+		rules: {
+			'import-x/no-restricted-paths': [
+				'error',
+				{ zones: layering.filter((zone) => zone.target !== './slack-app') },
+			],
+		},
+	},
+	{
+		files: ['shared/**/*.ts'],
+		rules: {
+			'no-restricted-imports': [
+				'error',
+				{
+					patterns: [
+						{
+							group: ['n8n-workflow', 'n8n-core', 'n8n', '@n8n/*', '@slack/*'],
+							message: 'shared/ never imports n8n or Slack code.',
+						},
+					],
+				},
 			],
 		},
 	},

@@ -11,7 +11,7 @@ import { connect, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod/v4';
 import { freePort } from '../slack-app/local';
-import { slackSignature } from '../slack-app/standin';
+import { slackSignature } from '../slack-standin';
 import { kill, startAppProcess } from '../test/reliability/slack-process';
 import { Stack } from '../test/slack/harness';
 import { askChild, CHILD_FLAG, forkBenchChild, stopChild } from './bulk-n8n';

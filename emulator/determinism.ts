@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { prng } from './faults';
+import { prng } from './prng';
 
 /** 32 bits of SHA-256: the same text always gives the same number. */
 export function hashOf(text: string): number {

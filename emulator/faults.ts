@@ -4,6 +4,7 @@ import {
 	type FaultSettings,
 	type FaultSurface,
 } from './options';
+import { prng } from './prng';
 
 export type FaultKind =
 	| 'error'
@@ -26,18 +27,6 @@ const RATE_OF: Record<FaultKind, keyof FaultSettings> = {
 	'stream-error': 'streamErrorRate',
 };
 const KINDS = Object.keys(RATE_OF) as FaultKind[];
-
-/** mulberry32: tiny, fast and good enough to pick which requests fail. */
-export function prng(seed: number): () => number {
-	let state = seed >>> 0;
-	return () => {
-		state = (state + 0x6d2b79f5) >>> 0;
-		let t = state;
-		t = Math.imul(t ^ (t >>> 15), t | 1);
-		t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-		return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-	};
-}
 
 /**
  * Decides which requests, deliveries and jobs a fault hits. Each kind draws from its own seeded

@@ -11,28 +11,28 @@ import {
 import type { Transport } from '../shared/transport';
 import { WebhookVerifier } from '../shared/webhooks';
 import { configSecrets, type AppConfig } from './config';
-import { Health, type ReadinessProbe } from './health';
-import { Metrics } from './metrics';
-import { Distributed } from './installations/distribution';
+import { Health, type ReadinessProbe } from './http/health';
+import { Metrics } from './http/metrics';
+import { Distributed } from './workspaces/distribution';
 import { registerListeners } from './listeners';
-import { JsonLogger } from './log';
-import { AckFirstReceiver } from './receiver';
-import { BackgroundTasks } from './services/background';
-import { SocketReceiver } from './socket-receiver';
-import { createContainer, type Container, type ContainerOptions } from './services/container';
-import { errorSummary } from './services/errors';
-import { LocalSharedState } from './services/local-state';
-import { RedisSharedState, type SharedState } from './services/shared-state';
-import { slackClientOptions } from './services/slack-client';
-import { resumeUnfinishedWork, takeOverOrphanedJobs } from './services/resume';
-import { redisInTime } from './services/timeout';
-import { StateStore } from './services/state-store';
-import type { JobTracker } from './services/job-tracker';
+import { JsonLogger } from './slack/log';
+import { AckFirstReceiver } from './http/receiver';
+import { BackgroundTasks } from './requests/background';
+import { SocketReceiver } from './http/socket-receiver';
+import { createContainer, type Container, type ContainerOptions } from './workspaces/container';
+import { errorSummary } from './slack/errors';
+import { LocalSharedState } from './state/local-state';
+import { RedisSharedState, type SharedState } from './state/shared-state';
+import { slackClientOptions } from './slack/slack-client';
+import { resumeUnfinishedWork, takeOverOrphanedJobs } from './workspaces/resume';
+import { redisInTime } from './state/timeout';
+import { StateStore } from './state/state-store';
+import type { JobTracker } from './requests/job-tracker';
 import {
 	createWebhookHandler,
 	createWorkspaceWebhookRoute,
 	type WebhookRoute,
-} from './services/webhook-receiver';
+} from './requests/webhook-receiver';
 
 export interface SlackAppOptions {
 	config: AppConfig;

@@ -3,10 +3,10 @@ import { parseEnv } from 'node:util';
 import type { LogLevel } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { isHttpUrl, NAME_PATTERN, NAME_RULE } from '../shared/schemas';
-import { KEY_RULE, parseKey } from './installations/cipher';
-import { LOG_LEVELS } from './log';
-import type { AccessSettings } from './services/access';
-import { fileErrorCode } from './services/files';
+import { KEY_RULE, parseKey } from './state/installations/cipher';
+import { LOG_LEVELS } from './slack/log';
+import type { AccessSettings } from './requests/access';
+import { fileErrorCode } from './state/files';
 
 /**
  * Every setting of the Slack app, read from the environment in this one place and checked at start.

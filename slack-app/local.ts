@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import { loadConfig, type AppConfig } from './config';
-import type { Standin } from './standin';
+import type { Standin } from '../slack-standin';
 
 /**
  * Settings for running the app against local stand-ins: the service emulator instead of GPU Cloud,

@@ -3,10 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { webApi, type Logger } from '@slack/bolt';
 import { startSlackApp, type RunningSlackApp } from './app';
 import { ConfigError, configSecrets, type AppConfig } from './config';
-import { Health } from './health';
-import { JsonLogger } from './log';
-import { errorSummary, slackErrorCode } from './services/errors';
-import { slackClientOptions } from './services/slack-client';
+import { Health } from './http/health';
+import { JsonLogger } from './slack/log';
+import { errorSummary, slackErrorCode } from './slack/errors';
+import { slackClientOptions } from './slack/slack-client';
 
 /**
  * The app as a long-running service, shared by the `gpu-cloud-slack` command and `npm start`: it

@@ -6,8 +6,8 @@ import { describeConfig, loadConfig, readSettings, type AppConfig } from './conf
 import { startEmulatorProcess } from './emulator-process';
 import { freePort, localAppToken, localConfig, localSlackCredentials } from './local';
 import { exitOnStartFailure, loggerFor, serve } from './serve';
-import { BOT, LOCAL_USER, startStandin, TEAM, type Standin } from './standin';
-import { OAuthStandin } from './standin/oauth';
+import { BOT, LOCAL_USER, startStandin, TEAM, type Standin } from '../slack-standin';
+import { OAuthStandin } from '../slack-standin/oauth';
 
 /**
  * `npm start` (one node process: npm's signals reach it, and it stops what it started). With Slack credentials (SLACK_BOT_TOKEN plus SLACK_SIGNING_SECRET, or SLACK_APP_TOKEN

@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import type { AppServices } from '../services';
+import type { AppServices } from '../features';
 import { registerActions } from './actions';
 import { registerCommands } from './commands';
 import { registerEvents } from './events';

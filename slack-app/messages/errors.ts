@@ -1,4 +1,4 @@
-import type { Subcommand } from '../services/command-parser';
+import type { Subcommand } from './help';
 import type { SlackMessage } from '../model';
 import { context, escapeText, mention, section } from './format';
 import { usageLine } from './help';

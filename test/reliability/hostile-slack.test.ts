@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { signWebhook } from '../../shared/webhooks';
-import { JobOriginSeal } from '../../slack-app/services/job-metadata';
-import { BOT, TEAM, slackSignature } from '../../slack-app/standin';
+import { JobOriginSeal } from '../../slack-app/state/job-metadata';
+import { BOT, TEAM, slackSignature } from '../../slack-standin';
 import { content, Stack } from '../slack/harness';
 import { send, type RawRequest } from './raw-http';
 

@@ -5,8 +5,8 @@ import { LogLevel } from '@slack/bolt';
 import { signWebhook } from '../../shared/webhooks';
 import { startSlackApp } from '../../slack-app/app';
 import { freePort, localConfig, type LocalService } from '../../slack-app/local';
-import { JsonLogger } from '../../slack-app/log';
-import { slackSignature } from '../../slack-app/standin';
+import { JsonLogger } from '../../slack-app/slack/log';
+import { slackSignature } from '../../slack-standin';
 import { content, Stack } from '../slack/harness';
 import { send } from './raw-http';
 import {

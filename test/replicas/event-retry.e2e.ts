@@ -1,4 +1,4 @@
-import { DIRECT_MESSAGE } from '../../slack-app/standin';
+import { DIRECT_MESSAGE } from '../../slack-standin';
 import {
 	assistantQuestion,
 	deliver,

@@ -1,8 +1,8 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RedisSharedState } from '../../slack-app/services/shared-state';
-import { BOT } from '../../slack-app/standin';
+import { RedisSharedState } from '../../slack-app/state/shared-state';
+import { BOT } from '../../slack-standin';
 import { CapturingLogger, content, Stack } from '../slack/harness';
 import { eventually } from '../support/eventually';
 import { Redis } from '../support/services';

@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { z } from 'zod/v4';
 import { startEmulator } from '../../emulator';
 import { localSlackCredentials } from '../../slack-app/local';
-import { BOT, startStandin, type Standin } from '../../slack-app/standin';
+import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { kill } from '../reliability/slack-process';
 import { RoundRobinProxy } from './proxy';
 

@@ -1,6 +1,6 @@
 import { createClient } from 'redis';
 
-/** The kinds of key the app keeps in Redis, each under `gpu-cloud-slack:<kind>:` (services/shared-state.ts). */
+/** The kinds of key the app keeps in Redis, each under `gpu-cloud-slack:<kind>:` (slack-app/state/shared-state.ts). */
 const KEY_KINDS = [
 	'lease',
 	'delivered',

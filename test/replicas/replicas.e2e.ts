@@ -1,5 +1,5 @@
 import { isTerminalStatus } from '../../shared/schemas';
-import { RedisSharedState } from '../../slack-app/services/shared-state';
+import { RedisSharedState } from '../../slack-app/state/shared-state';
 import { CapturingLogger, content } from '../slack/harness';
 import { eventually } from '../support/eventually';
 import { Cluster, Replica } from './cluster';

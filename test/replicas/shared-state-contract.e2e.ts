@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RedisSharedState } from '../../slack-app/services/shared-state';
+import { RedisSharedState } from '../../slack-app/state/shared-state';
 import { describeSharedStateContract } from '../slack/shared-state-contract';
 import { CapturingLogger } from '../slack/harness';
 import { Redis } from '../support/services';

@@ -1,5 +1,5 @@
-import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
-import { TEAM } from '../../slack-app/standin';
+import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
+import { TEAM } from '../../slack-standin';
 import { content } from '../slack/harness';
 import { Cluster, type Replica } from './cluster';
 import { whileRedisRefuses } from './redis-refusing';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { defaultBodyLimit } from '@slack/bolt';
 import { loadConfig } from '../../slack-app/config';
-import { MAX_WEBHOOK_BYTES } from '../../slack-app/services/webhook-receiver';
+import { MAX_WEBHOOK_BYTES } from '../../slack-app/requests/webhook-receiver';
 
 /**
  * docs/slack-app.md "Deploying", its systemd unit and its nginx example agree with the app: the

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Health, type ReadinessProbe } from '../../slack-app/health';
-import { JsonLogger } from '../../slack-app/log';
+import { Health, type ReadinessProbe } from '../../slack-app/http/health';
+import { JsonLogger } from '../../slack-app/slack/log';
 import { Stack } from '../slack/harness';
 
 /** /healthz and /readyz over real HTTP, with probes whose answers the test decides. */

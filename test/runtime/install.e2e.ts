@@ -17,8 +17,8 @@ import { startEmulator } from '../../emulator';
 import { LINK_VIEW } from '../../slack-app/messages/link-workspace';
 import { freePort } from '../../slack-app/local';
 import { packSlackApp, run } from '../../slack-app/pack';
-import { BOT, startStandin, TEAM } from '../../slack-app/standin';
-import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
+import { BOT, startStandin, TEAM } from '../../slack-standin';
+import { OAuthStandin, type OAuthWorkspace } from '../../slack-standin/oauth';
 import { kill } from '../reliability/slack-process';
 import { appProcessEnv, CHANNEL, content, Stack, USER } from '../slack/harness';
 import { eventually } from '../support/eventually';
@@ -133,7 +133,7 @@ it('installs from the packed tarball with production dependencies only, starts w
 		expect(
 			files.filter(
 				(file) =>
-					/(^|\/)(emulator|standin|test)(\/|\.|$)|\.ts$/.test(file) &&
+					/(^|\/)(emulator|slack-standin|standin|test)(\/|\.|$)|\.ts$/.test(file) &&
 					!file.startsWith('node_modules'),
 			),
 		).toEqual([]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
 import { startSlackApp } from '../../slack-app/app';
 import { freePort, localConfig } from '../../slack-app/local';
-import { JsonLogger, withLogContext } from '../../slack-app/log';
+import { JsonLogger, withLogContext } from '../../slack-app/slack/log';
 import { content, Stack } from '../slack/harness';
 
 /** The app's log: one JSON object per line, each Slack request and each job traceable by its id. */

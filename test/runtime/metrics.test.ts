@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CHANNEL, Stack, USER } from '../slack/harness';
-import { TEAM } from '../../slack-app/standin/workspace';
+import { TEAM } from '../../slack-standin/workspace';
 import { eventually } from '../support/eventually';
 
 /**

@@ -1,6 +1,6 @@
 import { startEmulator } from '../../emulator';
 import { freePort, localSlackCredentials } from '../../slack-app/local';
-import { startStandin, type Standin } from '../../slack-app/standin';
+import { startStandin, type Standin } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { kill, spawnApp, type AppProcess } from '../reliability/slack-process';
 import { partsEnv } from '../slack/harness';

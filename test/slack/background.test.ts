@@ -1,4 +1,4 @@
-import { BackgroundTasks } from '../../slack-app/services/background';
+import { BackgroundTasks } from '../../slack-app/requests/background';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

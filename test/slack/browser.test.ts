@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
+import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
 import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { CHANNEL, Stack } from './harness';
 

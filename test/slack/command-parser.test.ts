@@ -1,9 +1,5 @@
-import {
-	parseCommand,
-	tokenize,
-	USAGE,
-	SUBCOMMANDS,
-} from '../../slack-app/services/command-parser';
+import { parseCommand, tokenize } from '../../slack-app/features/command-parser';
+import { SUBCOMMANDS, USAGE } from '../../slack-app/messages/help';
 
 function ok(text: string) {
 	const result = parseCommand(text);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createManagementClient } from '../../shared/runtime';
 import { ACTIONS } from '../../slack-app/messages/actions';
-import { BOT, TEAM } from '../../slack-app/standin';
+import { BOT, TEAM } from '../../slack-standin';
 import { content, Stack } from './harness';
 
 /** Every /gpu subcommand through signed HTTP requests, against the emulator, seen in the stand-in. */

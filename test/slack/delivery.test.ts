@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
-import { BOT, TEAM } from '../../slack-app/standin';
+import { BOT, TEAM } from '../../slack-standin';
 import { content, Stack, type StackOptions } from './harness';
 
 /** How results reach the thread: webhook, polling, restarts, repeats, forgeries, Slack rate limits. */

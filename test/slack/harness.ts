@@ -12,8 +12,8 @@ import {
 	type Standin,
 	type StandinOptions,
 	type StoredMessage,
-} from '../../slack-app/standin';
-import { BOT } from '../../slack-app/standin';
+} from '../../slack-standin';
+import { BOT } from '../../slack-standin';
 
 /**
  * The whole app over real loopback HTTP: the service emulator, the Slack stand-in (whose WebClient

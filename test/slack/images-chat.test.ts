@@ -1,5 +1,5 @@
 import { ACTIONS } from '../../slack-app/messages/actions';
-import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
+import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
 import { content, Stack } from './harness';
 
 /** Images into threads, streamed chat with thread follow-ups, and the Regenerate / Show input buttons. */

@@ -2,12 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { Installation } from '@slack/oauth';
-import { SecretCipher } from '../../slack-app/installations/cipher';
+import { SecretCipher } from '../../slack-app/state/installations/cipher';
 import {
 	InstallationStore,
 	UnreadableRowError,
 	type StoreLocation,
-} from '../../slack-app/installations/store';
+} from '../../slack-app/state/installations/store';
 
 /**
  * The installation store's contract, run on SQLite in `npm test` (installation-store.test.ts) and on

@@ -1,7 +1,7 @@
 import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
-import { APP_MARKER } from '../../slack-app/services/job-metadata';
-import { BOT, TEAM } from '../../slack-app/standin';
+import { APP_MARKER } from '../../slack-app/state/job-metadata';
+import { BOT, TEAM } from '../../slack-standin';
 import { jobFixture } from '../support/fixtures';
 import { content, Stack } from './harness';
 

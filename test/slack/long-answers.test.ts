@@ -2,12 +2,12 @@ import { LogLevel, webApi } from '@slack/bolt';
 import { systemClock } from '../../shared/runtime';
 import { ANSWER_MAX_LENGTH } from '../../slack-app/messages/chat';
 import { escapeText } from '../../slack-app/messages/format';
-import { AnswerWriter } from '../../slack-app/services/answer-stream';
-import { conversationFromThread } from '../../slack-app/services/conversation';
-import { slackClientOptions } from '../../slack-app/services/slack-client';
-import { REQUEST_EVENT, SlackThreads } from '../../slack-app/services/slack-thread';
-import { BOT, startStandin, TEAM, type Standin } from '../../slack-app/standin';
-import type { ApiCall } from '../../slack-app/standin/web-api';
+import { AnswerWriter } from '../../slack-app/features/answer-stream';
+import { conversationFromThread } from '../../slack-app/features/conversation';
+import { slackClientOptions } from '../../slack-app/slack/slack-client';
+import { REQUEST_EVENT, SlackThreads } from '../../slack-app/slack/slack-thread';
+import { BOT, startStandin, TEAM, type Standin } from '../../slack-standin';
+import type { ApiCall } from '../../slack-standin/web-api';
 import { CapturingLogger } from './harness';
 
 /**

@@ -1,11 +1,11 @@
 import { SHORTCUTS } from '../../slack-app/messages/actions';
 import { ASK_FORM } from '../../slack-app/messages/ask';
-import type { ApiCall } from '../../slack-app/standin/web-api';
+import type { ApiCall } from '../../slack-standin/web-api';
 import { Stack } from './harness';
 
 /**
  * Long but ordinary input through every surface, with signed requests from the stand-in, which
- * refuses what Slack refuses (slack-app/standin/limits.ts). Nothing the app sends may be refused
+ * refuses what Slack refuses (slack-standin/limits.ts). Nothing the app sends may be refused
  * or cut by Slack, and what the app shortens says so.
  */
 

@@ -1,14 +1,14 @@
 import { webApi } from '@slack/bolt';
 import { systemClock } from '../../shared/runtime';
 import { localSlackCredentials } from '../../slack-app/local';
-import { slackClientOptions } from '../../slack-app/services/slack-client';
+import { slackClientOptions } from '../../slack-app/slack/slack-client';
 import {
 	ANSWER_EVENT,
 	REQUEST_EVENT,
 	RESULT_EVENT,
 	SlackThreads,
-} from '../../slack-app/services/slack-thread';
-import { BOT, startStandin, type Standin } from '../../slack-app/standin';
+} from '../../slack-app/slack/slack-thread';
+import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { content, Stack } from './harness';
 
 /**

@@ -4,8 +4,8 @@ import { parse } from 'yaml';
 import { z } from 'zod/v4';
 import { SHORTCUTS } from '../../slack-app/messages/actions';
 import { SUGGESTED_PROMPTS } from '../../slack-app/messages/assistant';
-import { BOT_SCOPES } from '../../slack-app/installations/distribution';
-import { SHORTCUTS as STANDIN_SHORTCUTS } from '../../slack-app/standin/workspace';
+import { BOT_SCOPES } from '../../slack-app/workspaces/distribution';
+import { SHORTCUTS as STANDIN_SHORTCUTS } from '../../slack-standin/workspace';
 
 /** The manifest declares what the app listens for; the stand-in offers what the manifest declares. */
 

@@ -16,7 +16,7 @@ import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
 import type { KnownBlock, SlackMessage } from '../../slack-app/model';
-import { LimitCheck } from '../../slack-app/standin/limits';
+import { LimitCheck } from '../../slack-standin/limits';
 
 const JOB_ID = '3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { ASK_FORM } from '../../slack-app/messages/ask';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
+import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
 import { Stack } from './harness';
 
 /**

@@ -1,4 +1,4 @@
-import { slackSignature } from '../../slack-app/standin';
+import { slackSignature } from '../../slack-standin';
 import { CHANNEL, Stack, USER } from './harness';
 
 /**

@@ -2,16 +2,16 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { errorParts } from '../../slack-app/messages/results';
-import { AccessPolicy } from '../../slack-app/services/access';
+import { AccessPolicy } from '../../slack-app/requests/access';
 import {
 	RequestLifecycle,
 	type Ending,
 	type RequestPlan,
-} from '../../slack-app/services/lifecycle';
-import { PostedRecord } from '../../slack-app/services/posted-record';
-import type { SlackThreads } from '../../slack-app/services/slack-thread';
-import { StateStore } from '../../slack-app/services/state-store';
-import { BOT, type Standin } from '../../slack-app/standin';
+} from '../../slack-app/requests/lifecycle';
+import { PostedRecord } from '../../slack-app/requests/posted-record';
+import type { SlackThreads } from '../../slack-app/slack/slack-thread';
+import { StateStore } from '../../slack-app/state/state-store';
+import { BOT, type Standin } from '../../slack-standin';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
 import { standinThreads } from './standin-threads';

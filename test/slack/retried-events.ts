@@ -1,4 +1,4 @@
-import { BOT, DIRECT_MESSAGE, slackSignature, type StoredMessage } from '../../slack-app/standin';
+import { BOT, DIRECT_MESSAGE, slackSignature, type StoredMessage } from '../../slack-standin';
 import type { Stack } from './harness';
 
 /**

@@ -1,4 +1,4 @@
-import { slackSignature } from '../../slack-app/standin';
+import { slackSignature } from '../../slack-standin';
 import { content, Stack } from './harness';
 
 /** Forged requests, allow-lists, per-user limits, and secrets that never leak. */

@@ -1,24 +1,24 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AccessPolicy } from '../../slack-app/services/access';
+import { AccessPolicy } from '../../slack-app/requests/access';
 import {
 	conversationFromThread,
 	CONTEXT_MAX_MESSAGES,
 	trimConversation,
-} from '../../slack-app/services/conversation';
+} from '../../slack-app/features/conversation';
 import {
 	JobOriginSeal,
 	userMetadataProblem,
 	USER_METADATA_MAX_PROPERTIES,
-} from '../../slack-app/services/job-metadata';
+} from '../../slack-app/state/job-metadata';
 import {
 	ANSWER_EVENT,
 	REQUEST_EVENT,
 	RESULT_EVENT,
 	type ThreadMessage,
-} from '../../slack-app/services/slack-thread';
-import { StateStore } from '../../slack-app/services/state-store';
+} from '../../slack-app/slack/slack-thread';
+import { StateStore } from '../../slack-app/state/state-store';
 import type { Job } from '../../shared/schemas';
 
 const settings = {

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { SharedState } from '../../slack-app/services/shared-state';
-import { StateStore, type InflightRequest } from '../../slack-app/services/state-store';
+import type { SharedState } from '../../slack-app/state/shared-state';
+import { StateStore, type InflightRequest } from '../../slack-app/state/state-store';
 
 /**
  * The promises every SharedState keeps, whichever the deployment: LocalSharedState (one process,

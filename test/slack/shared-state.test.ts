@@ -1,5 +1,5 @@
 import { systemClock } from '../../shared/runtime';
-import { LocalSharedState } from '../../slack-app/services/local-state';
+import { LocalSharedState } from '../../slack-app/state/local-state';
 import { describeSharedStateContract } from './shared-state-contract';
 
 /** One process: claims and slots in memory, what outlives a restart in its state file. */

@@ -1,8 +1,8 @@
 import WebSocket from 'ws';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { ANSWER_EVENT } from '../../slack-app/services/slack-thread';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-app/standin';
+import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
+import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { startSlackApp } from '../../slack-app/app';
 import { CapturingLogger, content, Stack } from './harness';

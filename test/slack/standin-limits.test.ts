@@ -8,9 +8,9 @@ import {
 	VIEW_MAX_BYTES,
 	VIEW_RULES,
 	type FieldRule,
-} from '../../slack-app/standin/limits';
-import { WebApi } from '../../slack-app/standin/web-api';
-import { DEFAULT_CHANNEL, LOCAL_USER, Workspace } from '../../slack-app/standin/workspace';
+} from '../../slack-standin/limits';
+import { WebApi } from '../../slack-standin/web-api';
+import { DEFAULT_CHANNEL, LOCAL_USER, Workspace } from '../../slack-standin/workspace';
 
 /**
  * Every limit of the stand-in, one by one: a payload exactly at the limit is accepted, one

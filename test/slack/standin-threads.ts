@@ -1,8 +1,8 @@
 import { webApi } from '@slack/bolt';
 import { systemClock } from '../../shared/runtime';
 import { freePort, localSlackCredentials } from '../../slack-app/local';
-import { SlackThreads } from '../../slack-app/services/slack-thread';
-import { BOT, startStandin, type Standin } from '../../slack-app/standin';
+import { SlackThreads } from '../../slack-app/slack/slack-thread';
+import { BOT, startStandin, type Standin } from '../../slack-standin';
 
 /** The Slack stand-in and the app's thread writer on it, without the rest of the app: for testing one service alone. */
 export async function standinThreads(): Promise<{ standin: Standin; threads: SlackThreads }> {

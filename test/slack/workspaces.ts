@@ -8,11 +8,11 @@ import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import { configSecrets, loadConfig, type AppConfig } from '../../slack-app/config';
 import { LINK_VIEW } from '../../slack-app/messages/link-workspace';
 import { freePort } from '../../slack-app/local';
-import { JsonLogger } from '../../slack-app/log';
-import { BOT, DEFAULT_CHANNEL, startStandin, type StoredMessage } from '../../slack-app/standin';
-import type { AppLink } from '../../slack-app/standin/app-link';
-import { OAuthStandin, type OAuthWorkspace } from '../../slack-app/standin/oauth';
-import { TEAM } from '../../slack-app/standin/workspace';
+import { JsonLogger } from '../../slack-app/slack/log';
+import { BOT, DEFAULT_CHANNEL, startStandin, type StoredMessage } from '../../slack-standin';
+import type { AppLink } from '../../slack-standin/app-link';
+import { OAuthStandin, type OAuthWorkspace } from '../../slack-standin/oauth';
+import { TEAM } from '../../slack-standin/workspace';
 import { content, type Emulator } from './harness';
 import { alterSqlite } from './installation-store-cases';
 

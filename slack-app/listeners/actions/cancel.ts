@@ -5,7 +5,7 @@ import type {
 	SlackActionMiddlewareArgs,
 } from '@slack/bolt';
 import { decodeValue, jobRefSchema } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { ephemeral } from '../ephemeral';
 import { readClick } from './button';
 

@@ -5,7 +5,7 @@ import type {
 	SlackActionMiddlewareArgs,
 } from '@slack/bolt';
 import { decodeValue, endpointsPageValueSchema } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { readClick } from './button';
 
 /** Previous / Next under the catalogue: replaces the private list with the other page. */

@@ -1,7 +1,7 @@
 import type { AllMiddlewareArgs, BlockAction, SlackActionMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { feedbackThanks } from '../../messages/chat';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { ephemeral } from '../ephemeral';
 
 /** The clicked feedback button, as Slack sends a `feedback_buttons` action. */

@@ -5,7 +5,7 @@ import type {
 	SlackActionMiddlewareArgs,
 } from '@slack/bolt';
 import { decodeValue, jobRefSchema } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 /**
  * Cancel on the Home tab. The tab has no channel; the one the job was asked in comes from the

@@ -1,6 +1,6 @@
 import type { App, BlockAction, ButtonAction } from '@slack/bolt';
 import { ACTIONS } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { cancelJob } from './cancel';
 import { endpointsPage } from './endpoints-page';
 import { answerFeedback } from './feedback';

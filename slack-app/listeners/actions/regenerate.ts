@@ -6,8 +6,8 @@ import type {
 } from '@slack/bolt';
 import { imageRequestSchema, readValue } from '../../messages/actions';
 import { usageErrorMessage } from '../../messages/errors';
-import { COMMAND } from '../../services/command-parser';
-import type { AppServices } from '../../services';
+import { COMMAND } from '../../features/command-parser';
+import type { AppServices } from '../../features';
 import { ephemeral } from '../ephemeral';
 import { readClick } from './button';
 

@@ -6,7 +6,7 @@ import type {
 } from '@slack/bolt';
 import { decodeValue, imageRequestSchema, jobRefSchema } from '../../messages/actions';
 import { inputMessage } from '../../messages/status';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { ephemeral } from '../ephemeral';
 import { readClick } from './button';
 

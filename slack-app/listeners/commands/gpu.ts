@@ -1,7 +1,7 @@
 import type { AllMiddlewareArgs, SlackCommandMiddlewareArgs } from '@slack/bolt';
 import { usageErrorMessage } from '../../messages/errors';
-import { COMMAND, parseCommand } from '../../services/command-parser';
-import type { AppServices } from '../../services';
+import { COMMAND, parseCommand } from '../../features/command-parser';
+import type { AppServices } from '../../features';
 import { ephemeral } from '../ephemeral';
 
 /** `/gpu <subcommand>`: ack at once, parse, hand to the router, show any private reply. */

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
-import { COMMAND } from '../../services/command-parser';
-import type { AppServices } from '../../services';
+import { COMMAND } from '../../features/command-parser';
+import type { AppServices } from '../../features';
 import { gpuCommand } from './gpu';
 
 export function registerCommands(app: App, services: AppServices): void {

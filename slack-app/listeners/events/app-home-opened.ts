@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 /** The person opened the app's Home tab: publish it (the Messages and About tabs need nothing). */
 export function appHomeOpened(services: AppServices) {

@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 /** A person's message in a thread of the app's direct messages: an assistant thread's turn. */
 export function assistantMessage(services: AppServices) {

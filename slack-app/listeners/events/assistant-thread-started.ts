@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 const startedSchema = z.looseObject({
 	assistant_thread: z.looseObject({

@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
-import type { AppServices } from '../../services';
-import { plainText } from '../../services/conversation';
+import type { AppServices } from '../../features';
+import { plainText } from '../../features/conversation';
 
 /**
  * A message to the app in a direct message (its Messages tab): a chat, as `/gpu chat` would start

@@ -1,5 +1,5 @@
 import type { App } from '@slack/bolt';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { appHomeOpened } from './app-home-opened';
 import { assistantMessage } from './assistant-message';
 import { assistantThreadStarted } from './assistant-thread-started';

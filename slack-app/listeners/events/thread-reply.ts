@@ -1,8 +1,8 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { threadRepliesNotReadMessage } from '../../messages/errors';
-import { COMMAND } from '../../services/command-parser';
-import type { AppServices } from '../../services';
+import { COMMAND } from '../../features/command-parser';
+import type { AppServices } from '../../features';
 
 /** The request kinds whose threads take no replies; a chat thread's replies go to the model. */
 const nonChatKindSchema = z.enum(['job', 'transcribe', 'image', 'queue']);

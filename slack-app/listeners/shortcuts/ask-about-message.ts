@@ -1,7 +1,7 @@
 import type { AllMiddlewareArgs, MessageShortcut, SlackShortcutMiddlewareArgs } from '@slack/bolt';
 import { askModal } from '../../messages/ask';
-import type { AppServices } from '../../services';
-import { plainText } from '../../services/conversation';
+import type { AppServices } from '../../features';
+import { plainText } from '../../features/conversation';
 
 /**
  * The message shortcut "Ask GPU Cloud about this message": a form for the question, the message

@@ -1,6 +1,6 @@
 import type { App, GlobalShortcut, MessageShortcut } from '@slack/bolt';
 import { SHORTCUTS } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { askAboutMessageShortcut } from './ask-about-message';
 import { runJobShortcut } from './run-job';
 

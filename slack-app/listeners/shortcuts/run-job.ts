@@ -1,5 +1,5 @@
 import type { AllMiddlewareArgs, GlobalShortcut, SlackShortcutMiddlewareArgs } from '@slack/bolt';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 /** The global shortcut "Run a GPU job": the job form, which then asks where to post the job. */
 export function runJobShortcut(services: AppServices) {

@@ -1,7 +1,7 @@
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { ASK_FORM, askAboutMessagePrompt, askContextSchema } from '../../messages/ask';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 
 const questionStateSchema = z.looseObject({
 	values: z.looseObject({

@@ -1,6 +1,6 @@
 import type { App } from '@slack/bolt';
 import { VIEWS } from '../../messages/actions';
-import type { AppServices } from '../../services';
+import type { AppServices } from '../../features';
 import { submitAskMessage } from './ask-message';
 import { submitJobForm } from './job-form';
 

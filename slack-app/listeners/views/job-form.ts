@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, SlackViewMiddlewareArgs, ViewSubmitAction } from '@slack/bolt';
-import { readJobFormValues } from '../../services/job-form';
-import type { AppServices } from '../../services';
+import { readJobFormValues } from '../../features/job-form';
+import type { AppServices } from '../../features';
 
 /** Submit of the job form: field errors keep it open; otherwise it closes and the job starts. */
 export function submitJobForm(services: AppServices) {

@@ -6,10 +6,10 @@ import type {
 } from '@slack/bolt';
 import { AuthenticationError, PermissionError } from '../../../shared/errors';
 import { NAME_PATTERN, NAME_RULE } from '../../../shared/schemas/common';
-import type { WorkspaceLink } from '../../installations/store';
+import type { WorkspaceLink } from '../../state/installations/store';
 import { linkedModal, SHARE_JOBS } from '../../messages/link-workspace';
-import { isWorkspaceAdmin } from '../../services/access';
-import { errorSummary } from '../../services/errors';
+import { isWorkspaceAdmin } from '../../requests/access';
+import { errorSummary } from '../../slack/errors';
 
 export interface LinkWorkspaceDeps {
 	/** Resolves when the service accepts the key for the organization; rejects with the service's error. */

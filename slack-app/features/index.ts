@@ -1,0 +1,22 @@
+import type { Logger } from '@slack/bolt';
+import type { AccessPolicy } from '../requests/access';
+import type { AssistantThreads } from './assistant';
+import type { ChatService } from './chat';
+import type { CommandRouter } from './commands';
+import type { HomeTab } from './home';
+import type { ImageService } from './images';
+import type { JobForm } from './job-form';
+import type { JobService } from './jobs';
+
+/** What the listeners may call: one object, handed to every `register` function. */
+export interface AppServices {
+	router: CommandRouter;
+	jobs: JobService;
+	jobForm: JobForm;
+	images: ImageService;
+	chat: ChatService;
+	assistant: AssistantThreads;
+	access: AccessPolicy;
+	home: HomeTab;
+	logger: Logger;
+}

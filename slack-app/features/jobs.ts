@@ -1,0 +1,286 @@
+import type { Logger } from '@slack/bolt';
+import type { ManagementClient } from '../../shared/client';
+import type { Clock } from '../../shared/clock';
+import { NotFoundError } from '../../shared/errors';
+import {
+	isTerminalStatus,
+	TRANSCRIPTION_ENDPOINT,
+	type Job,
+	type TranscriptionInput,
+} from '../../shared/schemas';
+import type { JobRef } from '../messages/actions';
+import {
+	noticeMessage,
+	notOwnerMessage,
+	serviceErrorMessage,
+	usageErrorMessage,
+} from '../messages/errors';
+import type { RequestSubject } from '../messages/parent';
+import { inputMessage, jobStatusMessage } from '../messages/status';
+import type { AccessPolicy } from '../requests/access';
+import { inputProblem, type Catalogue } from './catalogue';
+import { COMMAND } from './command-parser';
+import { describeError, errorSummary } from '../slack/errors';
+import {
+	userMetadataProblem,
+	type JobKind,
+	type JobOrigin,
+	type JobOrigins,
+} from '../state/job-metadata';
+import type { JobTracker } from '../requests/job-tracker';
+import {
+	FOLLOWED,
+	type ActiveRequest,
+	type Ending,
+	type RequestLifecycle,
+} from '../requests/lifecycle';
+import type { PrivateReply, RequestContext } from '../requests/outcome';
+import type { StateStore } from '../state/state-store';
+
+export interface JobServiceOptions {
+	management: ManagementClient;
+	catalogue: Catalogue;
+	tracker: JobTracker;
+	lifecycle: RequestLifecycle;
+	access: AccessPolicy;
+	state: StateStore;
+	clock: Clock;
+	logger: Logger;
+	origins: JobOrigins;
+	/** The origin of a job another workspace created and shares with this one (same organization, its admin said so). */
+	sharedOrigin?: (job: Job) => Promise<JobOrigin | undefined>;
+	/** Set when the service can reach the app: jobs then report completion there. */
+	webhookUrl?: string;
+}
+
+/** What a job request asks for, once parsed. */
+interface JobRequest {
+	kind: JobKind;
+	endpoint: string;
+	input: unknown;
+	subject: RequestSubject;
+	userMetadata?: Record<string, unknown>;
+	/** The endpoint and input checks, before anything is posted. */
+	checks?: () => Promise<PrivateReply>;
+}
+
+/** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
+export class JobService {
+	constructor(private readonly options: JobServiceOptions) {}
+
+	/** `/gpu job <endpoint> <json>` and the job form: the input is checked against the endpoint before anything is posted. */
+	run(
+		context: RequestContext,
+		endpoint: string,
+		input: unknown,
+		userMetadata?: Record<string, unknown>,
+	): Promise<PrivateReply> {
+		const checks = async (): Promise<PrivateReply> => {
+			if (userMetadata !== undefined) {
+				const problem = userMetadataProblem(userMetadata);
+				if (problem) return usageErrorMessage(COMMAND, problem, 'job');
+			}
+			let found;
+			try {
+				found = await this.options.catalogue.find(endpoint);
+			} catch (error) {
+				return serviceErrorMessage('Checking the endpoint', describeError(error));
+			}
+			if (!found)
+				return usageErrorMessage(
+					COMMAND,
+					`There is no endpoint "${endpoint}" in the catalogue. \`${COMMAND} endpoints\` lists them.`,
+					'job',
+				);
+			const problem = inputProblem(found, input);
+			return problem ? usageErrorMessage(COMMAND, problem, 'job') : undefined;
+		};
+		return this.start(context, {
+			kind: 'job',
+			endpoint,
+			input,
+			subject: { kind: 'job', endpoint },
+			userMetadata,
+			checks,
+		});
+	}
+
+	transcribe(context: RequestContext, input: TranscriptionInput): Promise<PrivateReply> {
+		return this.start(context, {
+			kind: 'transcribe',
+			endpoint: TRANSCRIPTION_ENDPOINT,
+			input,
+			subject: { kind: 'transcribe', url: input.url },
+		});
+	}
+
+	/**
+	 * Restart recovery of the workspace's jobs: restart discovery finds them again and delivers those
+	 * that ended while nobody followed them; those still running are adopted (each holding its
+	 * owner's slot again) and followed.
+	 */
+	async recoverJobs(): Promise<{ watching: number; delivered: number }> {
+		const { tracker, lifecycle } = this.options;
+		const { running, delivered } = await tracker.rediscover();
+		for (const { job, origin } of running) {
+			lifecycle.adopt({
+				ref: job.id,
+				user: origin.user,
+				kind: origin.kind,
+				thread: origin.thread,
+				startedAt: Date.parse(job.create_time),
+				remembered: false,
+				work: (request) => this.follow(request, job, origin),
+			});
+		}
+		return { watching: running.length, delivered };
+	}
+
+	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
+	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
+		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
+		const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
+		return lifecycle.start({
+			context,
+			kind,
+			checks,
+			usesSlot: true,
+			place: { kind: 'new', parent: { user: context.user, subject, state: 'pending' } },
+			failure: 'Creating the job',
+			work: async (request) => {
+				const origin: JobOrigin = {
+					team: origins.team,
+					thread: request.thread,
+					user: context.user,
+					kind,
+				};
+				const job = await management.jobs.create(endpoint, {
+					input,
+					metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
+					...(webhookUrl ? { webhook_url: webhookUrl } : {}),
+				});
+				await origins.created(job);
+				await state
+					.addEndpoint(endpoint)
+					.catch((error: unknown) =>
+						logger.warn(`Could not save the state file: ${errorSummary(error)}`),
+					);
+				return this.follow(request, job, origin);
+			},
+		});
+	}
+
+	/**
+	 * The rest of a job request: the tracker follows the job and delivers its result. The job exists in
+	 * the service, so a restart finds it again from its metadata; its owner's slot stays taken until
+	 * the job stops using a GPU.
+	 */
+	private async follow(request: ActiveRequest, job: Job, origin: JobOrigin): Promise<Ending> {
+		const followed = this.options.tracker.watch(job, origin);
+		request.handedOver();
+		await followed;
+		return FOLLOWED;
+	}
+
+	/** Finds a job by id alone: first among jobs this process follows, then on the endpoints it used. */
+	private async find(jobId: string): Promise<Job | undefined> {
+		const { tracker, management } = this.options;
+		const known = tracker.endpointOf(jobId);
+		const endpoints = known ? [known] : tracker.knownEndpoints();
+		for (const endpoint of endpoints) {
+			try {
+				return await management.jobs.get(endpoint, jobId);
+			} catch (error) {
+				if (!(error instanceof NotFoundError)) throw error;
+			}
+		}
+		return undefined;
+	}
+
+	private notFound(jobId: string, subcommand: 'status' | 'cancel'): PrivateReply {
+		return usageErrorMessage(
+			COMMAND,
+			`No job ${jobId} was found on the endpoints this app uses (${this.options.tracker.knownEndpoints().join(', ')}).`,
+			subcommand,
+		);
+	}
+
+	/**
+	 * The job when this workspace created it: a job, its input and its output belong to the workspace
+	 * whose request created it, even when other workspaces are linked to the same organization. A job
+	 * of another workspace, or not created from Slack, is answered as not found: its existence is not
+	 * this workspace's business either.
+	 */
+	private async own(job: Job | undefined): Promise<{ job: Job; origin: JobOrigin } | undefined> {
+		const origin = job && (await this.options.origins.origin(job));
+		return job && origin ? { job, origin } : undefined;
+	}
+
+	/** The job when this workspace may see it: its own, or one another workspace shares with it. */
+	private async visible(job: Job | undefined): Promise<Job | undefined> {
+		if (!job) return undefined;
+		if (await this.own(job)) return job;
+		return (await this.options.sharedOrigin?.(job)) ? job : undefined;
+	}
+
+	async status(context: RequestContext, jobId: string): Promise<PrivateReply> {
+		const denied = this.options.access.refusal(context.user, context.channel);
+		if (denied) return denied;
+		try {
+			const job = await this.visible(await this.find(jobId));
+			return job ? jobStatusMessage(job, this.options.clock.now()) : this.notFound(jobId, 'status');
+		} catch (error) {
+			return serviceErrorMessage('Reading the job', describeError(error));
+		}
+	}
+
+	/** `/gpu cancel <id>` and the Cancel button. Only the person who started a job may cancel it. */
+	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
+		const denied = this.options.access.refusal(context.user, context.channel);
+		if (denied) return denied;
+		const { management, tracker } = this.options;
+		try {
+			const found = endpoint ? await this.get(endpoint, jobId) : await this.find(jobId);
+			const own = await this.own(found);
+			if (!own)
+				return found && (await this.options.sharedOrigin?.(found))
+					? noticeMessage(
+							`Job ${jobId} was started in another workspace; only the person who started it can cancel it, there.`,
+						)
+					: this.notFound(jobId, 'cancel');
+			const { job, origin } = own;
+			if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
+			if (isTerminalStatus(job.status))
+				return noticeMessage(
+					`Job ${jobId} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}.`,
+				);
+			tracker.noteCancelledBy(jobId, context.user);
+			await management.jobs.cancel(job.inference_endpoint_name, jobId);
+			return noticeMessage(`Cancelling job ${jobId}; its thread will show when it has stopped.`);
+		} catch (error) {
+			return serviceErrorMessage('Cancelling the job', describeError(error));
+		}
+	}
+
+	async showInput(context: RequestContext, ref: JobRef): Promise<PrivateReply> {
+		const denied = this.options.access.refusal(context.user, context.channel);
+		if (denied) return denied;
+		try {
+			const job = await this.visible(await this.get(ref.endpoint, ref.jobId));
+			if (!job) return this.notFound(ref.jobId, 'status');
+			return inputMessage(`Input of job ${job.id}`, job.input);
+		} catch (error) {
+			return serviceErrorMessage('Reading the job', describeError(error));
+		}
+	}
+
+	/** One job on a known endpoint; undefined when the service has none by that id. */
+	private async get(endpoint: string, jobId: string): Promise<Job | undefined> {
+		try {
+			return await this.options.management.jobs.get(endpoint, jobId);
+		} catch (error) {
+			if (error instanceof NotFoundError) return undefined;
+			throw error;
+		}
+	}
+}

@@ -1,0 +1,339 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AnyMiddlewareArgs, App, Authorize, Logger, Middleware } from '@slack/bolt';
+import {
+	InstallProvider,
+	InvalidStateError,
+	type Installation,
+	type InstallURLOptions,
+	type StateStore,
+} from '@slack/oauth';
+import { z } from 'zod/v4';
+import type { Distribution } from '../config';
+import { isRecord } from '../http/http-body';
+import { submitLinkWorkspace } from '../listeners/views/link-workspace';
+import { LINK_VIEW, linkModal } from '../messages/link-workspace';
+import type { Container } from './container';
+import { errorSummary } from '../slack/errors';
+import { SecretCipher } from '../state/installations/cipher';
+import {
+	InstallationStore,
+	UnreadableRowError,
+	type WorkspaceLink,
+} from '../state/installations/store';
+import { Workspaces } from './workspaces';
+
+/**
+ * The app installed in many workspaces: Slack's OAuth install (`/slack/install` →
+ * Slack's consent page → `/slack/oauth_redirect`, state checked by @slack/oauth), the
+ * installations and each workspace's linked GPU Cloud organization in the InstallationStore, the
+ * `/gpu setup` modal in which a workspace admin links them, and uninstall. Every other request runs
+ * inside its workspace's own services (Workspaces).
+ */
+
+/** The bot scopes of manifest.yaml, asked for at install. */
+export const BOT_SCOPES = [
+	'commands',
+	'chat:write',
+	'chat:write.public',
+	'files:write',
+	'channels:history',
+	'groups:history',
+	'im:history',
+	'users:read',
+	'assistant:write',
+];
+const INSTALL_PATH = '/slack/install';
+const REDIRECT_PATH = '/slack/oauth_redirect';
+const SETUP_TEXT = 'setup';
+
+export interface DistributedOptions {
+	settings: Distribution;
+	/** Where Slack sends the browser back: `${publicUrl}/slack/oauth_redirect`; unset, the app's configured Redirect URL. */
+	publicUrl?: string;
+	/** Web API root (a stand-in in tests). */
+	slackApiUrl?: string;
+	/** Where the consent page is (Slack's own by default). */
+	authorizationUrl?: string;
+	logger: Logger;
+	/** Resolves when the key is accepted for the organization by the service; rejects with the service's error. */
+	checkLink(link: { organization: string; apiKey: string }): Promise<void>;
+	/** A workspace's services, from its installation and its link. */
+	build(team: string, installation: Installation, link: WorkspaceLink): Container;
+}
+
+export class Distributed {
+	readonly workspaces: Workspaces;
+	readonly installer: InstallProvider;
+	readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+
+	private constructor(
+		readonly store: InstallationStore,
+		private readonly options: DistributedOptions,
+	) {
+		const { settings, logger } = options;
+		this.installer = new InstallProvider({
+			clientId: settings.clientId,
+			clientSecret: settings.clientSecret,
+			stateStore: singleUseStates(store, settings.stateSecret),
+			installationStore: store.forSlack(),
+			directInstall: true,
+			logger,
+			...(options.authorizationUrl ? { authorizationUrl: options.authorizationUrl } : {}),
+			clientOptions: options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {},
+		});
+		const installOptions: InstallURLOptions = {
+			scopes: BOT_SCOPES,
+			...(options.publicUrl ? { redirectUri: `${options.publicUrl}${REDIRECT_PATH}` } : {}),
+		};
+		const guarded =
+			(what: string, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
+			(req: IncomingMessage, res: ServerResponse) => {
+				handle(req, res).catch((error: unknown) => {
+					logger.error(`${what} failed: ${errorSummary(error)}`);
+					if (!res.headersSent)
+						res
+							.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+							.end('The installation failed; try again.');
+				});
+			};
+		this.routes = {
+			[INSTALL_PATH]: guarded('An install request', (req, res) =>
+				this.installer.handleInstallPath(req, res, undefined, installOptions),
+			),
+			[REDIRECT_PATH]: guarded('An OAuth redirect', (req, res) =>
+				this.installer.handleCallback(
+					req,
+					res,
+					{
+						success: (installation, _options, _req, response) => {
+							const team = installation.team?.id ?? installation.enterprise?.id ?? 'the workspace';
+							logger.info(`Installed in ${team}.`);
+							void this.workspaces.forget(team);
+							page(
+								response,
+								200,
+								'GPU Cloud is installed',
+								`GPU Cloud for Slack is installed. Next, a workspace admin types <code>/gpu setup</code> in Slack to link your GPU Cloud organization.`,
+							);
+						},
+						failure: (error, _options, _req, response) => {
+							logger.warn(`An installation did not complete: ${error.code ?? 'unknown error'}`);
+							page(
+								response,
+								400,
+								'Installation failed',
+								'The installation did not complete (it was cancelled, took too long or was opened twice). Start again from the install link.',
+							);
+						},
+					},
+					installOptions,
+				),
+			),
+		};
+		this.workspaces = new Workspaces(async (team) => {
+			const installation = await store.findInstallation({ teamId: team });
+			const link = installation ? await store.findLink(team) : undefined;
+			return installation && link ? options.build(team, installation, link) : undefined;
+		});
+	}
+
+	static async open(options: DistributedOptions): Promise<Distributed> {
+		const { settings, logger } = options;
+		const store = await InstallationStore.open(
+			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
+			new SecretCipher(settings.installationKey, settings.previousKeys),
+		);
+		for (const team of store.unreadableWorkspaces())
+			logger.error(
+				`A stored row of ${team} does not open (altered, or copied from another row): ${team} is refused until it is installed or linked again; every other workspace serves.`,
+			);
+		return new Distributed(store, options);
+	}
+
+	/** At start: every linked workspace's services, which resume its unfinished work; one that cannot be built stops only itself. */
+	async startWorkspaces(): Promise<void> {
+		for (const team of await this.store.teams()) {
+			try {
+				await this.workspaces.get(team);
+			} catch (error) {
+				this.options.logger.error(`${team} is not served: ${errorSummary(error)}`);
+			}
+		}
+	}
+
+	/**
+	 * Bolt's authorize: each request's bot token from its workspace's installation. When the stored
+	 * installation does not open, the app has no token to answer with; a command or a click still
+	 * carries a response_url, through which the person is told to reinstall.
+	 */
+	readonly authorize: Authorize<boolean> = async (source, body) => {
+		try {
+			return await this.installer.authorize(source);
+		} catch (error) {
+			const team = source.teamId ?? source.enterpriseId;
+			if (team && this.store.unreadableWorkspaces().includes(team)) {
+				this.options.logger.warn(new UnreadableRowError(team, 'installation').message);
+				await tellPrivately(
+					body,
+					'GPU Cloud cannot read what it stored about this workspace (it was altered): a workspace admin must install the app again from its install link, then link the organization with `/gpu setup`.',
+				);
+			}
+			throw error;
+		}
+	};
+
+	/** Uninstall, the link modal, and the middleware that runs each request in its workspace. */
+	register(app: App): void {
+		const forgetWorkspace = async (team: string | undefined, why: string) => {
+			if (!team) return;
+			await this.store.deleteWorkspace(team);
+			await this.workspaces.forget(team);
+			this.options.logger.info(`${why}: deleted the installation and GPU Cloud link of ${team}.`);
+		};
+		app.event('app_uninstalled', async ({ context }) =>
+			forgetWorkspace(context.teamId, 'Uninstalled'),
+		);
+		app.event('tokens_revoked', async ({ event, context }) => {
+			// Only a revoked bot token leaves the app without access; a revoked user token changes nothing here.
+			if ((event.tokens.bot ?? []).length > 0)
+				await forgetWorkspace(context.teamId, 'Bot token revoked');
+		});
+		app.view(
+			LINK_VIEW,
+			submitLinkWorkspace({
+				checkLink: (link) => this.options.checkLink(link),
+				saveLink: async (link) => {
+					await this.store.saveLink(link);
+					// The workspace's services are built again, with the new link.
+					await this.workspaces.forget(link.teamId);
+				},
+				logger: this.options.logger,
+			}),
+		);
+		app.use(this.middleware);
+	}
+
+	/** Runs each request inside its workspace's services; `/gpu setup` and unlinked workspaces are answered here. */
+	private readonly middleware: Middleware<AnyMiddlewareArgs> = async (args) => {
+		const { body, context, next } = args;
+		const team = context.teamId ?? context.enterpriseId;
+		const record = body as unknown as Record<string, unknown>;
+		const command = typeof record.command === 'string' ? record : undefined;
+		// The uninstall events and the link modal need no workspace services.
+		if (
+			!team ||
+			(record.type === 'view_submission' &&
+				isRecord(record.view) &&
+				record.view.callback_id === LINK_VIEW)
+		)
+			return next();
+		if (
+			record.type === 'event_callback' &&
+			isRecord(record.event) &&
+			(record.event.type === 'app_uninstalled' || record.event.type === 'tokens_revoked')
+		)
+			return next();
+		if (
+			command &&
+			String(command.text ?? '')
+				.trim()
+				.toLowerCase() === SETUP_TEXT &&
+			typeof command.trigger_id === 'string'
+		) {
+			await args.client.views.open({ trigger_id: command.trigger_id, view: linkModal() });
+			return;
+		}
+		let container: Container | undefined;
+		try {
+			container = await this.workspaces.get(team);
+		} catch (error) {
+			if (!(error instanceof UnreadableRowError)) throw error;
+			this.options.logger.warn(error.message);
+			if (command && 'respond' in args)
+				await args.respond({
+					response_type: 'ephemeral',
+					text: 'GPU Cloud cannot read the organization link of this workspace (it was altered). A workspace admin types `/gpu setup` and links the organization again.',
+				});
+			return;
+		}
+		if (!container) {
+			if (command && 'respond' in args) {
+				await args.respond({
+					response_type: 'ephemeral',
+					text: 'GPU Cloud is not linked to this workspace yet. A workspace admin types `/gpu setup` and enters the organization and its API key.',
+				});
+			} else {
+				this.options.logger.info(
+					`Ignored a ${String(record.type)} request from ${team}: no GPU Cloud organization is linked.`,
+				);
+			}
+			return;
+		}
+		await this.workspaces.run(container, next);
+	};
+
+	async close(): Promise<void> {
+		for (const container of await this.workspaces.containers()) container.tracker.stop();
+		await this.store.close();
+	}
+}
+
+/** How long an install link's state stays usable, as @slack/oauth's own cookie lasts. */
+const STATE_LIFETIME_MS = 10 * 60_000;
+
+/**
+ * OAuth states kept in the installation store (so every replica sees them), each usable once: a
+ * random value, stored only as its HMAC under SLACK_STATE_SECRET, that a redirect spends when it
+ * arrives. @slack/oauth's default store only checks a state's
+ * signature and age, so a used state and its cookie installed again for ten minutes.
+ */
+function singleUseStates(store: InstallationStore, stateSecret: string): StateStore {
+	const hash = (state: string) => createHmac('sha256', stateSecret).update(state).digest('hex');
+	return {
+		generateStateParam: async (installOptions, now) => {
+			const state = randomBytes(32).toString('base64url');
+			await store.saveOAuthState(
+				hash(state),
+				JSON.stringify(installOptions),
+				new Date(now.getTime() + STATE_LIFETIME_MS),
+			);
+			return state;
+		},
+		verifyStateParam: async (_now, state) => {
+			const options = await store.takeOAuthState(hash(state));
+			if (options === undefined)
+				throw new InvalidStateError('The state was used already, has expired or was never issued.');
+			return installOptionsSchema.parse(JSON.parse(options)) as InstallURLOptions;
+		},
+	};
+}
+
+/** What a stored state keeps: the options its install link was made with. */
+const installOptionsSchema = z.looseObject({
+	scopes: z.union([z.string(), z.array(z.string())]),
+	redirectUri: z.string().optional(),
+});
+
+/** A private answer through the request's response_url, which needs no token; nothing when it has none. */
+async function tellPrivately(body: unknown, text: string): Promise<void> {
+	const record = isRecord(body) ? body : {};
+	const url = typeof record.response_url === 'string' ? record.response_url : undefined;
+	if (!url?.startsWith('http')) return;
+	await fetch(url, {
+		method: 'POST',
+		headers: { 'content-type': 'application/json' },
+		body: JSON.stringify({ response_type: 'ephemeral', text }),
+		signal: AbortSignal.timeout(3000),
+	}).catch(() => undefined);
+}
+
+function page(res: ServerResponse, status: number, title: string, body: string): void {
+	res.writeHead(status, {
+		'content-type': 'text/html; charset=utf-8',
+		'cache-control': 'no-store',
+	});
+	res.end(
+		`<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1><p>${body}</p></body></html>`,
+	);
+}
