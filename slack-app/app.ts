@@ -24,7 +24,7 @@ import { errorSummary } from './slack/errors';
 import { LocalSharedState } from './state/local-state';
 import { RedisSharedState, type SharedState } from './state/shared-state';
 import { slackClientOptions } from './slack/slack-client';
-import { resumeUnfinishedWork, takeOverOrphanedJobs } from './workspaces/resume';
+import { recoverUnfinishedWork, takeOverStoppedReplicas } from './workspaces/recovery';
 import { redisInTime } from './state/timeout';
 import { StateStore } from './state/state-store';
 import type { JobTracker } from './requests/job-tracker';
@@ -209,7 +209,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 								scope: `${team}:`,
 							}),
 						);
-					void resumeUnfinishedWork(container, {
+					void recoverUnfinishedWork(container, {
 						state,
 						shared,
 						teams: () => (distributed ?? unreachable()).store.teams(),
@@ -341,7 +341,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const localWebhookUrl = config.publicUrl ? `${localUrl}${config.webhookPath}` : undefined;
 
 	if (single)
-		await resumeUnfinishedWork(single, {
+		await recoverUnfinishedWork(single, {
 			state,
 			shared,
 			teams: async () => [single.team],
@@ -352,7 +352,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const sweeping = new AbortController();
 	// Only a replica can stop while others run on: one process finds its own work at its next start.
 	if (replicas)
-		void takeOverOrphanedJobs(
+		void takeOverStoppedReplicas(
 			containers,
 			shared,
 			clock,

@@ -7,11 +7,17 @@ import { inflightLease, type SharedState } from '../state/shared-state';
 import type { InflightRequest, StateStore } from '../state/state-store';
 
 /**
+ * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
+ * (`takeOverStoppedReplicas`) does with the work a stopped process left: its jobs are rediscovered
+ * and followed again (or delivered), its images redone, its answers flagged interrupted.
+ */
+
+/**
  * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
  * died and its leases expired) and deliver finished ones nobody delivered; redo the images and flag
  * the answers a dead replica left under way.
  */
-export async function takeOverOrphanedJobs(
+export async function takeOverStoppedReplicas(
 	containers: () => Promise<Container[]>,
 	shared: SharedState,
 	clock: Clock,
@@ -29,7 +35,7 @@ export async function takeOverOrphanedJobs(
 			try {
 				const all = await containers();
 				for (const container of all)
-					await resumeJobs(
+					await recoverJobs(
 						container,
 						logger,
 						(watching, delivered) =>
@@ -45,7 +51,7 @@ export async function takeOverOrphanedJobs(
 	}
 }
 
-export interface ResumeSources {
+export interface RecoverySources {
 	/** This process's state file: its records of requests under way name their workspace first. */
 	state: StateStore;
 	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
@@ -60,9 +66,9 @@ export interface ResumeSources {
  * flag its interrupted answers: every record of a request under way that nobody holds any more (this
  * process's before it stopped, or a dead replica's) is taken over, here as by the sweep.
  */
-export async function resumeUnfinishedWork(
+export async function recoverUnfinishedWork(
 	container: Container,
-	sources: ResumeSources,
+	sources: RecoverySources,
 ): Promise<void> {
 	const { state, shared, teams, logger } = sources;
 	try {
@@ -76,7 +82,7 @@ export async function resumeUnfinishedWork(
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
 	try {
-		await resumeJobs(
+		await recoverJobs(
 			container,
 			logger,
 			(watching, delivered) =>
@@ -99,13 +105,13 @@ async function takeOverInflight(
 		const container = byTeam.get(request.team);
 		if (!container || !(await shared.takeOverInflight(request.ref))) continue;
 		taken++;
-		resumeInflight(container, request, shared, logger);
+		redoOrFlag(container, request, shared, logger);
 	}
 	return taken;
 }
 
 /** An image is generated again (and posted once); an answer is flagged interrupted, with Regenerate. */
-function resumeInflight(
+function redoOrFlag(
 	container: Container,
 	request: InflightRequest,
 	shared: SharedState,
@@ -124,7 +130,7 @@ function resumeInflight(
 }
 
 /** Follows the workspace's unfinished jobs again and delivers finished ones nobody delivered; says so when there were any. */
-async function resumeJobs(
+async function recoverJobs(
 	container: Container,
 	logger: Logger,
 	found: (watching: number, delivered: number) => string,
