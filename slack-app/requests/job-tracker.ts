@@ -12,7 +12,7 @@ import type { JobOrigin, JobOrigins } from '../state/job-metadata';
 import { JobPhases, type JobPhaseName, type TrackedJob } from './job-phases';
 import { oneProcessLeases } from '../state/local-state';
 import { ParentRefresh } from './parent-refresh';
-import type { PostedRecord } from './posted-record';
+import type { DeliveryRecord } from './delivery-record';
 import { followLease, rediscoverJobs, type RunningJob } from './restart-discovery';
 import type { SharedState } from '../state/shared-state';
 import type { SlackThreads } from '../slack/slack-thread';
@@ -31,7 +31,7 @@ export interface JobTrackerOptions {
 	threads: SlackThreads;
 	state: StateStore;
 	/** The one record of what was delivered. */
-	posted: PostedRecord;
+	deliveries: DeliveryRecord;
 	clock: Clock;
 	logger: Logger;
 	/** Tells the jobs this workspace's app created (and where they post) from anyone else's. */
@@ -180,13 +180,13 @@ export class JobTracker {
 	 * and returns those still running, for the caller to follow again.
 	 */
 	rediscover(): Promise<{ running: RunningJob[]; delivered: number }> {
-		const { posted } = this.options;
+		const { deliveries } = this.options;
 		return rediscoverJobs({
 			...this.options,
 			leases: this.leases,
 			endpoints: this.knownEndpoints(),
 			isKnown: (jobId) => this.phases.get(jobId) !== undefined,
-			isDelivered: (jobId) => posted.isDelivered(jobId),
+			isDelivered: (jobId) => deliveries.isDelivered(jobId),
 			complete: (job) => this.complete(job),
 		});
 	}
@@ -194,7 +194,7 @@ export class JobTracker {
 	/** Stops following (on shutdown): every watch ends; results not yet posted are found again by `rediscover`. */
 	stop(): void {
 		this.stopping.abort();
-		this.options.posted.close();
+		this.options.deliveries.close();
 		for (const entry of this.phases.all()) {
 			if (entry.phase.name === 'following')
 				this.phases.enter(entry, { name: 'abandoned', reason: 'the app stopped' });
@@ -262,7 +262,7 @@ export class JobTracker {
 		if (entry.phase.name !== 'following') return;
 		this.phases.enter(entry, { name: 'abandoned', reason: detail });
 		try {
-			await this.options.posted.deliver(`${entry.jobId}:error`, entry.origin.thread, {
+			await this.options.deliveries.deliver(`${entry.jobId}:error`, entry.origin.thread, {
 				parts: errorParts(entry.jobId, 'Following the job', detail),
 			});
 		} catch (error) {
@@ -274,7 +274,7 @@ export class JobTracker {
 
 	/** Shows the followed job's status; edits of one parent run one after another. */
 	private editParent(entry: TrackedJob): void {
-		const { threads, posted, clock, logger } = this.options;
+		const { threads, deliveries, clock, logger } = this.options;
 		const thread = entry.origin.thread;
 		entry.lastEdit = entry.lastEdit.then(async () => {
 			const phase = entry.phase;
@@ -282,7 +282,7 @@ export class JobTracker {
 			try {
 				// Another replica may be delivering it or have delivered it (a webhook reached it first, or
 				// it took the job up while Redis was away): its final edit stands.
-				await posted.editUnlessDelivered(entry.jobId, () =>
+				await deliveries.editUnlessDelivered(entry.jobId, () =>
 					threads.update(
 						thread.channel,
 						thread.threadTs,
@@ -297,12 +297,12 @@ export class JobTracker {
 
 	/** Posts the result and shows the end on the parent, through the one record of what was delivered. */
 	private async deliver(entry: TrackedJob, job: Job, cancelledBy?: string): Promise<void> {
-		const { threads, posted, clock, logger } = this.options;
+		const { threads, deliveries, clock, logger } = this.options;
 		const thread = entry.origin.thread;
 		try {
 			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
 			await entry.lastEdit;
-			await posted.deliver(job.id, thread, {
+			await deliveries.deliver(job.id, thread, {
 				parts: jobResultParts(job, cancelledBy),
 				finish: () =>
 					threads.update(

@@ -8,7 +8,7 @@ import type { RequestKind, ResultPart, ThreadRef } from '../model';
 import type { AccessPolicy } from './access';
 import { describeError, errorSummary } from '../slack/errors';
 import type { PrivateReply, RequestContext } from './outcome';
-import type { PostedRecord } from './posted-record';
+import type { DeliveryRecord } from './delivery-record';
 import { cannotPostMessage } from '../slack/slack-errors';
 import type { MessagePayload, SlackThreads } from '../slack/slack-thread';
 import type { InflightRecords, InflightRequest } from '../state/state-store';
@@ -18,7 +18,7 @@ import type { InflightRecords, InflightRequest } from '../state/state-store';
  *
  *   check access (and the kind's own checks) → reserve one of the user's slots → post or edit the
  *   parent → record the request → work in the background → deliver the result or the failure once
- *   (PostedRecord) → release the slot and the record, in one `finally`.
+ *   (DeliveryRecord) → release the slot and the record, in one `finally`.
  *
  * The services keep only what is special about their kind: what to check, what the parent says and
  * what the work is. A job's work hands the job to the JobTracker and waits until it stops using a GPU;
@@ -92,7 +92,7 @@ export interface RequestLifecycleOptions {
 	 * replica to take over: the app's SharedState (a state file alone records them for one process).
 	 */
 	state: InflightRecords;
-	posted: PostedRecord;
+	deliveries: DeliveryRecord;
 	clock: Clock;
 	logger: Logger;
 }
@@ -289,7 +289,7 @@ export class RequestLifecycle {
 		parent: ParentView | undefined,
 		handedOver: () => void,
 	): Promise<void> {
-		const { posted, threads, clock, logger } = this.options;
+		const { deliveries, threads, clock, logger } = this.options;
 		let ending: Ending;
 		try {
 			ending = await request.work({ ref: request.ref, user: request.user, thread, handedOver });
@@ -318,7 +318,7 @@ export class RequestLifecycle {
 						}),
 					)
 			: undefined;
-		await posted.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
+		await deliveries.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
 	}
 }
 

@@ -127,11 +127,11 @@ export class LocalSharedState implements SharedState {
 	}
 
 	isDelivered(ref: string): Promise<boolean> {
-		return Promise.resolve(this.state.isPosted(ref));
+		return Promise.resolve(this.state.isDelivered(ref));
 	}
 
 	markDelivered(ref: string): Promise<void> {
-		return this.state.markPosted(ref);
+		return this.state.markDelivered(ref);
 	}
 
 	acquireSlot(user: string, ref: string, max: number): Promise<number | undefined> {

@@ -16,7 +16,7 @@ import { JobOriginSeal, JobOrigins } from '../state/job-metadata';
 import { JobTracker, type JobTrackerOptions } from '../requests/job-tracker';
 import { JobService } from '../features/jobs';
 import { RequestLifecycle } from '../requests/lifecycle';
-import { PostedRecord } from '../requests/posted-record';
+import { DeliveryRecord } from '../requests/delivery-record';
 import { QueueService } from '../features/queues';
 import type { SharedState } from '../state/shared-state';
 import { SlackThreads } from '../slack/slack-thread';
@@ -81,13 +81,13 @@ export function createContainer(options: ContainerOptions): Container {
 		return new JobOrigins(seal, shared).origin(job);
 	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
-	const posted = new PostedRecord(threads, state, clock, shared);
+	const deliveries = new DeliveryRecord(threads, state, clock, shared);
 	const lifecycle = new RequestLifecycle({
 		team: identity.team,
 		access,
 		threads,
 		state: shared,
-		posted,
+		deliveries,
 		clock,
 		logger,
 	});
@@ -95,7 +95,7 @@ export function createContainer(options: ContainerOptions): Container {
 		management,
 		threads,
 		state,
-		posted,
+		deliveries,
 		clock,
 		logger,
 		origins,
@@ -125,7 +125,7 @@ export function createContainer(options: ContainerOptions): Container {
 		workload: options.images,
 		workflow: config.service.imageWorkflow,
 		lifecycle,
-		posted,
+		deliveries,
 	});
 	const writer = new AnswerWriter({
 		client,

@@ -9,7 +9,7 @@ import { isTerminalStatus, type Job } from '../../shared/schemas';
 import { jobResultParts } from '../../slack-app/messages/results';
 import { JobOriginSeal, JobOrigins, type JobOrigin } from '../../slack-app/state/job-metadata';
 import { JobTracker } from '../../slack-app/requests/job-tracker';
-import { PostedRecord } from '../../slack-app/requests/posted-record';
+import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
 import { StateStore } from '../../slack-app/state/state-store';
 import { BOT, TEAM, type Standin } from '../../slack-standin';
@@ -78,7 +78,7 @@ async function rig(
 		management,
 		threads,
 		state,
-		posted: new PostedRecord(threads, state, clock),
+		deliveries: new DeliveryRecord(threads, state, clock),
 		clock,
 		logger,
 		origins,

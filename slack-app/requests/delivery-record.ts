@@ -23,7 +23,7 @@ export interface Delivery {
  * crash is completed from the thread itself, whose parts carry keys (`SlackThreads.postParts` skips
  * those the thread shows). Nothing else in the app decides whether something was posted.
  */
-export class PostedRecord {
+export class DeliveryRecord {
 	private readonly underway = new Map<string, Promise<void>>();
 	private closed = false;
 
@@ -44,7 +44,7 @@ export class PostedRecord {
 	) {}
 
 	isDelivered(ref: string): boolean {
-		return this.state.isPosted(ref);
+		return this.state.isDelivered(ref);
 	}
 
 	/** How many parts whose key starts with `prefix` the thread shows (what a crash left behind). */
@@ -55,7 +55,7 @@ export class PostedRecord {
 
 	/** Delivers `ref` unless it is delivered or being delivered; rejects when Slack kept refusing. */
 	deliver(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
-		if (this.state.isPosted(ref)) return Promise.resolve();
+		if (this.state.isDelivered(ref)) return Promise.resolve();
 		const underway = this.underway.get(ref);
 		if (underway) return underway;
 		const attempt = this.attempt(ref, thread, delivery).finally(() => this.underway.delete(ref));
@@ -72,7 +72,7 @@ export class PostedRecord {
 	 */
 	async editUnlessDelivered(ref: string, edit: () => Promise<void>): Promise<boolean> {
 		const shared = this.shared;
-		if (this.state.isPosted(ref) || this.underway.has(ref)) return false;
+		if (this.state.isDelivered(ref) || this.underway.has(ref)) return false;
 		const lease = deliveryLease(ref);
 		// Held elsewhere: that replica is delivering, and its final edit is the one that counts.
 		if (!(await shared.lease(lease))) return false;
@@ -117,7 +117,7 @@ export class PostedRecord {
 				await this.threads.postParts(thread, delivery.parts);
 				await delivery.finish?.();
 				// A request with nothing to post (a chat answer is its own message) leaves no trace here.
-				if (delivery.parts.length > 0) await this.state.markPosted(ref);
+				if (delivery.parts.length > 0) await this.state.markDelivered(ref);
 				return;
 			} catch (error) {
 				if (attempt >= DELIVERY_ATTEMPTS || this.closed) throw error;
