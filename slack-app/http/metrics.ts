@@ -61,9 +61,15 @@ export class Metrics {
 		registers: [this.registry],
 	});
 
-	/** `readiness`: the readiness probes' last answer (cached a few seconds by Health). */
-	constructor(readiness: Health['readiness']) {
+	constructor() {
 		collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+	}
+
+	/**
+	 * Reports the readiness probes' last answer (cached a few seconds by Health) as a gauge; called
+	 * once the probes are known, which is after the clients these metrics count are built.
+	 */
+	reportReadiness(readiness: Health['readiness']): void {
 		new Gauge({
 			name: `${PREFIX}dependency_up`,
 			help: 'Whether a dependency answers its readiness check (slack, service, installations, store): 1 or 0.',

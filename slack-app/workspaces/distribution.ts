@@ -1,6 +1,13 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyMiddlewareArgs, App, Authorize, Logger, Middleware } from '@slack/bolt';
+import {
+	webApi,
+	type AnyMiddlewareArgs,
+	type App,
+	type Authorize,
+	type Logger,
+	type Middleware,
+} from '@slack/bolt';
 import {
 	InstallProvider,
 	InvalidStateError,
@@ -9,7 +16,6 @@ import {
 	type StateStore,
 } from '@slack/oauth';
 import { z } from 'zod/v4';
-import type { Distribution } from '../config';
 import { isRecord } from '../http/http-body';
 import { submitLinkWorkspace } from '../listeners/views/link-workspace';
 import { LINK_VIEW, linkModal } from '../messages/link-workspace';
@@ -21,14 +27,26 @@ import {
 	UnreadableRowError,
 	type WorkspaceLink,
 } from '../state/installations/store';
-import { Workspaces } from './workspaces';
+import type { Distribution } from '../config';
+import { recoverUnfinishedWork } from './recovery';
+import { TeamContainers } from './team-containers';
+import {
+	buildContainer,
+	jobWebhookHandler,
+	serviceClients,
+	type OrganizationKey,
+	type WorkspaceParts,
+	type Workspaces,
+} from './workspaces';
+import type { ReadinessProbe } from '../http/health';
+import { createWorkspaceWebhookRoute, type WebhookRoute } from '../requests/webhook-receiver';
 
 /**
  * The app installed in many workspaces: Slack's OAuth install (`/slack/install` →
  * Slack's consent page → `/slack/oauth_redirect`, state checked by @slack/oauth), the
  * installations and each workspace's linked GPU Cloud organization in the InstallationStore, the
  * `/gpu setup` modal in which a workspace admin links them, and uninstall. Every other request runs
- * inside its workspace's own services (Workspaces).
+ * inside its workspace's own services (TeamContainers), whose jobs report to `webhookPath/<team id>`.
  */
 
 /** The bot scopes of manifest.yaml, asked for at install. */
@@ -49,29 +67,33 @@ const SETUP_TEXT = 'setup';
 
 export interface DistributedOptions {
 	settings: Distribution;
-	/** Where Slack sends the browser back: `${publicUrl}/slack/oauth_redirect`; unset, the app's configured Redirect URL. */
-	publicUrl?: string;
-	/** Web API root (a stand-in in tests). */
-	slackApiUrl?: string;
 	/** Where the consent page is (Slack's own by default). */
 	authorizationUrl?: string;
-	logger: Logger;
-	/** Resolves when the key is accepted for the organization by the service; rejects with the service's error. */
-	checkLink(link: { organization: string; apiKey: string }): Promise<void>;
-	/** A workspace's services, from its installation and its link. */
-	build(team: string, installation: Installation, link: WorkspaceLink): Container;
 }
 
-export class Distributed {
-	readonly workspaces: Workspaces;
+export class Distributed implements Workspaces {
+	readonly bolt: { authorize: Authorize<boolean> };
 	readonly installer: InstallProvider;
 	readonly routes: Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+	readonly webhookRoutes: Record<string, WebhookRoute>;
+	/** Distributed, each workspace has its own token and key: the store of installations is what must answer. */
+	readonly probes: ReadinessProbe[];
+	private readonly teams: TeamContainers;
+	/** Each workspace's job-webhook handler, found from the container its request resolves to. */
+	private readonly webhooks = new WeakMap<Container, WebhookRoute>();
+	private readonly logger: Logger;
 
 	private constructor(
-		readonly store: InstallationStore,
-		private readonly options: DistributedOptions,
+		readonly installations: InstallationStore,
+		private readonly parts: WorkspaceParts,
+		options: DistributedOptions,
 	) {
-		const { settings, logger } = options;
+		const { config, logger } = parts;
+		const { settings } = options;
+		const store = installations;
+		this.logger = logger;
+		this.bolt = { authorize: this.authorize };
+		this.probes = [{ name: 'installations', check: () => store.ping() }];
 		this.installer = new InstallProvider({
 			clientId: settings.clientId,
 			clientSecret: settings.clientSecret,
@@ -80,11 +102,12 @@ export class Distributed {
 			directInstall: true,
 			logger,
 			...(options.authorizationUrl ? { authorizationUrl: options.authorizationUrl } : {}),
-			clientOptions: options.slackApiUrl ? { slackApiUrl: options.slackApiUrl } : {},
+			clientOptions: config.slack.apiUrl ? { slackApiUrl: config.slack.apiUrl } : {},
 		});
+		// Where Slack sends the browser back; without a public URL, the app's configured Redirect URL.
 		const installOptions: InstallURLOptions = {
 			scopes: BOT_SCOPES,
-			...(options.publicUrl ? { redirectUri: `${options.publicUrl}${REDIRECT_PATH}` } : {}),
+			...(config.publicUrl ? { redirectUri: `${config.publicUrl}${REDIRECT_PATH}` } : {}),
 		};
 		const guarded =
 			(what: string, handle: (req: IncomingMessage, res: ServerResponse) => Promise<void>) =>
@@ -109,7 +132,7 @@ export class Distributed {
 						success: (installation, _options, _req, response) => {
 							const team = installation.team?.id ?? installation.enterprise?.id ?? 'the workspace';
 							logger.info(`Installed in ${team}.`);
-							void this.workspaces.forget(team);
+							void this.teams.forget(team);
 							page(
 								response,
 								200,
@@ -131,15 +154,31 @@ export class Distributed {
 				),
 			),
 		};
-		this.workspaces = new Workspaces(async (team) => {
+		this.teams = new TeamContainers(async (team) => {
 			const installation = await store.findInstallation({ teamId: team });
 			const link = installation ? await store.findLink(team) : undefined;
-			return installation && link ? options.build(team, installation, link) : undefined;
+			return installation && link ? this.build(team, installation, link) : undefined;
 		});
+		this.services = this.teams.services;
+		this.webhookRoutes = config.publicUrl
+			? {
+					[`${config.webhookPath}/*`]: createWorkspaceWebhookRoute({
+						basePath: config.webhookPath,
+						handlerOf: async (team) => {
+							const container = await this.teams.get(team);
+							return container && this.webhooks.get(container);
+						},
+						logger,
+					}),
+				}
+			: {};
 	}
 
-	static async open(options: DistributedOptions): Promise<Distributed> {
-		const { settings, logger } = options;
+	readonly services: Workspaces['services'];
+
+	static async open(parts: WorkspaceParts, options: DistributedOptions): Promise<Distributed> {
+		const { logger } = parts;
+		const { settings } = options;
 		const store = await InstallationStore.open(
 			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
 			new SecretCipher(settings.installationKey, settings.previousKeys),
@@ -148,18 +187,79 @@ export class Distributed {
 			logger.error(
 				`A stored row of ${team} does not open (altered, or copied from another row): ${team} is refused until it is installed or linked again; every other workspace serves.`,
 			);
-		return new Distributed(store, options);
+		return new Distributed(store, parts, options);
+	}
+
+	/** A workspace whose stored row does not open is refused alone: counted, not a reason to stop serving. */
+	counts(): Record<string, number> {
+		return { unreadable_workspaces: this.installations.unreadableWorkspaces().length };
+	}
+
+	get(team: string): Promise<Container | undefined> {
+		return this.teams.get(team);
+	}
+
+	containers(): Promise<Container[]> {
+		return this.teams.containers();
 	}
 
 	/** At start: every linked workspace's services, which resume its unfinished work; one that cannot be built stops only itself. */
-	async startWorkspaces(): Promise<void> {
-		for (const team of await this.store.teams()) {
+	async start(): Promise<void> {
+		for (const team of await this.installations.teams()) {
 			try {
-				await this.workspaces.get(team);
+				await this.teams.get(team);
 			} catch (error) {
-				this.options.logger.error(`${team} is not served: ${errorSummary(error)}`);
+				this.logger.error(`${team} is not served: ${errorSummary(error)}`);
 			}
 		}
+	}
+
+	/** A workspace's services, from its installation (its bot token) and its link (its organization and key). */
+	private build(team: string, installation: Installation, link: WorkspaceLink): Container {
+		const { parts } = this;
+		const { config } = parts;
+		const clients = serviceClients(parts, link);
+		const container = buildContainer(parts, {
+			client: new webApi.WebClient(installation.bot?.token, {
+				...parts.clientOptions,
+				logger: parts.logger,
+			}),
+			identity: { team, botUserId: installation.bot?.userId ?? '' },
+			clients,
+			// Each workspace's jobs report to a path naming it, checked with its own organization's secret.
+			config: {
+				...config,
+				webhookPath: `${config.webhookPath}/${team}`,
+				service: { ...config.service, project: link.project },
+			},
+			// Another workspace's jobs are seen here only when its admin shares them and it is linked
+			// to this workspace's organization (read at each request).
+			sharesJobs: async (other) => {
+				const theirs = await this.installations.findLink(other).catch(() => undefined);
+				return theirs?.shareJobs === true && theirs.organization === link.organization;
+			},
+		});
+		if (config.publicUrl)
+			this.webhooks.set(
+				container,
+				jobWebhookHandler(parts, {
+					management: clients.management,
+					tracker: container.tracker,
+					scope: `${team}:`,
+				}),
+			);
+		void recoverUnfinishedWork(container, {
+			state: parts.state,
+			shared: parts.shared,
+			teams: () => this.installations.teams(),
+			logger: parts.logger,
+		});
+		return container;
+	}
+
+	/** Resolves when the service accepts the key for the organization; rejects with the service's error. */
+	private async checkLink(link: OrganizationKey): Promise<void> {
+		await serviceClients(this.parts, link).management.endpoints.list({ page: 1, page_size: 1 });
 	}
 
 	/**
@@ -172,8 +272,8 @@ export class Distributed {
 			return await this.installer.authorize(source);
 		} catch (error) {
 			const team = source.teamId ?? source.enterpriseId;
-			if (team && this.store.unreadableWorkspaces().includes(team)) {
-				this.options.logger.warn(new UnreadableRowError(team, 'installation').message);
+			if (team && this.installations.unreadableWorkspaces().includes(team)) {
+				this.logger.warn(new UnreadableRowError(team, 'installation').message);
 				await tellPrivately(
 					body,
 					'GPU Cloud cannot read what it stored about this workspace (it was altered): a workspace admin must install the app again from its install link, then link the organization with `/gpu setup`.',
@@ -187,9 +287,9 @@ export class Distributed {
 	register(app: App): void {
 		const forgetWorkspace = async (team: string | undefined, why: string) => {
 			if (!team) return;
-			await this.store.deleteWorkspace(team);
-			await this.workspaces.forget(team);
-			this.options.logger.info(`${why}: deleted the installation and GPU Cloud link of ${team}.`);
+			await this.installations.deleteWorkspace(team);
+			await this.teams.forget(team);
+			this.logger.info(`${why}: deleted the installation and GPU Cloud link of ${team}.`);
 		};
 		app.event('app_uninstalled', async ({ context }) =>
 			forgetWorkspace(context.teamId, 'Uninstalled'),
@@ -202,13 +302,13 @@ export class Distributed {
 		app.view(
 			LINK_VIEW,
 			submitLinkWorkspace({
-				checkLink: (link) => this.options.checkLink(link),
+				checkLink: (link) => this.checkLink(link),
 				saveLink: async (link) => {
-					await this.store.saveLink(link);
+					await this.installations.saveLink(link);
 					// The workspace's services are built again, with the new link.
-					await this.workspaces.forget(link.teamId);
+					await this.teams.forget(link.teamId);
 				},
-				logger: this.options.logger,
+				logger: this.logger,
 			}),
 		);
 		app.use(this.middleware);
@@ -246,10 +346,10 @@ export class Distributed {
 		}
 		let container: Container | undefined;
 		try {
-			container = await this.workspaces.get(team);
+			container = await this.teams.get(team);
 		} catch (error) {
 			if (!(error instanceof UnreadableRowError)) throw error;
-			this.options.logger.warn(error.message);
+			this.logger.warn(error.message);
 			if (command && 'respond' in args)
 				await args.respond({
 					response_type: 'ephemeral',
@@ -264,18 +364,18 @@ export class Distributed {
 					text: 'GPU Cloud is not linked to this workspace yet. A workspace admin types `/gpu setup` and enters the organization and its API key.',
 				});
 			} else {
-				this.options.logger.info(
+				this.logger.info(
 					`Ignored a ${String(record.type)} request from ${team}: no GPU Cloud organization is linked.`,
 				);
 			}
 			return;
 		}
-		await this.workspaces.run(container, next);
+		await this.teams.run(container, next);
 	};
 
 	async close(): Promise<void> {
-		for (const container of await this.workspaces.containers()) container.tracker.stop();
-		await this.store.close();
+		for (const container of await this.teams.containers()) container.tracker.stop();
+		await this.installations.close();
 	}
 }
 

@@ -454,7 +454,7 @@ describe('the job-webhook route', () => {
 			create_time: time,
 			update_time: time,
 			output: { forged: true },
-			metadata: await stack.app.container.origins.metadata(
+			metadata: await stack.container.origins.metadata(
 				{
 					team: TEAM.id,
 					thread: { channel: CHANNEL, threadTs: parentTs },
@@ -465,7 +465,7 @@ describe('the job-webhook route', () => {
 			),
 		};
 		// Recorded as a job the app created: only the webhook's signature stands between it and the thread.
-		await stack.app.container.origins.created(job);
+		await stack.container.origins.created(job);
 		body = JSON.stringify({ type: 'inference_endpoint.job.succeeded', timestamp: time, data: job });
 	});
 

@@ -118,10 +118,10 @@ describe('/gpu commands', () => {
 		});
 		const job = await management.jobs.create('sentiment', {
 			input: { wrong: true },
-			metadata: await stack.app.container.origins.metadata(origin, randomUUID()),
+			metadata: await stack.container.origins.metadata(origin, randomUUID()),
 		});
-		await stack.app.container.origins.created(job);
-		stack.app.container.tracker.watch(job, origin);
+		await stack.container.origins.created(job);
+		stack.container.tracker.watch(job, origin);
 		await stack.waitForParentText(failed.ts, /Failed after/, 15_000, channel);
 		await stack.standin.waitFor(
 			() => stack.replies(failed.ts, channel).length === 1,

@@ -86,7 +86,7 @@ describe('job completion', () => {
 					organization: emulator.organization,
 					apiKey: emulator.apiKey,
 				});
-				const tracker = stack.app.container.tracker;
+				const tracker = stack.container.tracker;
 				for (let i = 0; i < 50; i++) {
 					const parentTs = stack.standin.workspace.post({
 						channel: CHANNEL,
@@ -102,9 +102,9 @@ describe('job completion', () => {
 					};
 					const job = await management.jobs.create('echo', {
 						input: { i },
-						metadata: await stack.app.container.origins.metadata(origin, randomUUID()),
+						metadata: await stack.container.origins.metadata(origin, randomUUID()),
 					});
-					await stack.app.container.origins.created(job);
+					await stack.container.origins.created(job);
 					tracker.watch(job, origin);
 				}
 				const before = emulator.requests.length;
@@ -232,7 +232,7 @@ describe('the webhook route', () => {
 			create_time: now,
 			update_time: now,
 			output: { forged: true },
-			metadata: await stack.app.container.origins.metadata(
+			metadata: await stack.container.origins.metadata(
 				{
 					team: TEAM.id,
 					thread: { channel: CHANNEL, threadTs: parent.ts },
@@ -243,7 +243,7 @@ describe('the webhook route', () => {
 			),
 		};
 		// Recorded as a job the app created: only the signature stands between it and the thread.
-		await stack.app.container.origins.created(job);
+		await stack.container.origins.created(job);
 		const body = JSON.stringify({
 			type: 'inference_endpoint.job.succeeded',
 			timestamp: now,

@@ -207,12 +207,12 @@ const botParents = (workspace: (typeof workspaces)[number]) =>
 test('a redirect without the state cookie of its install is refused, and stores nothing', async () => {
 	const refused = await install('T0ALPHA', { keepCookie: false });
 	expect(refused.status).toBe(400);
-	expect(await app.distributed?.store.teams()).toEqual([]);
+	expect(await app.workspaces.installations?.teams()).toEqual([]);
 });
 
 test('two workspaces install, link their organization and each gets its /gpu results in its own workspace', async () => {
-	const distributed = app.distributed;
-	if (!distributed) throw new Error('The app is not distributed.');
+	const installations = app.workspaces.installations;
+	if (!installations) throw new Error('The app is not distributed.');
 	for (const workspace of workspaces) {
 		const done = await install(workspace.team.id);
 		expect(done.status).toBe(200);
@@ -221,11 +221,11 @@ test('two workspaces install, link their organization and each gets its /gpu res
 	expect(
 		oauth.exchanges.filter((exchange) => exchange.ok).map((exchange) => exchange.team),
 	).toEqual(['T0ALPHA', 'T0BRAVO']);
-	expect(await distributed.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+	expect(await installations.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
 	for (const workspace of workspaces)
-		expect(
-			(await distributed.store.findInstallation({ teamId: workspace.team.id }))?.bot?.token,
-		).toBe(workspace.botToken);
+		expect((await installations.findInstallation({ teamId: workspace.team.id }))?.bot?.token).toBe(
+			workspace.botToken,
+		);
 
 	const [alpha, bravo] = workspaces;
 	// Installed but not linked: a private answer saying how, and no job.
@@ -257,11 +257,11 @@ test('two workspaces install, link their organization and each gets its /gpu res
 	expect(
 		(await submitLink(alpha, alpha.admin, emulator.organization, 'not-the-key')).errors?.api_key,
 	).toMatch(/refused/);
-	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
+	expect(await installations.findLink('T0ALPHA')).toBeUndefined();
 	expect(
 		await submitLink(alpha, alpha.admin, emulator.organization, emulator.apiKey),
 	).toMatchObject({ response_action: 'update' });
-	expect(await distributed.store.findLink('T0ALPHA')).toMatchObject({
+	expect(await installations.findLink('T0ALPHA')).toMatchObject({
 		organization: emulator.organization,
 		linkedBy: alpha.admin,
 	});
@@ -282,7 +282,7 @@ test('two workspaces install, link their organization and each gets its /gpu res
 	expect(await submitLink(bravo, bravo.admin, BRAVO_ORG.name, BRAVO_ORG.apiKey)).toMatchObject({
 		response_action: 'update',
 	});
-	expect(await distributed.store.findLink('T0BRAVO')).toMatchObject({
+	expect(await installations.findLink('T0BRAVO')).toMatchObject({
 		organization: BRAVO_ORG.name,
 		linkedBy: bravo.admin,
 	});
@@ -488,18 +488,18 @@ function sendEvent(workspace: (typeof workspaces)[number], event: Record<string,
 }
 
 test('app_uninstalled deletes the workspace installation and link; the other workspace keeps working', async () => {
-	const distributed = app.distributed;
-	if (!distributed) throw new Error('The app is not distributed.');
+	const installations = app.workspaces.installations;
+	if (!installations) throw new Error('The app is not distributed.');
 	const [alpha, bravo] = workspaces;
 	// Slack has revoked the token by then; handling it needs only the store.
 	expect((await sendEvent(alpha, { type: 'app_uninstalled' })).status).toBe(200);
 	await eventually(
 		'one workspace left in the store',
-		async () => (await distributed.store.teams()).length === 1,
+		async () => (await installations.teams()).length === 1,
 		{ intervalMs: 50 },
 	);
-	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
-	expect(await distributed.store.findLink('T0ALPHA')).toBeUndefined();
+	expect(await installations.teams()).toEqual(['T0BRAVO']);
+	expect(await installations.findLink('T0ALPHA')).toBeUndefined();
 	// Its jobs' webhooks are no longer taken.
 	const alphaJob = emulator.jobsOf(emulator.organization).at(-1);
 	expect(
@@ -520,30 +520,30 @@ test('app_uninstalled deletes the workspace installation and link; the other wor
 });
 
 test('tokens_revoked deletes the workspace only when its bot token is revoked', async () => {
-	const distributed = app.distributed;
-	if (!distributed) throw new Error('The app is not distributed.');
+	const installations = app.workspaces.installations;
+	if (!installations) throw new Error('The app is not distributed.');
 	const [, bravo] = workspaces;
 	expect(
 		(await sendEvent(bravo, { type: 'tokens_revoked', tokens: { oauth: ['U0SOMEONE'] } })).status,
 	).toBe(200);
 	await app.idle();
-	expect(await distributed.store.teams()).toEqual(['T0BRAVO']);
+	expect(await installations.teams()).toEqual(['T0BRAVO']);
 	expect(
 		(await sendEvent(bravo, { type: 'tokens_revoked', tokens: { bot: [BOT.userId] } })).status,
 	).toBe(200);
 	await eventually(
 		'no workspace left in the store',
-		async () => (await distributed.store.teams()).length === 0,
+		async () => (await installations.teams()).length === 0,
 		{ intervalMs: 50 },
 	);
-	expect(await distributed.store.findLink('T0BRAVO')).toBeUndefined();
+	expect(await installations.findLink('T0BRAVO')).toBeUndefined();
 });
 
 testWithChromium(
 	'a person installs the app from the install link in a browser (Chromium), state cookie and all',
 	async () => {
-		const distributed = app.distributed;
-		if (!distributed) throw new Error('The app is not distributed.');
+		const installations = app.workspaces.installations;
+		if (!installations) throw new Error('The app is not distributed.');
 		const { chromium } = await import('playwright-core');
 		const browser = await chromium.launch({
 			executablePath: CHROMIUM,
@@ -558,7 +558,7 @@ testWithChromium(
 				.waitFor({ timeout: 15_000 });
 			expect(page.url().startsWith(`${origin}/slack/oauth_redirect?`)).toBe(true);
 			expect(await page.textContent('body')).toContain('/gpu setup');
-			expect(await distributed.store.teams()).toEqual(['T0ALPHA']);
+			expect(await installations.teams()).toEqual(['T0ALPHA']);
 			// The same redirect again (browser back, a shared link): the state was used, nothing changes.
 			await page.reload();
 			await page.getByRole('heading', { name: 'Installation failed' }).waitFor({ timeout: 15_000 });

@@ -14,6 +14,8 @@ import {
 	type StoredMessage,
 } from '../../slack-standin';
 import { BOT } from '../../slack-standin';
+import { TEAM } from '../../slack-standin/workspace';
+import type { Container } from '../../slack-app/workspaces/container';
 
 /**
  * The whole app over real loopback HTTP: the service emulator, the Slack stand-in (whose WebClient
@@ -76,6 +78,8 @@ export interface StackOptions {
 
 export class Stack {
 	app!: RunningSlackApp;
+	/** The stand-in workspace's services in the running app. */
+	container!: Container;
 	config!: AppConfig;
 	private port?: number;
 	readonly logger = new CapturingLogger();
@@ -126,6 +130,9 @@ export class Stack {
 			streamIntervalMs: options.streamIntervalMs ?? 200,
 		});
 		if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
+		const container = await this.app.workspaces.get(TEAM.id);
+		if (!container) throw new Error(`The app does not serve ${TEAM.id}.`);
+		this.container = container;
 	}
 
 	async command(text: string, user = USER, channel = CHANNEL) {

@@ -52,7 +52,7 @@ describe('the /gpu setup modal', () => {
 			// Well inside Slack's 3 s for a view submission's answer.
 			expect(reply.ms).toBeLessThan(1500);
 			expect(rig.emulator.requests.length).toBe(checks);
-			expect(await rig.app.distributed?.store.findLink('T0ALPHA')).toMatchObject({
+			expect(await rig.app.workspaces.installations?.findLink('T0ALPHA')).toMatchObject({
 				organization: rig.emulator.organization,
 			});
 		},
@@ -72,7 +72,7 @@ describe('the /gpu setup modal', () => {
 		);
 		expect(reply.response_action).toBe('errors');
 		expect(reply.errors?.organization).toMatch(/workspace/);
-		const store = rig.app.distributed?.store;
+		const store = rig.app.workspaces.installations;
 		expect(await store?.findLink('T0BRAVO')).toMatchObject({ organization: BRAVO_ORG.name });
 		expect(await store?.findLink('T0ALPHA')).toMatchObject({
 			organization: rig.emulator.organization,
@@ -89,7 +89,7 @@ describe('the /gpu setup modal', () => {
 			apiKey: BRAVO_ORG.apiKey,
 		});
 		expect(reply.response_action).toBe('update');
-		expect(await rig.app.distributed?.store.findLink('T0BRAVO')).toMatchObject({
+		expect(await rig.app.workspaces.installations?.findLink('T0BRAVO')).toMatchObject({
 			organization: BRAVO_ORG.name,
 			linkedBy: bravo.admin,
 		});
@@ -127,13 +127,13 @@ describe('installing through OAuth', () => {
 			redirect: 'manual',
 		});
 		expect(again.status).toBe(400);
-		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA']);
+		expect(await rig.app.workspaces.installations?.teams()).toEqual(['T0ALPHA']);
 		expect(rig.oauth.exchanges.map((exchange) => exchange.team)).toEqual(['T0ALPHA']);
 	});
 
 	it('installs each workspace with a state of its own', async () => {
 		expect((await rig.install('T0BRAVO')).status).toBe(200);
-		expect(await rig.app.distributed?.store.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
+		expect(await rig.app.workspaces.installations?.teams()).toEqual(['T0ALPHA', 'T0BRAVO']);
 	});
 });
 
@@ -200,7 +200,7 @@ describe('jobs of workspaces linked to one organization', () => {
 		while (!isTerminalStatus((await keyHolder.jobs.get('echo', whileAway.id)).status))
 			await pause(50);
 		await rig.startApp();
-		await rig.app.distributed?.workspaces.get('T0ALPHA');
+		await rig.app.workspaces.get('T0ALPHA');
 		await pause(1000);
 		await rig.app.idle();
 		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
@@ -269,7 +269,7 @@ describe('jobs of workspaces linked to one organization', () => {
 		await rig.openSetup(alpha);
 		const shared = await rig.submitLink(alpha, { ...rig.emulator, shareJobs: true });
 		expect(shared.response_action).toBe('update');
-		expect(await rig.app.distributed?.store.findLink('T0ALPHA')).toMatchObject({
+		expect(await rig.app.workspaces.installations?.findLink('T0ALPHA')).toMatchObject({
 			shareJobs: true,
 		});
 		expect(await charlieSays(`status ${jobId}`)).toMatch(/SHARED output/);
