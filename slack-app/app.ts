@@ -253,7 +253,7 @@ function running(started: {
 	const localUrl = `http://${host}:${started.app.port}`;
 	return {
 		app: started.app.app,
-		eventsUrl: slack.mode === 'http' ? `${localUrl}/slack/events` : undefined,
+		eventsUrl: ingress.path === undefined ? undefined : `${localUrl}${ingress.path}`,
 		localUrl,
 		localWebhookUrl: publicUrl ? `${localUrl}${webhookPath}` : undefined,
 		workspaces,

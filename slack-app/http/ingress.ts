@@ -6,6 +6,8 @@ import { SocketReceiver } from './socket-receiver';
 
 /** A Bolt receiver that can stop taking new requests (the first step of a graceful shutdown). */
 export interface Ingress extends Receiver {
+	/** HTTP mode: the path Slack's requests are sent to; none when they come over a WebSocket. */
+	readonly path?: string;
 	refuseNewRequests(): void;
 }
 

@@ -58,7 +58,8 @@ export interface AckFirstReceiverOptions extends Routes {
 export class AckFirstReceiver implements Receiver {
 	private app?: App;
 	private server?: Server;
-	private readonly path: string;
+	/** Where Slack's requests arrive. */
+	readonly path: string;
 	private readonly claims: Claims;
 	/** Slack's path among the other POST routes. */
 	private readonly routes: Routes;
