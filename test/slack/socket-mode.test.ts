@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
+import { DIRECT_MESSAGE, LOCAL_USER, startStandin } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { startSlackApp } from '../../slack-app/app';
 import { CapturingLogger, content, Stack } from './harness';
@@ -78,6 +78,30 @@ describe('the connection', () => {
 			body: body.replace('APP', stack.credentials.appToken ?? ''),
 		});
 		expect(await response.json()).toEqual({ ok: false, error });
+	});
+
+	it('apps.connections.open refuses an app-level token created without connections:write', async () => {
+		const appToken = 'xapp-1-A0SCOPES-1-readonly';
+		const standin = await startStandin({
+			botToken: 'xoxb-1-scopes',
+			signingSecret: 'scopes-secret',
+			appToken,
+			socketMode: { appTokenScopes: ['authorizations:read'] },
+		});
+		try {
+			const response = await fetch(`${standin.apiUrl}apps.connections.open`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${appToken}` },
+			});
+			expect(await response.json()).toEqual({
+				ok: false,
+				error: 'missing_scope',
+				needed: 'connections:write',
+				provided: 'authorizations:read',
+			});
+		} finally {
+			await standin.close();
+		}
 	});
 
 	it('a start with an app-level token Slack does not know fails, saying why', async () => {
