@@ -1,10 +1,58 @@
 import type {
 	IAuthenticateGeneric,
+	IAuthenticateRuleResponseCode,
+	IAuthenticateRuleResponseSuccessBody,
 	ICredentialTestRequest,
 	ICredentialType,
 	Icon,
 	INodeProperties,
 } from 'n8n-workflow';
+
+/**
+ * The credential test's answers, each naming the field to fix (n8n shows a rule's message instead of
+ * the bare status text). n8n's typings allow rules of one kind per list, but its credential tester
+ * (packages/cli/src/services/credentials-tester.service.ts, the same in 2.8.4 and 2.41.3) reads
+ * every rule by its own `type`: `responseCode` rules for a refused request, `responseSuccessBody`
+ * rules for a 200. Hence the one cast, to the list type the tester accepts.
+ */
+const RULES = [
+	{
+		type: 'responseCode',
+		properties: {
+			value: 401,
+			message:
+				'GPU Cloud refused the API Key: copy it again from the API Access area of your GPU Cloud account profile.',
+		},
+	},
+	{
+		type: 'responseCode',
+		properties: {
+			value: 403,
+			message:
+				'This API Key is not a member of the Organization Name: check the name as the portal URL shows it, or use a key of a member of that organization.',
+		},
+	},
+	{
+		type: 'responseCode',
+		properties: {
+			value: 404,
+			message:
+				'GPU Cloud has no such path: check API Base URL (the public API root, ending in /api/public) and Organization Name.',
+		},
+	},
+	{
+		// A 200 without the list's "items" (a web page, another API) is not GPU Cloud's API.
+		type: 'responseSuccessBody',
+		properties: {
+			key: 'items',
+			value: undefined,
+			message:
+				'The API Base URL answers, but not as the GPU Cloud API: check API Base URL (the public API root, ending in /api/public).',
+		},
+	},
+] satisfies Array<
+	IAuthenticateRuleResponseCode | IAuthenticateRuleResponseSuccessBody
+> as ICredentialTestRequest['rules'];
 
 /** The management API: jobs, the endpoint catalogue, queues and the webhook secret. */
 export class GpuCloudApi implements ICredentialType {
@@ -79,32 +127,6 @@ export class GpuCloudApi implements ICredentialType {
 			url: '=/organizations/{{$credentials.organizationName}}/inference-endpoints',
 			qs: { page: 1, page_size: 1 },
 		},
-		// n8n shows a rule's message instead of the bare status text, so each answer names the field to fix.
-		rules: [
-			{
-				type: 'responseCode',
-				properties: {
-					value: 401,
-					message:
-						'GPU Cloud refused the API Key: copy it again from the API Access area of your GPU Cloud account profile.',
-				},
-			},
-			{
-				type: 'responseCode',
-				properties: {
-					value: 403,
-					message:
-						'This API Key is not a member of the Organization Name: check the name as the portal URL shows it, or use a key of a member of that organization.',
-				},
-			},
-			{
-				type: 'responseCode',
-				properties: {
-					value: 404,
-					message:
-						'GPU Cloud has no such path: check API Base URL (the public API root, ending in /api/public) and Organization Name.',
-				},
-			},
-		],
+		rules: RULES,
 	};
 }

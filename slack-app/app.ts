@@ -274,6 +274,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					getRoutes: healthRoutes,
 					track: (what, work) => background.track(what, work),
 					claimOnce,
+					onAck: (kind, team, seconds) => metrics.acknowledged(kind, team, seconds),
 				});
 	function webhookRoutes(): Record<string, WebhookRoute> {
 		if (!config.publicUrl) return {};

@@ -54,7 +54,10 @@ export class GpuCloudTrigger implements INodeType {
 		group: ['trigger'],
 		version: 1,
 		subtitle: '=Jobs: {{ $parameter["events"].join(", ") }}',
-		description: 'Starts the workflow when GPU Cloud reports that a job has ended',
+		// n8n's node panel lists this trigger inside GPU Cloud's item and shows this sentence for it, also
+		// where a user looks for the actions: so it names both.
+		description:
+			'Run inference jobs, transcribe audio, generate images and chat on GPU Cloud, or start the workflow when a job ends',
 		defaults: { name: 'GPU Cloud Trigger' },
 		inputs: [],
 		outputs: [NodeConnectionTypes.Main],

@@ -5,7 +5,7 @@ import { z } from 'zod/v4';
 import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
-import { serveRoutes, who, type Routes } from './receiver';
+import { kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
 import { errorSummary } from '../slack/errors';
 
 /**
@@ -28,6 +28,8 @@ export interface SocketReceiverOptions extends Routes {
 	claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of an envelope, so that shutdown and tests can wait for it. */
 	track: (what: string, work: Promise<void>) => void;
+	/** An envelope acknowledged `seconds` after it arrived (the metrics the HTTP receiver feeds too). */
+	onAck?: (kind: string, team: string, seconds: number) => void;
 }
 
 /** What @slack/socket-mode emits for each envelope (`slack_event`); checked, as everything from outside. */
@@ -63,9 +65,10 @@ export class SocketReceiver implements Receiver {
 				options.logger.warn(`Ignored a Socket Mode message that is not an envelope.`);
 				return;
 			}
+			const arrived = performance.now();
 			options.track(
 				`${envelope.data.type} envelope`,
-				withLogContext({ request: newRequestId() }, () => this.receive(envelope.data)),
+				withLogContext({ request: newRequestId() }, () => this.receive(envelope.data, arrived)),
 			);
 		});
 	}
@@ -121,7 +124,7 @@ export class SocketReceiver implements Receiver {
 		return this.options.logger;
 	}
 
-	private async receive(envelope: Envelope): Promise<void> {
+	private async receive(envelope: Envelope, arrived: number): Promise<void> {
 		const app = this.app;
 		if (!app) throw new Error('The receiver was started before Bolt initialised it.');
 		const { body, type } = envelope;
@@ -134,6 +137,7 @@ export class SocketReceiver implements Receiver {
 			if (acked) return;
 			acked = true;
 			await envelope.ack(isRecord(response) ? response : undefined);
+			this.options.onAck?.(kindOf(body), teamOf(body), (performance.now() - arrived) / 1000);
 		};
 		const event: ReceiverEvent = {
 			body,

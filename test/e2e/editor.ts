@@ -88,8 +88,6 @@ export interface EditorContext {
 	 * every 401 with its fixed N8N_OWN_401_MESSAGE before any rule is read; 2.41 applies the rules.
 	 */
 	credentialRulesOn401: boolean;
-	/** Whether the node panel's search results show each node's description (2.41, not 2.8.4). */
-	searchShowsDescriptions: boolean;
 }
 
 /** What n8n 2.8.4's credential test says for any 401, whatever the credential's rules. */
@@ -121,24 +119,29 @@ async function closeNode(page: Page): Promise<void> {
 	await page.getByTestId('ndv').waitFor({ state: 'hidden' });
 }
 
-/** What the node panel shows under GPU Cloud Trigger (its description). */
-const TRIGGER_DESCRIPTION = 'Starts the workflow when GPU Cloud reports that a job has ended';
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** How long the node panel may take to show a search's result. */
 const SEARCH_WAIT_MS = 15_000;
 
 /**
- * The node panel's search, as a user types it; resolves to the item showing `description`. Items are
- * matched by their description: n8n lists a trigger under its name without "Trigger".
+ * The node panel's search, as a user types it; resolves to the item named exactly `name`. n8n lists
+ * GPU Cloud and GPU Cloud Trigger as one item "GPU Cloud" (a trigger whose type is a node's type plus
+ * "Trigger" joins that node's item, with the trigger's description), so an item is told by its
+ * name and then by the actions it opens, not by its description (2.8.4's results show none).
  */
-async function searchNodePanel(page: Page, text: string, description: string): Promise<Locator> {
+async function searchNodePanel(page: Page, text: string, name: string): Promise<Locator> {
 	const creator = page.getByTestId('node-creator');
 	if (!(await creator.isVisible())) await page.getByTestId('node-creator-plus-button').click();
 	await creator.waitFor();
 	const search = page.getByTestId('node-creator-search-bar');
 	await search.fill(text);
-	const items = creator.getByTestId('node-creator-item-name');
-	const item = creator.getByTestId('item-iterator-item').filter({ hasText: description });
+	const names = creator.getByTestId('node-creator-item-name');
+	const item = creator.getByTestId('item-iterator-item').filter({
+		has: page
+			.getByTestId('node-creator-item-name')
+			.filter({ hasText: new RegExp(`^\\s*${escape(name)}\\s*$`) }),
+	});
 	// The panel filters a moment after the typing (the list before it is the unfiltered one): wait
 	// for the node or for "no results", and only then read what the search shows.
 	await item
@@ -146,12 +149,20 @@ async function searchNodePanel(page: Page, text: string, description: string): P
 		.or(page.getByTestId('node-creator-no-results'))
 		.waitFor({ timeout: SEARCH_WAIT_MS })
 		.catch(() => undefined);
-	const shown = await items.allInnerTexts();
+	const shown = await names.allInnerTexts();
 	expect(
 		(await item.count()) > 0,
-		`searching the node panel for "${text}" shows ${shown.length ? shown.map((entry) => `"${entry.trim()}"`).join(', ') : 'nothing'}, none described "${description}"`,
+		`searching the node panel for "${text}" shows ${shown.length ? shown.map((entry) => `"${entry.trim()}"`).join(', ') : 'nothing'}, none named "${name}"`,
 	);
 	return item.first();
+}
+
+/** Clicks a node panel item and waits for its actions list to show `action`. */
+async function expectActionListed(page: Page, item: Locator, action: string): Promise<void> {
+	await item.click();
+	const listed = page.getByTestId('node-creator').getByText(action, { exact: true }).first();
+	await listed.waitFor({ timeout: SEARCH_WAIT_MS }).catch(() => undefined);
+	expect(await listed.isVisible(), `the item's actions do not list "${action}"`);
 }
 
 /** A new credential from a node's credential select, filled and saved (n8n tests it on save). */
@@ -277,9 +288,7 @@ export async function editorChecks(ctx: EditorContext): Promise<void> {
 		context.setDefaultTimeout(STEP_TIMEOUT_MS);
 		const signedIn = await signIn(ctx, context);
 		if (!signedIn) return;
-		// 2.8.4's search results show no descriptions, so the trigger (listed as "GPU Cloud") cannot be
-		// told from another item there; the search is checked on 2.41 (issue 24 keeps the rest open).
-		if (ctx.searchShowsDescriptions) await nodePanelChecks(ctx, await context.newPage());
+		await nodePanelChecks(ctx, await context.newPage());
 		await triggerUrlCheck(ctx, await context.newPage());
 		await workflowChecks(ctx, await context.newPage());
 	} finally {
@@ -305,16 +314,24 @@ async function signIn(ctx: EditorContext, context: BrowserContext): Promise<bool
 async function nodePanelChecks(ctx: EditorContext, page: Page): Promise<void> {
 	await page.goto(`${ctx.base}/workflow/new`, { waitUntil: 'domcontentloaded' });
 	await ctx.check(
-		'editor: searching the node panel for "GPU Cloud Trigger" as a first step finds it',
+		'editor: searching "GPU Cloud Trigger" at "Add first step" lists GPU Cloud, whose triggers include "On job succeeded"',
 		async () => {
-			await searchNodePanel(page, 'GPU Cloud Trigger', TRIGGER_DESCRIPTION);
+			const item = await searchNodePanel(page, 'GPU Cloud Trigger', 'GPU Cloud');
+			await expectActionListed(page, item, 'On job succeeded');
+		},
+	);
+	// The editor's workflow starts with a manual trigger, so the panel opens at "What happens next?".
+	await page.goto(`${ctx.base}/workflow/${EDITOR_WORKFLOW_ID}`, { waitUntil: 'domcontentloaded' });
+	await ctx.check(
+		'editor: searching "GPU Cloud" at "What happens next?" lists the GPU Cloud node, whose actions include "Generate an image"',
+		async () => {
+			const item = await searchNodePanel(page, 'GPU Cloud', 'GPU Cloud');
 			await shot(page, ctx.screenshots, 'n8n-node-search.png');
+			await expectActionListed(page, item, 'Generate an image');
 		},
 	);
 	await page.close();
 }
-
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The trigger panel's "Webhook URLs": the test URL and, switched to it, the production URL, each

@@ -497,7 +497,7 @@ async function serverChecks(
 	);
 
 	await check(
-		'n8n start: the credential Test button accepts the key and rejects a wrong one',
+		'n8n start: the credential Test button accepts the key, rejects a wrong one, and names API Base URL when it answers a web page (200, HTML)',
 		async () => {
 			const credential = { ...workflows.CREDENTIALS.management, type: 'gpuCloudApi' };
 			const data = {
@@ -512,6 +512,16 @@ async function serverChecks(
 				data: { ...data, apiKey: 'not-the-key' },
 			});
 			expect(bad.status === 'Error', `with a wrong key: ${bad.status} ${bad.message}`);
+			// n8n's own editor answers any unknown path with 200 and its HTML page: a wrong Base URL.
+			const page = await rest.testCredential({
+				...credential,
+				data: { ...data, baseUrl: `${base}/not-gpu-cloud/api/public` },
+			});
+			expect(
+				page.status === 'Error' &&
+					page.message.includes('not as the GPU Cloud API: check API Base URL'),
+				`with a Base URL answering a web page: ${page.status} ${page.message}`,
+			);
 		},
 	);
 
@@ -1318,7 +1328,6 @@ async function runTarget(
 						UPDATE_SCREENSHOTS && target === NEWEST ? DOCS_IMAGES : join(root, 'screenshots'),
 					check,
 					credentialRulesOn401: target === NEWEST,
-					searchShowsDescriptions: target === NEWEST,
 				}),
 		);
 		await pollingChecks({

@@ -1,13 +1,26 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { startRig, type Rig } from './fixtures';
 
 let rig: Rig;
+/** A web site at a wrong Base URL: every path answers 200 with an HTML page. */
+let website: Server;
+let websiteUrl: string;
 
 beforeAll(async () => {
 	rig = await startRig({ workloadAuth: true });
+	website = createServer((_request, response) => {
+		response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+		response.end('<!doctype html><html><head><title>Welcome</title></head><body>Hi</body></html>');
+	});
+	await new Promise<void>((resolve) => website.listen(0, '127.0.0.1', resolve));
+	websiteUrl = `http://127.0.0.1:${(website.address() as AddressInfo).port}`;
 });
 
 afterAll(async () => {
 	await rig.close();
+	website.closeAllConnections();
+	await new Promise((resolve) => website.close(resolve));
 });
 
 beforeEach(() => {
@@ -64,6 +77,18 @@ describe('Credential tests (the "Test" button)', () => {
 		expect(result).toEqual({
 			status: 'Error',
 			message: expect.stringMatching(/^GPU Cloud has no such path: check API Base URL\b/),
+		});
+	});
+
+	test('GPU Cloud API: a base URL answering 200 with a web page is named as the field to fix', async () => {
+		const result = await rig.harness.testCredentials('gpuCloudApi', {
+			apiKey: rig.emulator.apiKey,
+			baseUrl: `${websiteUrl}/api/public`,
+			organizationName: rig.emulator.organization,
+		});
+		expect(result).toEqual({
+			status: 'Error',
+			message: expect.stringMatching(/\bcheck API Base URL\b/),
 		});
 	});
 

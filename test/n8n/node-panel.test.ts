@@ -5,18 +5,22 @@ import { PackageDirectoryLoader } from 'n8n-core';
 import type { INodeTypeDescription } from 'n8n-workflow';
 
 /**
- * Where n8n's node panel shows each node, decided by the codex (`*.node.json`) n8n's loader reads
- * from `dist`. The rules below are the editor's own, the same in n8n 2.8.3's and 2.41.0's editor
- * bundles (n8n-io/n8n, packages/frontend/editor-ui/src/features/shared/nodeCreator/; in 2.8 under
- * src/components/Node/NodeCreator/):
+ * Where n8n's node panel shows each node, decided by the node descriptions and codex (`*.node.json`)
+ * n8n's loader reads from `dist`. The rules below are the editor's own, the same in n8n 2.8.4's and
+ * 2.41.3's editor bundles (n8n-io/n8n, packages/frontend/editor-ui/src/features/shared/nodeCreator/;
+ * in 2.8 under src/components/Node/NodeCreator/):
+ * - composables/useActionsGeneration.ts `generateMergedNodesAndActions`: the panel lists items, not
+ *   node types. A trigger whose type name without "Trigger" is a node with actions (operations) is
+ *   no item of its own: its actions join that node's item, which takes the trigger's description and
+ *   keeps the node's name and codex. Any other trigger is an item of its own.
  * - composables/useViewStacks.ts `filterOutAiNodes`: searching at "Add first step" or "What happens
- *   next?" (no AI node on the canvas yet) leaves out every node in the "AI" category whose AI
+ *   next?" (no AI node on the canvas yet) leaves out every item in the "AI" category whose AI
  *   subcategories lack "Root Nodes".
  * - useViewStacks.ts `groupIfAiNodes` + nodeCreator.utils.ts `isAINode`: where AI nodes are grouped
- *   (the AI panel, or a canvas with an AI node), an AI-category node without "Agents" and without
+ *   (the AI panel, or a canvas with an AI node), an AI-category item without "Agents" and without
  *   "Root Nodes" is put in a section titled "<first AI subcategory> (sub-nodes)".
- * - nodeCreator.utils.ts `subcategorizeItems`: a node in the "Core Nodes", "AI" or "Human in the
- *   loop" category is browsed under its subcategories there; any other node under "*", which the
+ * - nodeCreator.utils.ts `subcategorizeItems`: an item in the "Core Nodes", "AI" or "Human in the
+ *   loop" category is browsed under its subcategories there; any other item under "*", which the
  *   panel shows as "App Trigger Nodes" / "App Regular Nodes" (views/viewsData.ts).
  */
 
@@ -27,6 +31,42 @@ const WHITE_LISTED_CATEGORIES = ['Core Nodes', AI, 'Human in the loop'];
 const APP_NODES = '*';
 
 type Codex = NonNullable<INodeTypeDescription['codex']>;
+
+/** One entry of the panel: its key is a node type, its codex that node's. */
+interface PanelItem {
+	key: string;
+	description: string;
+	codex: Codex;
+	/** The node types whose actions the item offers (a node and the trigger merged into it). */
+	nodes: string[];
+}
+
+/** Whether n8n generates actions for a node type: options of its "Operation" (per resource or not). */
+function hasActions(description: INodeTypeDescription): boolean {
+	return description.properties.some(
+		(property) => property.name === 'operation' && (property.options?.length ?? 0) > 0,
+	);
+}
+
+function panelItems(descriptions: INodeTypeDescription[]): PanelItem[] {
+	const item = (description: INodeTypeDescription): PanelItem => ({
+		key: description.name,
+		description: description.description,
+		codex: codexOf(description),
+		nodes: [description.name],
+	});
+	const isTrigger = (description: INodeTypeDescription) => description.group.includes('trigger');
+	const items = descriptions.filter((description) => !isTrigger(description)).map(item);
+	for (const trigger of descriptions.filter(isTrigger)) {
+		const app = items.find((candidate) => candidate.key === trigger.name.replace('Trigger', ''));
+		const appNode = descriptions.find((description) => description.name === app?.key);
+		if (app && appNode && hasActions(appNode)) {
+			app.description = trigger.description;
+			app.nodes.push(trigger.name);
+		} else items.push(item(trigger));
+	}
+	return items;
+}
 
 function keptInSearchWithoutAiNodes(codex: Codex): boolean {
 	if (!codex.categories?.includes(AI)) return true;
@@ -48,6 +88,7 @@ function browsedUnder(codex: Codex): string[] {
 }
 
 let nodes: INodeTypeDescription[];
+let items: PanelItem[];
 
 beforeAll(async () => {
 	if (!existsSync(join(ROOT, 'dist', 'nodes', 'GpuCloud', 'GpuCloud.node.json')))
@@ -55,19 +96,42 @@ beforeAll(async () => {
 	const loader = new PackageDirectoryLoader(ROOT);
 	await loader.loadAll();
 	nodes = loader.types.nodes;
+	items = panelItems(nodes);
 });
 
-function codexOf(name: string): Codex {
-	const codex = nodes.find((description) => description.name === name)?.codex;
-	if (!codex) throw new Error(`${name} has no codex`);
-	return codex;
+function codexOf(description: INodeTypeDescription): Codex {
+	if (!description.codex) throw new Error(`${description.name} has no codex`);
+	return description.codex;
+}
+
+function itemOf(key: string): PanelItem {
+	const found = items.find((candidate) => candidate.key === key);
+	if (!found) throw new Error(`no panel item ${key}`);
+	return found;
 }
 
 describe("n8n's node panel", () => {
-	test('finds every node by search at "Add first step" and "What happens next?"', () => {
-		const hidden = nodes
-			.filter((description) => !keptInSearchWithoutAiNodes(codexOf(description.name)))
-			.map((description) => description.displayName);
+	test('lists GPU Cloud and GPU Cloud Trigger as one item, as Slack and Slack Trigger', () => {
+		expect(items.map((entry) => entry.nodes)).toEqual([
+			['gpuCloud', 'gpuCloudTrigger'],
+			['gpuCloudChatModel'],
+			['gpuCloudPollTrigger'],
+		]);
+		const trigger = nodes.find((description) => description.name === 'gpuCloudTrigger');
+		// Search results show the merged item with the trigger's description (the e2e check reads it).
+		expect(itemOf('gpuCloud').description).toBe(trigger?.description);
+	});
+
+	test("describes GPU Cloud's item by what both its actions and its trigger do", () => {
+		// The item shows the trigger's description at "What happens next?" too, where a user looks for
+		// the actions: a trigger-only sentence there reads as "not the node you want".
+		expect(itemOf('gpuCloud').description).toMatch(/\bgenerate images\b.*\bwhen a job ends\b/);
+	});
+
+	test('finds every item by search at "Add first step" and "What happens next?"', () => {
+		const hidden = items
+			.filter((entry) => !keptInSearchWithoutAiNodes(entry.codex))
+			.map((entry) => entry.key);
 		expect(hidden).toEqual([]);
 	});
 
@@ -76,23 +140,24 @@ describe("n8n's node panel", () => {
 			.filter((description) => JSON.stringify(description.outputs).includes('"main"'))
 			.map((description) => [
 				description.displayName,
-				sectionWhereAiNodesAreGrouped(codexOf(description.name)),
+				sectionWhereAiNodesAreGrouped(codexOf(description)),
 			])
 			.filter(([, section]) => section !== undefined);
 		expect(mislabelled).toEqual([]);
 	});
 
-	test('lists GPU Cloud Trigger among the app triggers, not in an AI subcategory', () => {
-		expect(browsedUnder(codexOf('gpuCloudTrigger'))).toEqual([APP_NODES]);
+	test('browses GPU Cloud, which carries the trigger, among the app nodes and app triggers', () => {
+		// An item in an AI subcategory is browsed only there: "App Trigger Nodes" would lack the trigger.
+		expect(browsedUnder(itemOf('gpuCloud').codex)).toEqual([APP_NODES]);
 	});
 
-	test('shows GPU Cloud among the AI nodes as a node of its own (as n8n shows its Chat Memory Manager)', () => {
-		expect(codexOf('gpuCloud').subcategories?.[AI]).toEqual(['Miscellaneous', ROOT_NODES]);
+	test('browses GPU Cloud Poll Trigger among the app triggers', () => {
+		expect(browsedUnder(itemOf('gpuCloudPollTrigger').codex)).toEqual([APP_NODES]);
 	});
 
 	test("shows the chat model under AI > Language Models > Chat Models, as n8n's own chat models", () => {
 		// n8n's OpenAI and Ollama Chat Models (n8n-nodes-langchain 2.41.1) carry exactly these.
-		expect(codexOf('gpuCloudChatModel').subcategories).toEqual({
+		expect(itemOf('gpuCloudChatModel').codex.subcategories).toEqual({
 			AI: ['Language Models', ROOT_NODES],
 			'Language Models': ['Chat Models (Recommended)'],
 		});
