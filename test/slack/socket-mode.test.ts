@@ -120,6 +120,35 @@ describe('the connection', () => {
 		expect(socketMode().openConnections).toBe(1);
 	});
 
+	it('a start with an app-level token lacking connections:write fails, naming the setting and the scope', async () => {
+		// @slack/socket-mode gives up only on invalid_auth and a few others; on missing_scope it would
+		// ask for a connection again and again, and the app would never finish starting.
+		const { slack } = stack.config;
+		if (slack.mode !== 'socket') throw new Error('The stack is not in Socket Mode.');
+		const appToken = 'xapp-1-A0SCOPES-1-readonly';
+		const standin = await startStandin({
+			botToken: 'xoxb-1-scopes',
+			signingSecret: 'scopes-secret',
+			appToken,
+			socketMode: { appTokenScopes: ['authorizations:read'] },
+		});
+		try {
+			const config = {
+				...stack.config,
+				slack: { ...slack, appToken, botToken: 'xoxb-1-scopes', apiUrl: standin.apiUrl, port: 0 },
+				stateFile: `${stack.stateFile}.scopes`,
+			};
+			const logger = new CapturingLogger();
+			await expect(startSlackApp({ config, logger })).rejects.toThrow(
+				'SLACK_APP_TOKEN: Slack refused to open a Socket Mode connection with it (missing_scope: it needs the connections:write scope)',
+			);
+			// Asked once, not again and again.
+			expect(standin.socketMode?.opens).toEqual([{ error: 'missing_scope' }]);
+		} finally {
+			await standin.close();
+		}
+	});
+
 	it('a WebSocket URL is a one-time ticket; an ack naming no envelope sent is ignored', async () => {
 		const opened = (await (
 			await fetch(`${stack.standin.apiUrl}apps.connections.open`, {
