@@ -251,23 +251,3 @@ export function parseJobWebhook(rawBody: Buffer | string): JobWebhookPayload {
 	}
 	return parseOrThrow(jobWebhookPayloadSchema, json, 'webhook payload');
 }
-
-/**
- * Remembers recently seen webhook ids so a repeated delivery is handled once. Bounded: the oldest
- * ids are forgotten first, long after the 5-minute replay window has closed for them.
- */
-export class WebhookDeduplicator {
-	private readonly seen = new Set<string>();
-	constructor(private readonly capacity = 10_000) {}
-
-	/** True the first time an id is offered, false for every repeat. */
-	firstDelivery(id: string): boolean {
-		if (this.seen.has(id)) return false;
-		this.seen.add(id);
-		if (this.seen.size > this.capacity) {
-			const oldest = this.seen.values().next().value;
-			if (oldest !== undefined) this.seen.delete(oldest);
-		}
-		return true;
-	}
-}

@@ -14,7 +14,7 @@ import { JsonLogger } from './slack/log';
 import { slackClientOptions } from './slack/slack-client';
 import { LocalSharedState } from './state/local-state';
 import { RedisSharedState, type SharedState } from './state/shared-state';
-import { StateStore } from './state/state-store';
+import { StateFile } from './state/state-file';
 import { Distributed } from './workspaces/distribution';
 import { OneWorkspace } from './workspaces/one-workspace';
 import { takeOverStoppedReplicas } from './workspaces/recovery';
@@ -111,8 +111,8 @@ function processParts(options: SlackAppOptions, opened: Opened): ProcessParts {
 }
 
 /** Which job each request created is kept as long as a restart may still resume the job, and a day. */
-function openState({ config, logger }: ProcessParts): Promise<StateStore> {
-	return StateStore.open(config.stateFile, (message) => logger.warn(message), {
+function openState({ config, logger }: ProcessParts): Promise<StateFile> {
+	return StateFile.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
 	});
 }
@@ -120,7 +120,7 @@ function openState({ config, logger }: ProcessParts): Promise<StateStore> {
 /** Several replicas agree through Redis (the start waits until it answers); one process with itself. */
 async function connectShared(
 	{ config, logger, clock }: ProcessParts,
-	state: StateStore,
+	state: StateFile,
 	opened: Opened,
 ): Promise<SharedState> {
 	return opened.add(

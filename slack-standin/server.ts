@@ -41,7 +41,10 @@ export interface StandinOptions {
 	 */
 	appToken?: string;
 	/** Socket Mode timings (shorter in tests than Slack's). */
-	socketMode?: Pick<SocketModeOptions, 'ackTimeoutMs' | 'retryDelaysMs' | 'pingIntervalMs'>;
+	socketMode?: Pick<
+		SocketModeOptions,
+		'ackTimeoutMs' | 'retryDelaysMs' | 'pingIntervalMs' | 'appTokenScopes'
+	>;
 }
 
 interface ResponseTarget {

@@ -47,6 +47,8 @@ export interface SentEnvelope {
 
 export interface SocketModeOptions {
 	appToken: string;
+	/** The scopes the app-level token was created with (default `connections:write`). */
+	appTokenScopes?: string[];
 	/** The stand-in's HTTP origin (`http://127.0.0.1:<port>`); WebSocket URLs are on it. */
 	origin: () => string;
 	ackTimeoutMs?: number;
@@ -110,7 +112,9 @@ export class SocketModeServer {
 	/**
 	 * `apps.connections.open`: only the app-level token, and only in the Authorization header
 	 * (CONNECTIONS_OPEN: "passing it as a POST parameter will result in an error"); a bot or user
-	 * token is `not_allowed_token_type` (https://docs.slack.dev/authentication/tokens).
+	 * token is `not_allowed_token_type` (https://docs.slack.dev/authentication/tokens); an app-level
+	 * token without `connections:write`, the scope CONNECTIONS_OPEN requires, is `missing_scope`
+	 * with what was needed and what it has.
 	 */
 	connectionsOpen(
 		authorization: string | undefined,
@@ -128,6 +132,19 @@ export class SocketModeServer {
 				: bearer !== this.options.appToken
 					? 'invalid_auth'
 					: undefined;
+		const scopes = this.options.appTokenScopes ?? ['connections:write'];
+		if (!error && !scopes.includes('connections:write')) {
+			this.opens.push({ error: 'missing_scope' });
+			return {
+				status: 200,
+				body: {
+					ok: false,
+					error: 'missing_scope',
+					needed: 'connections:write',
+					provided: scopes.join(','),
+				},
+			};
+		}
 		this.opens.push(error ? { error } : {});
 		if (error) return { status: 200, body: { ok: false, error } };
 		const ticket = randomUUID();

@@ -38,6 +38,8 @@ export interface IngressOptions extends Required<Routes> {
  */
 export function createIngress(options: IngressOptions): Ingress {
 	const { slack, background, claimOnce, routes, getRoutes } = options;
+	const onAck = (kind: string, team: string, seconds: number) =>
+		options.metrics.acknowledged(kind, team, seconds);
 	return slack.mode === 'http'
 		? new AckFirstReceiver({
 				signingSecret: slack.signingSecret,
@@ -46,7 +48,7 @@ export function createIngress(options: IngressOptions): Ingress {
 				getRoutes,
 				afterAck: (what, task) => background.afterAck(what, task),
 				claimOnce,
-				onAck: (kind, team, seconds) => options.metrics.acknowledged(kind, team, seconds),
+				onAck,
 			})
 		: new SocketReceiver({
 				appToken: slack.appToken,
@@ -58,5 +60,6 @@ export function createIngress(options: IngressOptions): Ingress {
 				getRoutes,
 				track: (what, work) => background.track(what, work),
 				claimOnce,
+				onAck,
 			});
 }

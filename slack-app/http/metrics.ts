@@ -3,6 +3,7 @@ import type { webApi } from '@slack/bolt';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Transport } from '../../shared/transport';
 import type { Health } from './health';
+import { readWhole, slackRefusal } from '../slack/slack-client';
 
 /**
  * Prometheus metrics of the app, served as `GET /metrics` beside /healthz and /readyz (and, like
@@ -115,33 +116,23 @@ export class Metrics {
 			const method = new URL(url).pathname.split('/').pop() ?? '';
 			this.slackCalls.inc({ method });
 			let response: Awaited<ReturnType<webApi.FetchFunction>>;
-			let bytes: ArrayBuffer;
+			let text: string;
 			try {
 				response = await inner(url, init);
-				bytes = await response.arrayBuffer();
+				({ text, copy: response } = await readWhole(response));
 			} catch (error) {
 				this.slackErrors.inc({ method, error: 'no_answer' });
 				throw error;
 			}
-			const text = new TextDecoder().decode(bytes);
 			const error =
 				response.status === 429
 					? 'ratelimited'
 					: response.status !== 200
 						? `http_${response.status}`
-						: slackError(text);
+						: slackRefusal(text)?.error;
 			if (error) this.slackErrors.inc({ method, error });
-			// The body is read once here; the client reads this copy.
-			return {
-				ok: response.ok,
-				status: response.status,
-				statusText: response.statusText,
-				url: response.url,
-				headers: response.headers,
-				arrayBuffer: async () => bytes,
-				json: async (): Promise<unknown> => JSON.parse(text),
-				text: async () => text,
-			};
+			// The body is read once here; the client reads the copy.
+			return response;
 		};
 	}
 
@@ -168,18 +159,6 @@ export class Metrics {
 }
 
 /** Slack's `error` of an `ok: false` answer (Slack's error codes are short snake_case words). */
-function slackError(text: string): string | undefined {
-	let body: unknown;
-	try {
-		body = JSON.parse(text);
-	} catch {
-		return undefined;
-	}
-	if (!body || typeof body !== 'object' || !('ok' in body) || body.ok !== false) return undefined;
-	const error = 'error' in body && typeof body.error === 'string' ? body.error : '';
-	return /^[a-z_]{1,64}$/.test(error) ? error : 'unknown';
-}
-
 function unreachable(): never {
 	throw new Error('The transport has no stream().');
 }

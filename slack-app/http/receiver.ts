@@ -296,12 +296,12 @@ export function who(body: Record<string, unknown>): string {
 }
 
 /** The slash command (`/gpu`), else the payload type (`event_callback`, `block_actions`...). */
-function kindOf(body: Record<string, unknown>): string {
+export function kindOf(body: Record<string, unknown>): string {
 	return typeof body.command === 'string' ? body.command : String(body.type);
 }
 
 /** The workspace a request comes from: `team_id` of commands and events, `team.id` of payloads. */
-function teamOf(body: Record<string, unknown>): string {
+export function teamOf(body: Record<string, unknown>): string {
 	if (typeof body.team_id === 'string') return body.team_id;
 	return isRecord(body.team) && typeof body.team.id === 'string' ? body.team.id : '';
 }

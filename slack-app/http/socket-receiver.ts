@@ -5,8 +5,9 @@ import { z } from 'zod/v4';
 import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
-import { serveRoutes, who, type Routes } from './receiver';
+import { kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
 import { errorSummary } from '../slack/errors';
+import { readWhole, slackRefusal } from '../slack/slack-client';
 
 /**
  * Socket Mode (https://docs.slack.dev/apis/events-api/using-socket-mode): Slack's events, commands
@@ -28,6 +29,8 @@ export interface SocketReceiverOptions extends Routes {
 	claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of an envelope, so that shutdown and tests can wait for it. */
 	track: (what: string, work: Promise<void>) => void;
+	/** An envelope acknowledged `seconds` after it arrived (the metrics the HTTP receiver feeds too). */
+	onAck?: (kind: string, team: string, seconds: number) => void;
 }
 
 /** What @slack/socket-mode emits for each envelope (`slack_event`); checked, as everything from outside. */
@@ -49,12 +52,19 @@ export class SocketReceiver implements Receiver {
 	private readonly client: SocketModeClient;
 	private readonly claims: Claims;
 	private draining = false;
+	/** What a refusal of the app-level token does: fails the start while it runs, then is logged. */
+	private tokenRefused = (problem: Error) => this.logger.error(problem.message);
 
 	constructor(private readonly options: SocketReceiverOptions) {
 		this.client = new SocketModeClient({
 			appToken: options.appToken,
 			logger: withoutEnvelopes(options.logger),
-			clientOptions: options.clientOptions,
+			clientOptions: {
+				...options.clientOptions,
+				fetch: noticingTokenRefusals(options.clientOptions.fetch ?? fetch, (problem) =>
+					this.tokenRefused(problem),
+				),
+			},
 		});
 		this.claims = new Claims({ ...options, logger: () => options.logger });
 		this.client.on('slack_event', (args: unknown) => {
@@ -63,9 +73,10 @@ export class SocketReceiver implements Receiver {
 				options.logger.warn(`Ignored a Socket Mode message that is not an envelope.`);
 				return;
 			}
+			const arrived = performance.now();
 			options.track(
 				`${envelope.data.type} envelope`,
-				withLogContext({ request: newRequestId() }, () => this.receive(envelope.data)),
+				withLogContext({ request: newRequestId() }, () => this.receive(envelope.data, arrived)),
 			);
 		});
 	}
@@ -85,11 +96,20 @@ export class SocketReceiver implements Receiver {
 			});
 		});
 		this.server = server;
+		const refused = new Promise<never>((_, reject) => (this.tokenRefused = reject));
+		const connecting = this.client.start();
+		// Whichever loses the race below is settled unobserved.
+		connecting.catch(() => undefined);
+		refused.catch(() => undefined);
 		try {
-			await this.client.start();
+			await Promise.race([connecting, refused]);
 		} catch (error) {
+			// The client would otherwise keep asking for a connection Slack will not give.
+			await this.client.disconnect();
 			await this.closeServer();
 			throw error;
+		} finally {
+			this.tokenRefused = (problem) => this.logger.error(problem.message);
 		}
 		return server;
 	}
@@ -121,7 +141,7 @@ export class SocketReceiver implements Receiver {
 		return this.options.logger;
 	}
 
-	private async receive(envelope: Envelope): Promise<void> {
+	private async receive(envelope: Envelope, arrived: number): Promise<void> {
 		const app = this.app;
 		if (!app) throw new Error('The receiver was started before Bolt initialised it.');
 		const { body, type } = envelope;
@@ -134,6 +154,7 @@ export class SocketReceiver implements Receiver {
 			if (acked) return;
 			acked = true;
 			await envelope.ack(isRecord(response) ? response : undefined);
+			this.options.onAck?.(kindOf(body), teamOf(body), (performance.now() - arrived) / 1000);
 		};
 		const event: ReceiverEvent = {
 			body,
@@ -164,6 +185,42 @@ export class SocketReceiver implements Receiver {
 		this.logger.info(`${describe(type, body)} received${who(body)}`);
 		await dispatch();
 	}
+}
+
+/**
+ * apps.connections.open errors that asking again may cure
+ * (https://docs.slack.dev/reference/methods/apps.connections.open); any other refuses the token itself.
+ */
+const WORTH_ASKING_AGAIN = new Set([
+	'ratelimited',
+	'request_timeout',
+	'service_unavailable',
+	'fatal_error',
+	'internal_error',
+]);
+
+/**
+ * @slack/socket-mode gives up on only five of Slack's refusals (invalid_auth, not_authed...): on
+ * missing_scope, token_revoked or not_allowed_token_type it asks for a connection forever. This
+ * notices every refusal of the token in apps.connections.open's answer.
+ */
+function noticingTokenRefusals(
+	inner: webApi.FetchFunction,
+	refused: (problem: Error) => void,
+): webApi.FetchFunction {
+	return async (url, init) => {
+		const response = await inner(url, init);
+		if (!String(url).endsWith('/apps.connections.open')) return response;
+		const { text, copy } = await readWhole(response);
+		const refusal = slackRefusal(text);
+		if (refusal && !WORTH_ASKING_AGAIN.has(refusal.error))
+			refused(
+				new Error(
+					`SLACK_APP_TOKEN: Slack refused to open a Socket Mode connection with it (${refusal.error}${refusal.needed ? `: it needs the ${refusal.needed} scope` : ''}).`,
+				),
+			);
+		return copy;
+	};
 }
 
 function describe(type: string, body: Record<string, unknown>): string {

@@ -1,4 +1,5 @@
 import type { webApi } from '@slack/bolt';
+import { z } from 'zod/v4';
 
 /**
  * How every Slack Web API client of the app sends its calls. Slack does a call once per request and
@@ -95,4 +96,53 @@ const fetchNoticingLostAnswers: webApi.FetchFunction = async (url, init) => {
 function neverSent(error: unknown): boolean {
 	const cause = error instanceof Error ? error.cause : undefined;
 	return cause instanceof Error && 'code' in cause && NEVER_SENT.has(String(cause.code));
+}
+
+type FetchAnswer = Awaited<ReturnType<webApi.FetchFunction>>;
+
+/** An answer read whole by whoever looks at it first, and a copy for the WebClient to read instead. */
+export async function readWhole(
+	response: FetchAnswer,
+): Promise<{ text: string; copy: FetchAnswer }> {
+	const bytes = await response.arrayBuffer();
+	const text = new TextDecoder().decode(bytes);
+	return {
+		text,
+		copy: {
+			ok: response.ok,
+			status: response.status,
+			statusText: response.statusText,
+			url: response.url,
+			headers: response.headers,
+			arrayBuffer: async () => bytes,
+			json: async (): Promise<unknown> => JSON.parse(text),
+			text: async () => text,
+		},
+	};
+}
+
+const refusalSchema = z.object({
+	ok: z.literal(false),
+	// Slack's error codes are short snake_case words; anything else is not quoted on.
+	error: z
+		.string()
+		.regex(/^[a-z_]{1,64}$/)
+		.catch('unknown'),
+	needed: z
+		.string()
+		.regex(/^[a-z_:.,]{1,200}$/)
+		.optional()
+		.catch(undefined),
+});
+
+/** Slack's `{ ok: false, error }` answer (with the scope it wanted, when it says); undefined for any other text. */
+export function slackRefusal(text: string): { error: string; needed?: string } | undefined {
+	let body: unknown;
+	try {
+		body = JSON.parse(text);
+	} catch {
+		return undefined;
+	}
+	const refusal = refusalSchema.safeParse(body);
+	return refusal.success ? refusal.data : undefined;
 }

@@ -12,7 +12,7 @@ import type { JobTracker } from '../requests/job-tracker';
 import { createWebhookHandler, type WebhookRoute } from '../requests/webhook-receiver';
 import type { InstallationStore } from '../state/installations/store';
 import type { SharedState } from '../state/shared-state';
-import type { StateStore } from '../state/state-store';
+import type { StateFile } from '../state/state-file';
 import { redisInTime } from '../state/timeout';
 import { createContainer, type Container, type ContainerOptions } from './container';
 
@@ -52,7 +52,7 @@ export interface Workspaces {
 /** What every workspace's services are built from: the app's settings and its process-wide parts. */
 export interface WorkspaceParts {
 	config: AppConfig;
-	state: StateStore;
+	state: StateFile;
 	shared: SharedState;
 	clock: Clock;
 	logger: Logger;

@@ -85,14 +85,17 @@ async function waitForStatus(
 }
 
 let work: string;
-/** The install folder of the first test, used again by the second. */
+/** The install folder of the first test, used again by the second and third. */
 let installed: string | undefined;
+/** Debian's nginx of the second test, with the shipped site in front of the app's port; the third runs behind it too. */
+let proxy: { nginx: ChildProcess; origin: string; appPort: number; accessLog: string } | undefined;
 
 beforeAll(async () => {
 	work = await mkdtemp(join(tmpdir(), 'gpu-slack-install-'));
 });
 
 afterAll(async () => {
+	if (proxy) await kill(proxy.nginx, 'SIGTERM');
 	await rm(work, { recursive: true, force: true });
 });
 
@@ -383,10 +386,14 @@ it('serves a multi-workspace install behind the shipped nginx.conf: OAuth instal
 		clientSecret,
 		workspaces: [workspace],
 	});
-	let nginx: ChildProcess | undefined;
 	let child: ChildProcess | undefined;
 	try {
-		nginx = await startNginx(nginxDir, site, proxyPort);
+		proxy = {
+			nginx: await startNginx(nginxDir, site, proxyPort),
+			origin,
+			appPort,
+			accessLog: join(nginxDir, 'access.log'),
+		};
 		const settings = {
 			PATH: process.env.PATH ?? '',
 			HOST: '127.0.0.1',
@@ -525,9 +532,188 @@ it('serves a multi-workspace install behind the shipped nginx.conf: OAuth instal
 			expect(output).not.toContain(secret);
 	} finally {
 		if (child) await kill(child);
-		if (nginx) await kill(nginx, 'SIGTERM');
 		await oauth.close();
 		await standin.close();
 		await emulator.close();
+	}
+}, 180_000);
+
+/** Sets `name` in a copy of .env.example: its line (commented out or empty) becomes `name=value`. */
+function setSetting(settings: string, name: string, value: string): string {
+	const line = new RegExp(`^(# )?${name}=.*$`, 'm');
+	// Every setting the operator fills in is listed in the example, once.
+	expect([name, settings.match(new RegExp(line, 'gm'))?.length]).toEqual([name, 1]);
+	return settings.replace(line, `${name}=${value}`);
+}
+
+/** Runs the installed command in `folder` with `env` until it exits; its exit code and everything it printed. */
+async function runToExit(
+	folder: string,
+	args: string[],
+	env: Record<string, string>,
+): Promise<{ code: number | null; output: string }> {
+	const child = spawn(
+		process.execPath,
+		[join(folder, 'node_modules', '.bin', 'gpu-cloud-slack'), ...args],
+		{ cwd: folder, env, stdio: ['ignore', 'pipe', 'pipe'] },
+	);
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+	return { code, output };
+}
+
+it('runs the same install in Socket Mode behind the same nginx: several workspaces refused as the docs say, one workspace from the settings file, a command over the WebSocket, its job reported by webhook, /metrics', async () => {
+	if (!installed || !proxy)
+		throw new Error('The install and the nginx of the tests before are missing.');
+	const folder = installed;
+	const { origin, appPort, accessLog } = proxy;
+	// Slack's own timings; the app runs in a child process from the tarball's install.
+	const stack = await Stack.start({ socketMode: {}, app: false, emulator: { jobDurationMs: 500 } });
+	const socketMode = stack.standin.socketMode;
+	if (!socketMode || !stack.credentials.appToken)
+		throw new Error('Socket Mode is off in the stand-in.');
+	const appToken = stack.credentials.appToken;
+	let child: ChildProcess | undefined;
+	try {
+		// "Installing in several workspaces", step 2: "HTTP mode only". The OAuth settings with an
+		// app-level token stop the start, naming why, before anything is opened.
+		const doc = await readFile(join(__dirname, '..', '..', 'docs', 'slack-app.md'), 'utf8');
+		const several = doc.slice(doc.indexOf('\n## Installing in several workspaces\n'));
+		expect(several.slice(0, several.indexOf('\n## ', 1))).toContain(
+			'(the app sends it as the `redirect_uri`). HTTP mode only.',
+		);
+		const refused = await runToExit(folder, [], {
+			PATH: process.env.PATH ?? '',
+			SLACK_APP_TOKEN: appToken,
+			SLACK_API_URL: stack.standin.apiUrl,
+			SLACK_SIGNING_SECRET: stack.credentials.signingSecret,
+			SLACK_CLIENT_ID: '1111.2222',
+			SLACK_CLIENT_SECRET: randomBytes(16).toString('hex'),
+			SLACK_STATE_SECRET: randomBytes(32).toString('hex'),
+			SLACK_INSTALLATION_KEY: randomBytes(32).toString('hex'),
+			SLACK_INSTALLATION_DB: join(work, 'socket-installations.sqlite'),
+			SLACK_PUBLIC_URL: origin,
+			GPU_CLOUD_BASE_URL: stack.emulator.baseUrl,
+		});
+		expect(refused.code).toBe(1);
+		expect(refused.output).toContain(
+			'SLACK_APP_TOKEN must be unset when SLACK_CLIENT_ID is set (installing in several workspaces needs HTTP mode for its OAuth redirect)',
+		);
+		expect(socketMode.opens).toEqual([]);
+		expect(refused.output).not.toContain(appToken);
+
+		// One workspace: "Deploying" step 3, the example copied readable by its owner only and filled
+		// in as "Install in a workspace" and "Settings" say for Socket Mode: the bot token, the
+		// app-level token, no signing secret (HTTP mode only) and so the app secret, the service,
+		// and the proxy's address so that jobs report their end by webhook through it.
+		const envFile = join(work, 'etc', 'gpu-cloud-slack', 'env');
+		await mkdir(dirname(envFile), { recursive: true });
+		await copyFile(join(folder, 'node_modules', 'gpu-cloud-slack-app', '.env.example'), envFile);
+		await chmod(envFile, 0o600);
+		const appSecret = randomBytes(32).toString('hex');
+		const values: [string, string][] = [
+			['SLACK_BOT_TOKEN', stack.credentials.botToken],
+			['SLACK_APP_TOKEN', appToken],
+			['SLACK_APP_SECRET', appSecret],
+			['SLACK_API_URL', stack.standin.apiUrl],
+			['GPU_CLOUD_BASE_URL', stack.emulator.baseUrl],
+			['GPU_CLOUD_API_KEY', stack.emulator.apiKey],
+			['GPU_CLOUD_ORGANIZATION', stack.emulator.organization],
+			['HOST', '127.0.0.1'],
+			['PORT', String(appPort)],
+			['SLACK_PUBLIC_URL', origin],
+			// Far longer than the waits below: a result in time came by the job's webhook.
+			['SLACK_POLL_INTERVAL_MS', '120000'],
+		];
+		let settings = await readFile(envFile, 'utf8');
+		// The example says what PORT serves in Socket Mode as the docs' Settings table does: the job
+		// webhook this test reaches through nginx, and the health routes.
+		expect(settings).toContain(
+			"In Socket Mode the same\n# without /slack/events: Slack's requests come over the WebSocket.",
+		);
+		for (const [name, value] of values) settings = setSetting(settings, name, value);
+		expect(settings).toMatch(/^SLACK_SIGNING_SECRET=$/m);
+		await writeFile(envFile, settings);
+
+		const accessBefore = (await readFile(accessLog, 'utf8')).length;
+		// As the unit runs it: the command, its settings file, the state file in its own folder.
+		child = spawn(
+			process.execPath,
+			[join(folder, 'node_modules', '.bin', 'gpu-cloud-slack'), '--settings', envFile],
+			{
+				cwd: folder,
+				env: { PATH: process.env.PATH ?? '', SLACK_STATE_FILE: join(work, 'socket-state.json') },
+				stdio: ['ignore', 'pipe', 'pipe'],
+			},
+		);
+		let output = '';
+		child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+		await socketMode.waitForConnections(1, 30_000).catch((error: Error) => {
+			throw new Error(`${error.message}\n${output}`);
+		});
+		expect(socketMode.opens).toEqual([{}]);
+		expect(await waitForStatus(`${origin}/readyz`, 200, 30_000, child, () => output)).toEqual({
+			status: 'ready',
+			checks: { slack: 'ok', service: 'ok' },
+		});
+		expect(output).toMatch(/"msg":"Ready in \d+ ms: Socket Mode/);
+
+		// No Request URL: the command comes as an envelope over the app's WebSocket.
+		const reply = await stack.command('job echo {"text":"over the socket"}', USER, CHANNEL);
+		expect(reply).toEqual({ status: 200, body: '' });
+		expect(socketMode.sent.filter((sent) => sent.type === 'slash_commands')).toEqual([
+			expect.objectContaining({ acked: true }),
+		]);
+		const parent = await stack.waitForParent(1, CHANNEL, 15_000);
+		expect(content(parent)).toContain(`<@${USER}> ran a job on \`echo\``);
+		await stack.waitForParentText(parent.ts, /Succeeded in/, 30_000, CHANNEL);
+		expect(content(stack.replies(parent.ts, CHANNEL)[0])).toContain('over the socket');
+
+		// The job's end came by the service's webhook to the one-workspace path, through nginx; no
+		// Slack request did.
+		const access = (await readFile(accessLog, 'utf8')).slice(accessBefore);
+		expect(access).toMatch(/"POST \/gpu-cloud\/webhook HTTP\/1.1" 202 /);
+		expect(access).not.toContain('/slack/');
+
+		// The scrape through nginx: the command's envelope counted as a request of its workspace, the
+		// job's phases, Slack's calls, both dependencies up.
+		const text = await eventually(
+			'the job delivered in /metrics',
+			async () => {
+				const scraped = await fetch(`${origin}/metrics`);
+				expect(scraped.status).toBe(200);
+				const body = await scraped.text();
+				return (
+					/^gpu_cloud_slack_job_phase_changes_total\{phase="delivered",.*\} 1$/m.test(body) && body
+				);
+			},
+			{ timeoutMs: 10_000, intervalMs: 200 },
+		);
+		expect(text).toMatch(
+			new RegExp(`^gpu_cloud_slack_requests_total\\{kind="/gpu",team="${TEAM.id}"\\} 1$`, 'm'),
+		);
+		expect(text).toMatch(/^gpu_cloud_slack_ack_duration_seconds_count\{kind="\/gpu"\} 1$/m);
+		expect(text).toMatch(
+			new RegExp(
+				`^gpu_cloud_slack_job_phase_changes_total\\{phase="delivering",status="succeeded",team="${TEAM.id}"\\} 1$`,
+				'm',
+			),
+		);
+		expect(text).toMatch(
+			/^gpu_cloud_slack_slack_api_calls_total\{method="chat.postMessage"\} \d+$/m,
+		);
+		expect(text).toMatch(/^gpu_cloud_slack_dependency_up\{dependency="slack"\} 1$/m);
+		expect(text).toMatch(/^gpu_cloud_slack_dependency_up\{dependency="service"\} 1$/m);
+
+		child.kill('SIGTERM');
+		expect(await new Promise((resolve) => child?.once('exit', resolve))).toBe(0);
+		expect(socketMode.openConnections).toBe(0);
+		for (const secret of [...stack.secrets(), appSecret]) expect(output).not.toContain(secret);
+	} finally {
+		if (child) await kill(child);
+		await stack.close();
 	}
 }, 180_000);

@@ -109,3 +109,23 @@ it('counts commands and their ack time, job phases, Slack calls and errors, the 
 		await stack.close();
 	}
 });
+
+it('in Socket Mode counts each acknowledged envelope and its ack time, per command and workspace, as over HTTP', async () => {
+	const stack = await Stack.start({ socketMode: {} });
+	try {
+		const team = TEAM.id;
+		expect((await stack.command('help', USER, CHANNEL)).status).toBe(200);
+		expect((await stack.standin.app.appHomeOpened(USER)).status).toBe(200);
+		await stack.app.idle();
+		const text = await (await fetch(`${stack.app.localUrl}/metrics`)).text();
+		const prefix = 'gpu_cloud_slack_';
+		expect({
+			commands: sample(text, `${prefix}requests_total`, `kind="/gpu",team="${team}"`),
+			events: sample(text, `${prefix}requests_total`, `kind="event_callback",team="${team}"`),
+			acks: sample(text, `${prefix}ack_duration_seconds_count`, 'kind="/gpu"'),
+			within3s: sample(text, `${prefix}ack_duration_seconds_bucket`, 'le="3",kind="/gpu"'),
+		}).toEqual({ commands: 1, events: 1, acks: 1, within3s: 1 });
+	} finally {
+		await stack.close();
+	}
+});

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import {
-	WebhookDeduplicator,
 	WebhookVerificationError,
 	parseJobWebhook,
 	signWebhook,
@@ -138,25 +137,13 @@ describe('webhook signatures', () => {
 	});
 });
 
-describe('webhook payloads and duplicates', () => {
+describe('webhook payloads', () => {
 	it('parses the job out of a delivery', () => {
 		expect(parseJobWebhook(body).data.output).toEqual({ text: 'hello' });
 	});
 
 	it('rejects a body that is not JSON', () => {
 		expect(reasonOf(() => parseJobWebhook('{oops'))).toBe('bad-payload');
-	});
-
-	it('lets each webhook id through once and forgets the oldest beyond capacity', () => {
-		const dedup = new WebhookDeduplicator(2);
-		expect([dedup.firstDelivery('a'), dedup.firstDelivery('a'), dedup.firstDelivery('b')]).toEqual([
-			true,
-			false,
-			true,
-		]);
-		dedup.firstDelivery('c');
-		expect(dedup.firstDelivery('a')).toBe(true);
-		expect(dedup.firstDelivery('c')).toBe(false);
 	});
 });
 

@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
+import { DIRECT_MESSAGE, LOCAL_USER, startStandin } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { startSlackApp } from '../../slack-app/app';
 import { CapturingLogger, content, Stack } from './harness';
@@ -80,6 +80,30 @@ describe('the connection', () => {
 		expect(await response.json()).toEqual({ ok: false, error });
 	});
 
+	it('apps.connections.open refuses an app-level token created without connections:write', async () => {
+		const appToken = 'xapp-1-A0SCOPES-1-readonly';
+		const standin = await startStandin({
+			botToken: 'xoxb-1-scopes',
+			signingSecret: 'scopes-secret',
+			appToken,
+			socketMode: { appTokenScopes: ['authorizations:read'] },
+		});
+		try {
+			const response = await fetch(`${standin.apiUrl}apps.connections.open`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${appToken}` },
+			});
+			expect(await response.json()).toEqual({
+				ok: false,
+				error: 'missing_scope',
+				needed: 'connections:write',
+				provided: 'authorizations:read',
+			});
+		} finally {
+			await standin.close();
+		}
+	});
+
 	it('a start with an app-level token Slack does not know fails, saying why', async () => {
 		const { slack } = stack.config;
 		if (slack.mode !== 'socket') throw new Error('The stack is not in Socket Mode.');
@@ -94,6 +118,35 @@ describe('the connection', () => {
 		);
 		expect(socketMode().opens.slice(opensBefore)).toEqual([{ error: 'invalid_auth' }]);
 		expect(socketMode().openConnections).toBe(1);
+	});
+
+	it('a start with an app-level token lacking connections:write fails, naming the setting and the scope', async () => {
+		// @slack/socket-mode gives up only on invalid_auth and a few others; on missing_scope it would
+		// ask for a connection again and again, and the app would never finish starting.
+		const { slack } = stack.config;
+		if (slack.mode !== 'socket') throw new Error('The stack is not in Socket Mode.');
+		const appToken = 'xapp-1-A0SCOPES-1-readonly';
+		const standin = await startStandin({
+			botToken: 'xoxb-1-scopes',
+			signingSecret: 'scopes-secret',
+			appToken,
+			socketMode: { appTokenScopes: ['authorizations:read'] },
+		});
+		try {
+			const config = {
+				...stack.config,
+				slack: { ...slack, appToken, botToken: 'xoxb-1-scopes', apiUrl: standin.apiUrl, port: 0 },
+				stateFile: `${stack.stateFile}.scopes`,
+			};
+			const logger = new CapturingLogger();
+			await expect(startSlackApp({ config, logger })).rejects.toThrow(
+				'SLACK_APP_TOKEN: Slack refused to open a Socket Mode connection with it (missing_scope: it needs the connections:write scope)',
+			);
+			// Asked once, not again and again.
+			expect(standin.socketMode?.opens).toEqual([{ error: 'missing_scope' }]);
+		} finally {
+			await standin.close();
+		}
 	});
 
 	it('a WebSocket URL is a one-time ticket; an ack naming no envelope sent is ignored', async () => {
@@ -117,6 +170,48 @@ describe('the connection', () => {
 		await eventually('the extra connection closed', () => socketMode().openConnections === 1);
 		// The ticket was used: connecting with it again is refused.
 		expect(await handshakeStatus(opened.url)).toBe(401);
+	});
+});
+
+describe('the connection limit', () => {
+	/** A WebSocket of the app's own (a second process, say) and the first message Slack sends on it. */
+	async function connect(): Promise<{ socket: WebSocket; first: unknown }> {
+		const opened = (await (
+			await fetch(`${stack.standin.apiUrl}apps.connections.open`, {
+				method: 'POST',
+				headers: { authorization: `Bearer ${stack.credentials.appToken}` },
+			})
+		).json()) as { url: string };
+		const socket = new WebSocket(opened.url);
+		const first = await new Promise<unknown>((resolve, reject) => {
+			socket.once('message', (data: Buffer) => resolve(JSON.parse(data.toString())));
+			socket.once('error', reject);
+		});
+		return { socket, first };
+	}
+
+	/** https://docs.slack.dev/apis/events-api/using-socket-mode: at most 10 open connections per app. */
+	it('an eleventh connection is told too_many_websockets and closed; the app keeps its own', async () => {
+		const extra: WebSocket[] = [];
+		try {
+			for (let count = 2; count <= 10; count++) {
+				const { socket, first } = await connect();
+				extra.push(socket);
+				expect(first).toMatchObject({ type: 'hello', num_connections: count });
+			}
+			const { socket, first } = await connect();
+			expect(first).toMatchObject({ type: 'disconnect', reason: 'too_many_websockets' });
+			await new Promise((resolve) =>
+				socket.readyState === socket.CLOSED ? resolve(undefined) : socket.once('close', resolve),
+			);
+			expect(socketMode().openConnections).toBe(10);
+		} finally {
+			for (const socket of extra) socket.close();
+		}
+		await eventually('the extra connections closed', () => socketMode().openConnections === 1);
+		// Slack still delivers to the app's own connection.
+		const reply = await stack.command('help', 'U0SMLIMIT', 'C0SMLIMIT');
+		expect(reply.status).toBe(200);
 	});
 });
 
@@ -148,6 +243,7 @@ describe('exactly once', () => {
 describe('exactly once, across a reconnection', () => {
 	it.each([
 		['Slack refreshed the connection', () => socketMode().disconnect('refresh_requested')],
+		['Slack warned of a refresh', () => socketMode().disconnect('warning')],
 		['the network cut the connection', () => socketMode().dropConnections()],
 	])(
 		'an event unacknowledged when %s comes again on the new one, and starts one chat',
