@@ -81,7 +81,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		sweepStoppedReplicas(parts, workspaces, opened);
 		return running({ parts, workspaces, health, background, ingress, app, opened });
 	} catch (error) {
-		await opened.close();
+		// The step's own error is what the caller needs; one of closing is secondary to it.
+		await opened.close().catch(() => undefined);
 		throw error;
 	}
 }
@@ -289,7 +290,11 @@ class Opened {
 		return part;
 	}
 
+	/** Closes every part even when one fails; rejects with the first failure. */
 	async close(): Promise<void> {
-		for (let part = this.closing.pop(); part; part = this.closing.pop()) await part.close();
+		const failures: unknown[] = [];
+		for (let part = this.closing.pop(); part; part = this.closing.pop())
+			await part.close().catch((error: unknown) => failures.push(error));
+		if (failures.length) throw failures[0];
 	}
 }
