@@ -6,7 +6,7 @@ import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
 import { kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
-import { errorSummary } from '../slack/errors';
+import { errorSummary, isLastingRefusal } from '../slack/errors';
 import { readWhole, slackRefusal } from '../slack/slack-client';
 
 /**
@@ -188,18 +188,6 @@ export class SocketReceiver implements Receiver {
 }
 
 /**
- * apps.connections.open errors that asking again may cure
- * (https://docs.slack.dev/reference/methods/apps.connections.open); any other refuses the token itself.
- */
-const WORTH_ASKING_AGAIN = new Set([
-	'ratelimited',
-	'request_timeout',
-	'service_unavailable',
-	'fatal_error',
-	'internal_error',
-]);
-
-/**
  * @slack/socket-mode gives up on only five of Slack's refusals (invalid_auth, not_authed...): on
  * missing_scope, token_revoked or not_allowed_token_type it asks for a connection forever. This
  * notices every refusal of the token in apps.connections.open's answer.
@@ -213,7 +201,7 @@ function noticingTokenRefusals(
 		if (!String(url).endsWith('/apps.connections.open')) return response;
 		const { text, copy } = await readWhole(response);
 		const refusal = slackRefusal(text);
-		if (refusal && !WORTH_ASKING_AGAIN.has(refusal.error))
+		if (refusal && isLastingRefusal(refusal.error))
 			refused(
 				new Error(
 					`SLACK_APP_TOKEN: Slack refused to open a Socket Mode connection with it (${refusal.error}${refusal.needed ? `: it needs the ${refusal.needed} scope` : ''}).`,

@@ -6,7 +6,7 @@ import { parentMessage, type ParentView } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import type { RequestKind, ResultPart, ThreadRef } from '../model';
 import type { AccessPolicy } from './access';
-import { describeError, errorSummary } from '../slack/errors';
+import { describeError, errorSummary, isLastingRefusal, slackErrorCode } from '../slack/errors';
 import type { PrivateReply, RequestContext } from './outcome';
 import type { DeliveryRecord } from './delivery-record';
 import { cannotPostMessage } from '../slack/slack-errors';
@@ -304,21 +304,42 @@ export class RequestLifecycle {
 		}
 		if (ending.state === 'followed') return;
 		// The parent says how it ended, never why: the why is in the thread, once.
-		const { state } = ending;
-		const finish = parent
-			? () =>
-					threads.update(
-						thread.channel,
-						thread.threadTs,
-						parentMessage({
-							...parent,
-							state,
-							note: undefined,
-							elapsedMs: clock.now() - request.startedAt,
-						}),
-					)
-			: undefined;
-		await deliveries.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
+		const finish = (state: 'succeeded' | 'failed') =>
+			parent
+				? () =>
+						threads.update(
+							thread.channel,
+							thread.threadTs,
+							parentMessage({
+								...parent,
+								state,
+								note: undefined,
+								elapsedMs: clock.now() - request.startedAt,
+							}),
+						)
+				: undefined;
+		try {
+			await deliveries.deliver(request.ref, thread, {
+				parts: ending.parts ?? [],
+				finish: finish(ending.state),
+			});
+		} catch (error) {
+			// Slack refusing the result itself (the bot may not share files there...) will refuse it
+			// at every start too: the request ends as failed, and its thread says why.
+			const refusal = slackErrorCode(error);
+			if (ending.state !== 'succeeded' || !refusal || !isLastingRefusal(refusal)) throw error;
+			logger.warn(
+				`${describeKind(request)} ${request.ref}: Slack refused its result (${refusal}); it ends as failed.`,
+			);
+			await deliveries.deliver(request.ref, thread, {
+				parts: errorParts(
+					request.ref,
+					request.failure ?? 'Posting the result',
+					`Slack refused to post the result here (\`${refusal}\`).`,
+				),
+				finish: finish('failed'),
+			});
+		}
 	}
 }
 

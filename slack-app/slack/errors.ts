@@ -10,6 +10,23 @@ export function describeError(error: unknown): string {
 	return 'Something unexpected went wrong; the app logged the details.';
 }
 
+/**
+ * Slack's errors that asking again later may cure (https://docs.slack.dev/apis/web-api/#errors);
+ * any other refusal stays the same however often the call is made.
+ */
+const SLACK_TRANSIENT_ERRORS = new Set([
+	'ratelimited',
+	'request_timeout',
+	'service_unavailable',
+	'fatal_error',
+	'internal_error',
+]);
+
+/** A Web API error code that asking again cannot change (`not_in_channel`, `invalid_auth`, ...). */
+export function isLastingRefusal(code: string): boolean {
+	return !SLACK_TRANSIENT_ERRORS.has(code);
+}
+
 /** The `error` of a Slack Web API refusal (`not_in_channel`, `ratelimited`, ...), if that is what this is. */
 export function slackErrorCode(error: unknown): string | undefined {
 	if (!error || typeof error !== 'object') return undefined;

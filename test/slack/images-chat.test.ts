@@ -75,6 +75,25 @@ describe('images', () => {
 		});
 		await stack.waitForEphemeral(/Image request[\s\S]*a red fox in the snow/, 'U0ART');
 	});
+
+	it('ends the request as failed, saying so in its thread, when Slack refuses every upload of its images', async () => {
+		// Slack keeps refusing (the bot may not share files there): asking again changes nothing.
+		stack.standin.api.refuse('files.completeUploadExternal', 'not_in_channel', 100);
+		try {
+			await stack.command('image a lighthouse at dusk', 'U0ART', 'C0REFUSED');
+			const parent = await stack.waitForParent(1, 'C0REFUSED');
+			await stack.waitForParentText(parent.ts, /Failed after/, 20_000, 'C0REFUSED');
+			const texts = stack.replies(parent.ts, 'C0REFUSED').map((message) => content(message));
+			expect(texts).toEqual([
+				expect.stringMatching(/Generating the image failed[\s\S]*Slack refused[\s\S]*not_in_channel/),
+			]);
+			expect(stack.replies(parent.ts, 'C0REFUSED').flatMap((message) => message.fileIds)).toEqual(
+				[],
+			);
+		} finally {
+			stack.standin.api.refuse('files.completeUploadExternal', 'not_in_channel', 0);
+		}
+	});
 });
 
 describe('chat', () => {
