@@ -85,7 +85,9 @@ describe('images', () => {
 			await stack.waitForParentText(parent.ts, /Failed after/, 20_000, 'C0REFUSED');
 			const texts = stack.replies(parent.ts, 'C0REFUSED').map((message) => content(message));
 			expect(texts).toEqual([
-				expect.stringMatching(/Generating the image failed[\s\S]*Slack refused[\s\S]*not_in_channel/),
+				expect.stringMatching(
+					/Generating the image failed[\s\S]*Slack refused[\s\S]*not_in_channel/,
+				),
 			]);
 			expect(stack.replies(parent.ts, 'C0REFUSED').flatMap((message) => message.fileIds)).toEqual(
 				[],
