@@ -41,6 +41,14 @@ const below = (layer, above) => ({
 	from: above,
 	message: `slack-app/${layer}/ sits below these; see the Slack app's folders in docs/architecture.md.`,
 });
+// Between the entry files and the leaves (messages/, model/), top to bottom.
+const LAYERS = ['workspaces', 'listeners', 'features', 'requests', 'http', 'state', 'slack'];
+// What sits above a layer: the entry, every layer higher up, and config.ts from the workspaces down.
+const above = (index) => [
+	...ENTRY,
+	...(index > 0 ? [app('config.ts')] : []),
+	...LAYERS.slice(0, index).map(app),
+];
 const layering = [
 	{
 		target: app('messages'),
@@ -54,43 +62,7 @@ const layering = [
 		except: ['./model'],
 		message: 'model/ is a leaf: it imports nothing else of the app.',
 	},
-	below('slack', [
-		...ENTRY,
-		app('config.ts'),
-		app('workspaces'),
-		app('listeners'),
-		app('features'),
-		app('requests'),
-		app('state'),
-		app('http'),
-	]),
-	below('state', [
-		...ENTRY,
-		app('config.ts'),
-		app('workspaces'),
-		app('listeners'),
-		app('features'),
-		app('requests'),
-		app('http'),
-	]),
-	below('http', [
-		...ENTRY,
-		app('config.ts'),
-		app('workspaces'),
-		app('listeners'),
-		app('features'),
-		app('requests'),
-	]),
-	below('requests', [
-		...ENTRY,
-		app('config.ts'),
-		app('workspaces'),
-		app('listeners'),
-		app('features'),
-	]),
-	below('features', [...ENTRY, app('config.ts'), app('workspaces'), app('listeners')]),
-	below('listeners', [...ENTRY, app('config.ts'), app('workspaces')]),
-	below('workspaces', ENTRY),
+	...LAYERS.map((layer, index) => below(layer, above(index))),
 	{
 		// The packed app is bin.ts and what it imports: only the local runner may start the stand-in.
 		target: './slack-app',

@@ -2,7 +2,7 @@ import WebSocket from 'ws';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { ANSWER_EVENT } from '../../slack-app/slack/slack-thread';
-import { DIRECT_MESSAGE, LOCAL_USER, startStandin } from '../../slack-standin';
+import { DIRECT_MESSAGE, LOCAL_USER, startStandin, type Standin } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { startSlackApp } from '../../slack-app/app';
 import { CapturingLogger, content, Stack } from './harness';
@@ -23,6 +23,23 @@ afterAll(() => stack.close());
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const socketMode = () => stack.standin.socketMode ?? fail('Socket Mode is off in the stand-in.');
+
+const READ_ONLY_APP_TOKEN = 'xapp-1-A0SCOPES-1-readonly';
+
+/** A stand-in of its own whose app-level token was created without connections:write. */
+async function withReadOnlyAppToken(run: (standin: Standin) => Promise<void>): Promise<void> {
+	const standin = await startStandin({
+		botToken: 'xoxb-1-scopes',
+		signingSecret: 'scopes-secret',
+		appToken: READ_ONLY_APP_TOKEN,
+		socketMode: { appTokenScopes: ['authorizations:read'] },
+	});
+	try {
+		await run(standin);
+	} finally {
+		await standin.close();
+	}
+}
 
 /** The HTTP status a WebSocket handshake to `url` is refused with (0 if it was accepted). */
 function handshakeStatus(url: string): Promise<number> {
@@ -81,17 +98,10 @@ describe('the connection', () => {
 	});
 
 	it('apps.connections.open refuses an app-level token created without connections:write', async () => {
-		const appToken = 'xapp-1-A0SCOPES-1-readonly';
-		const standin = await startStandin({
-			botToken: 'xoxb-1-scopes',
-			signingSecret: 'scopes-secret',
-			appToken,
-			socketMode: { appTokenScopes: ['authorizations:read'] },
-		});
-		try {
+		await withReadOnlyAppToken(async (standin) => {
 			const response = await fetch(`${standin.apiUrl}apps.connections.open`, {
 				method: 'POST',
-				headers: { authorization: `Bearer ${appToken}` },
+				headers: { authorization: `Bearer ${READ_ONLY_APP_TOKEN}` },
 			});
 			expect(await response.json()).toEqual({
 				ok: false,
@@ -99,9 +109,7 @@ describe('the connection', () => {
 				needed: 'connections:write',
 				provided: 'authorizations:read',
 			});
-		} finally {
-			await standin.close();
-		}
+		});
 	});
 
 	it('a start with an app-level token Slack does not know fails, saying why', async () => {
@@ -125,17 +133,16 @@ describe('the connection', () => {
 		// ask for a connection again and again, and the app would never finish starting.
 		const { slack } = stack.config;
 		if (slack.mode !== 'socket') throw new Error('The stack is not in Socket Mode.');
-		const appToken = 'xapp-1-A0SCOPES-1-readonly';
-		const standin = await startStandin({
-			botToken: 'xoxb-1-scopes',
-			signingSecret: 'scopes-secret',
-			appToken,
-			socketMode: { appTokenScopes: ['authorizations:read'] },
-		});
-		try {
+		await withReadOnlyAppToken(async (standin) => {
 			const config = {
 				...stack.config,
-				slack: { ...slack, appToken, botToken: 'xoxb-1-scopes', apiUrl: standin.apiUrl, port: 0 },
+				slack: {
+					...slack,
+					appToken: READ_ONLY_APP_TOKEN,
+					botToken: 'xoxb-1-scopes',
+					apiUrl: standin.apiUrl,
+					port: 0,
+				},
 				stateFile: `${stack.stateFile}.scopes`,
 			};
 			const logger = new CapturingLogger();
@@ -144,9 +151,7 @@ describe('the connection', () => {
 			);
 			// Asked once, not again and again.
 			expect(standin.socketMode?.opens).toEqual([{ error: 'missing_scope' }]);
-		} finally {
-			await standin.close();
-		}
+		});
 	});
 
 	it('a WebSocket URL is a one-time ticket; an ack naming no envelope sent is ignored', async () => {
