@@ -5,7 +5,7 @@ import { startSlackApp, type RunningSlackApp } from './app';
 import { ConfigError, configSecrets, type AppConfig } from './config';
 import { Health } from './http/health';
 import { JsonLogger } from './slack/log';
-import { errorSummary, slackErrorCode } from './slack/errors';
+import { errorSummary, isLastingRefusal, slackErrorCode } from './slack/errors';
 import { slackClientOptions } from './slack/slack-client';
 
 /**
@@ -88,16 +88,6 @@ export function causes(error: unknown): string {
 	return messages.length ? messages.join(': ') : String(error);
 }
 
-/** Slack's refusals of a token: asking again cannot succeed. */
-const TOKEN_REFUSED = new Set([
-	'invalid_auth',
-	'not_authed',
-	'account_inactive',
-	'token_revoked',
-	'token_expired',
-	'not_allowed_token_type',
-]);
-
 /**
  * Resolves true once Slack answers `auth.test` for the bot token; meanwhile serves /healthz and
  * /readyz on the app's port. Resolves false when SIGTERM or SIGINT arrives first; throws when Slack
@@ -114,7 +104,7 @@ async function slackAnswers(config: AppConfig, logger: Logger): Promise<boolean>
 			await client.auth.test();
 		} catch (error) {
 			const code = slackErrorCode(error);
-			if (code && TOKEN_REFUSED.has(code))
+			if (code && isLastingRefusal(code))
 				throw new ConfigError([
 					`SLACK_BOT_TOKEN: Slack refused it (${code}); use the Bot User OAuth Token of the installed app.`,
 				]);
