@@ -21,9 +21,10 @@ import { BackgroundTasks } from './requests/background';
 import { SocketReceiver } from './http/socket-receiver';
 import { createContainer, type Container, type ContainerOptions } from './workspaces/container';
 import { errorSummary } from './slack/errors';
-import { RedisSharedState } from './state/shared-state';
+import { LocalSharedState } from './state/local-state';
+import { RedisSharedState, type SharedState } from './state/shared-state';
 import { slackClientOptions } from './slack/slack-client';
-import { resumeUnfinishedWork, takeOverOrphanedJobs } from './workspaces/resume';
+import { recoverUnfinishedWork, takeOverStoppedReplicas } from './workspaces/recovery';
 import { redisInTime } from './state/timeout';
 import { StateStore } from './state/state-store';
 import type { JobTracker } from './requests/job-tracker';
@@ -112,10 +113,11 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
 	});
-	// Several replicas agree through Redis; the start waits until it answers.
-	const shared = config.redisUrl
-		? await RedisSharedState.connect({ url: config.redisUrl, logger })
-		: undefined;
+	// Several replicas agree through Redis (the start waits until it answers); one process with itself.
+	const replicas = config.redisUrl !== undefined;
+	const shared: SharedState = config.redisUrl
+		? await RedisSharedState.connect({ url: config.redisUrl, logger, stateFile: state })
+		: new LocalSharedState(state, clock);
 	/** A job-webhook handler: the organization's secret (re-read when rotated), ids seen once across replicas. */
 	const jobWebhookHandler = (options: {
 		management: ReturnType<typeof clientsFor>['management'];
@@ -132,10 +134,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			}),
 			tracker: options.tracker,
 			logger,
-			firstDelivery: shared
-				? (id: string) =>
-						redisInTime(shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS))
-				: undefined,
+			firstDelivery: (id: string) =>
+				redisInTime(shared.claimOnce(`webhook:${options.scope}${id}`, WEBHOOK_MEMORY_MS)),
 		});
 	/** Distributed: each workspace's own handler, found from the container its request resolves to. */
 	const workspaceWebhooks = new WeakMap<Container, WebhookRoute>();
@@ -209,7 +209,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 								scope: `${team}:`,
 							}),
 						);
-					void resumeUnfinishedWork(container, {
+					void recoverUnfinishedWork(container, {
 						state,
 						shared,
 						teams: () => (distributed ?? unreachable()).store.teams(),
@@ -231,7 +231,8 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 				},
 			]
 		: [{ name: 'installations', check: () => (distributed ?? unreachable()).store.ping() }];
-	if (shared) probes.push({ name: 'store', check: () => shared.ping() });
+	// Redis is a dependency of its own; one process's state is the process itself.
+	if (replicas) probes.push({ name: 'store', check: () => shared.ping() });
 	const health: Health = new Health({
 		probes,
 		logger,
@@ -251,9 +252,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	};
 	// Failures are logged through Bolt's logger, which exists by the time any task runs.
 	const background = new BackgroundTasks((message) => app.logger.error(message));
-	const claimOnce = shared
-		? (key: string, ttlMs: number) => shared.claimOnce(key, ttlMs)
-		: undefined;
+	const claimOnce = (key: string, ttlMs: number) => shared.claimOnce(key, ttlMs);
 	const receiver =
 		slack.mode === 'http'
 			? new AckFirstReceiver({
@@ -271,7 +270,6 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 					logger,
 					port: slack.port,
 					host: slack.host,
-					clock,
 					routes: webhookRoutes(),
 					getRoutes: healthRoutes,
 					track: (what, work) => background.track(what, work),
@@ -344,7 +342,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const localWebhookUrl = config.publicUrl ? `${localUrl}${config.webhookPath}` : undefined;
 
 	if (single)
-		await resumeUnfinishedWork(single, {
+		await recoverUnfinishedWork(single, {
 			state,
 			shared,
 			teams: async () => [single.team],
@@ -353,8 +351,9 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	// Distributed: each linked workspace's services start now, and follow its unfinished jobs.
 	await distributed?.startWorkspaces();
 	const sweeping = new AbortController();
-	if (shared)
-		void takeOverOrphanedJobs(
+	// Only a replica can stop while others run on: one process finds its own work at its next start.
+	if (replicas)
+		void takeOverStoppedReplicas(
 			containers,
 			shared,
 			clock,
@@ -397,7 +396,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 			for (const container of await containers()) container.tracker.stop();
 			await app.stop();
 			await distributed?.close();
-			await shared?.close();
+			await shared.close();
 			await ownTransport?.close();
 		},
 	};

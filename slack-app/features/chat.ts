@@ -1,6 +1,5 @@
 import type { WorkloadClient } from '../../shared/client';
 import type { ChatMessage } from '../../shared/schemas';
-import { WebhookDeduplicator } from '../../shared/webhooks';
 import { answerMessage } from '../messages/chat';
 import { noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
@@ -26,12 +25,12 @@ export interface ChatServiceOptions {
 	writer: AnswerWriter;
 	lifecycle: RequestLifecycle;
 	threads: SlackThreads;
-	/** Where answers under way are recorded (the state file, or Redis with several replicas). */
+	/** Where answers under way are recorded (the SharedState). */
 	records: InflightRecords;
 	team: string;
 	botUserId: () => string | undefined;
-	/** Several replicas (REDIS_URL): which thread replies any of them has taken up. */
-	shared?: Pick<SharedState, 'claimOnce'>;
+	/** Which thread replies this process or any replica has taken up. */
+	claims: Pick<SharedState, 'claimOnce'>;
 }
 
 /** The question is kept in the parent's metadata, where follow-ups find it; long ones are cut. */
@@ -53,13 +52,6 @@ export interface ThreadReply {
 
 /** `/gpu chat`: answers in a thread, streamed; replies in that thread continue the conversation. */
 export class ChatService {
-	/**
-	 * Thread replies already taken up (`team/channel/ts`). Slack redelivers an event it saw no 2xx for
-	 * within 3 s, to any replica; the redelivery must not answer the same message again. Kept in the
-	 * SharedState when there is one, else in this process.
-	 */
-	private readonly followedUp = new WebhookDeduplicator(10_000);
-
 	constructor(private readonly options: ChatServiceOptions) {}
 
 	private off(context: RequestContext): PrivateReply {
@@ -132,11 +124,13 @@ export class ChatService {
 		return undefined;
 	}
 
-	/** True the first time any replica takes up this thread reply; rejects when Redis does not answer in time. */
+	/**
+	 * True the first time this process or any replica takes up this thread reply (`team/channel/ts`):
+	 * Slack redelivers an event it saw no 2xx for within 3 s, to any replica, and the redelivery must
+	 * not answer the same message again. Rejects when Redis does not answer in time.
+	 */
 	private firstFollowUp(key: string): Promise<boolean> {
-		const { shared } = this.options;
-		if (!shared) return Promise.resolve(this.followedUp.firstDelivery(key));
-		return redisInTime(shared.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS));
+		return redisInTime(this.options.claims.claimOnce(`followed-up:${key}`, FOLLOWED_UP_MEMORY_MS));
 	}
 
 	/**

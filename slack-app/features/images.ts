@@ -8,14 +8,14 @@ import { errorParts, imageFilename, imageFilePrefix } from '../messages/results'
 import type { ResultPart, ThreadRef } from '../model';
 import type { RequestLifecycle } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
-import type { PostedRecord } from '../requests/posted-record';
+import type { DeliveryRecord } from '../requests/delivery-record';
 import type { InflightRequest } from '../state/state-store';
 
 export interface ImageServiceOptions {
 	workload?: WorkloadClient;
 	workflow: string;
 	lifecycle: RequestLifecycle;
-	posted: PostedRecord;
+	deliveries: DeliveryRecord;
 }
 
 /** A file title is a label under the image: the prompt's start; the whole prompt is in the parent and Show input. */
@@ -74,12 +74,12 @@ export class ImageService {
 	 * under way, unless the thread already shows all of its images (the app died after uploading).
 	 * Parts already in the thread are never posted twice.
 	 */
-	resume(inflight: InflightRequest): void {
+	redo(inflight: InflightRequest): void {
 		const request = inflight.image;
 		if (!request) return;
 		const { workload } = this.options;
 		const thread = { channel: inflight.channel, threadTs: inflight.threadTs };
-		this.options.lifecycle.resume({
+		this.options.lifecycle.adopt({
 			ref: inflight.ref,
 			user: inflight.user,
 			kind: 'image',
@@ -91,7 +91,7 @@ export class ImageService {
 			work: async ({ ref }) => {
 				// Turned off since: the thread says so, and the request ends instead of waiting for ever.
 				if (!workload) return { state: 'failed', parts: errorParts(ref, FAILURE, IMAGES_OFF) };
-				const shown = await this.options.posted.partsShown(thread, imageFilePrefix(ref));
+				const shown = await this.options.deliveries.partsShown(thread, imageFilePrefix(ref));
 				return {
 					state: 'succeeded',
 					parts: shown >= request.count ? [] : await this.render(ref, request),

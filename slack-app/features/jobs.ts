@@ -115,14 +115,15 @@ export class JobService {
 	}
 
 	/**
-	 * After a restart: follows the app's jobs still running (each holding its owner's slot again) and
-	 * delivers those that ended while the app was away.
+	 * Restart recovery of the workspace's jobs: restart discovery finds them again and delivers those
+	 * that ended while nobody followed them; those still running are adopted (each holding its
+	 * owner's slot again) and followed.
 	 */
-	async resume(): Promise<{ watching: number; delivered: number }> {
+	async recoverJobs(): Promise<{ watching: number; delivered: number }> {
 		const { tracker, lifecycle } = this.options;
-		const { running, delivered } = await tracker.resume();
+		const { running, delivered } = await tracker.rediscover();
 		for (const { job, origin } of running) {
-			lifecycle.resume({
+			lifecycle.adopt({
 				ref: job.id,
 				user: origin.user,
 				kind: origin.kind,

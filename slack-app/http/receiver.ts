@@ -9,7 +9,7 @@ import {
 	type Receiver,
 } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
-import { ClaimedWithin, Claims, eventIds } from '../state/event-claims';
+import { Claims, eventIds } from '../state/event-claims';
 import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
 import { errorSummary } from '../slack/errors';
@@ -36,12 +36,11 @@ export interface AckFirstReceiverOptions extends Routes {
 	/** Where Slack's requests arrive. */
 	path?: string;
 	/**
-	 * Several replicas: true the first time any of them claims `key` within `ttlMs` (a request's
-	 * signature, an event's id), however long Redis takes to answer. The receiver waits for it at
-	 * most SHARED_STATE_WAIT_MS, then answers 503 so that Slack sends the request again.
-	 * Default: this process's memory.
+	 * True the first time `key` is claimed within `ttlMs` (a request's signature, an event's id), by
+	 * this process or any replica (SharedState.claimOnce). The receiver waits for it at most
+	 * SHARED_STATE_WAIT_MS, then answers 503 so that Slack sends the request again.
 	 */
-	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
+	claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of a request already acknowledged, behind requests not yet read. */
 	afterAck: (what: string, task: () => Promise<void>) => void;
 	/** Told of each Slack request answered 2xx: its kind, workspace and seconds since it arrived (metrics). */
@@ -60,8 +59,6 @@ export class AckFirstReceiver implements Receiver {
 	private app?: App;
 	private server?: Server;
 	private readonly path: string;
-	/** Without Redis: the signatures accepted within Slack's window, and the events taken up. */
-	private readonly signatures = new ClaimedWithin(SIGNATURE_MEMORY_MS);
 	private readonly claims: Claims;
 	/** Slack's path among the other POST routes. */
 	private readonly routes: Routes;
@@ -166,7 +163,6 @@ export class AckFirstReceiver implements Receiver {
 			replayed = !(await this.claims.first(
 				`slack-signature:${req.headers['x-slack-signature'] as string}`,
 				SIGNATURE_MEMORY_MS,
-				this.signatures,
 			));
 		} catch (error) {
 			return this.refuseForNow(res, error);

@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:http';
 import type { App, Logger, Receiver, ReceiverEvent, webApi } from '@slack/bolt';
 import { SocketModeClient } from '@slack/socket-mode';
 import { z } from 'zod/v4';
-import type { Clock } from '../../shared/clock';
 import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
@@ -25,8 +24,8 @@ export interface SocketReceiverOptions extends Routes {
 	logger: Logger;
 	port: number;
 	host: string;
-	clock: Clock;
-	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
+	/** True the first time `key` is claimed by this process or any replica (SharedState.claimOnce). */
+	claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
 	/** Runs Bolt's processing of an envelope, so that shutdown and tests can wait for it. */
 	track: (what: string, work: Promise<void>) => void;
 	/** An envelope acknowledged `seconds` after it arrived (the metrics the HTTP receiver feeds too). */

@@ -2,6 +2,7 @@ import type { webApi } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { SlackMessage } from '../model';
 import { deniedMessage } from '../messages/errors';
+import { LocalSlots } from '../state/local-state';
 import type { SharedState } from '../state/shared-state';
 import { redisInTime } from '../state/timeout';
 
@@ -22,21 +23,20 @@ export interface Denial {
 	hint: string;
 }
 
-/** Slots shared with other replicas (Redis); without, this process counts alone. */
+/** Each user's slots, held by this process or any replica (SharedState). */
 export type SharedSlots = Pick<
 	SharedState,
-	'acquireSlot' | 'adoptSlot' | 'releaseSlot' | 'slotsInUse'
+	'acquireSlot' | 'adoptSlot' | 'releaseSlot' | 'slotsInUse' | 'slotsHere'
 >;
 
 export class AccessPolicy {
 	private readonly users: Set<string>;
 	private readonly channels: Set<string>;
-	/** Running work per user, by request reference. */
-	private readonly running = new Map<string, Set<string>>();
 
+	/** `slots`: the app's SharedState; alone (tests), this process's own. */
 	constructor(
 		readonly settings: AccessSettings,
-		private readonly shared?: SharedSlots,
+		private readonly slots: SharedSlots = new LocalSlots(),
 	) {
 		this.users = new Set(settings.allowedUsers);
 		this.channels = new Set(settings.allowedChannels);
@@ -72,49 +72,36 @@ export class AccessPolicy {
 
 	/** Reserves one of the user's slots for `ref`; a Denial when they are all in use. */
 	async acquire(user: string, ref: string): Promise<Denial | undefined> {
-		const mine = this.running.get(user) ?? new Set<string>();
-		if (mine.has(ref)) return undefined;
-		const running = this.shared
-			? await this.shared.acquireSlot(user, ref, this.settings.maxJobsPerUser)
-			: mine.size >= this.settings.maxJobsPerUser
-				? mine.size
-				: undefined;
+		const running = await this.slots.acquireSlot(user, ref, this.settings.maxJobsPerUser);
 		if (running !== undefined) {
 			return {
 				reason: `You already have ${running} GPU job${running === 1 ? '' : 's'} running (the limit is ${this.settings.maxJobsPerUser}). Wait for one to finish or cancel one.`,
 				hint: 'To raise the limit, ask',
 			};
 		}
-		mine.add(ref);
-		this.running.set(user, mine);
 		return undefined;
 	}
 
 	/** Counts work the app resumed after a restart, even past the limit: it is already running. */
 	adopt(user: string, ref: string): void {
-		const mine = this.running.get(user) ?? new Set<string>();
-		mine.add(ref);
-		this.running.set(user, mine);
-		// Fire and forget: it waits for Redis, and only a shutdown ends the wait.
-		this.shared?.adoptSlot(user, ref).catch(() => undefined);
+		// Fire and forget: counted here at once, it waits for Redis, and only a shutdown ends the wait.
+		this.slots.adoptSlot(user, ref).catch(() => undefined);
 	}
 
 	async release(user: string, ref: string): Promise<void> {
-		this.running.get(user)?.delete(ref);
-		await this.shared?.releaseSlot(user, ref);
+		await this.slots.releaseSlot(user, ref);
 	}
 
 	/** The user's work running in this process. */
 	runningCount(user: string): number {
-		return this.running.get(user)?.size ?? 0;
+		return this.slots.slotsHere(user);
 	}
 
-	/** The user's slots in use by any replica (shared), else by this process. */
+	/** The user's slots in use by any replica. */
 	async slotsInUse(user: string): Promise<number> {
 		const here = this.runningCount(user);
-		if (!this.shared) return here;
 		// Only a count to show: when Redis does not answer in time, this replica's own will do.
-		return redisInTime(this.shared.slotsInUse(user)).catch(() => here);
+		return redisInTime(this.slots.slotsInUse(user)).catch(() => here);
 	}
 }
 

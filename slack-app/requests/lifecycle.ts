@@ -8,17 +8,17 @@ import type { RequestKind, ResultPart, ThreadRef } from '../model';
 import type { AccessPolicy } from './access';
 import { describeError, errorSummary } from '../slack/errors';
 import type { PrivateReply, RequestContext } from './outcome';
-import type { PostedRecord } from './posted-record';
+import type { DeliveryRecord } from './delivery-record';
 import { cannotPostMessage } from '../slack/slack-errors';
 import type { MessagePayload, SlackThreads } from '../slack/slack-thread';
-import type { InflightRecords, InflightRequest, StateStore } from '../state/state-store';
+import type { InflightRecords, InflightRequest } from '../state/state-store';
 
 /**
  * Every /gpu request, whatever its kind, runs through here in the same steps:
  *
  *   check access (and the kind's own checks) → reserve one of the user's slots → post or edit the
  *   parent → record the request → work in the background → deliver the result or the failure once
- *   (PostedRecord) → release the slot and the record, in one `finally`.
+ *   (DeliveryRecord) → release the slot and the record, in one `finally`.
  *
  * The services keep only what is special about their kind: what to check, what the parent says and
  * what the work is. A job's work hands the job to the JobTracker and waits until it stops using a GPU;
@@ -65,8 +65,11 @@ export interface RequestPlan {
 	work: (request: ActiveRequest) => Promise<Ending>;
 }
 
-/** Work the app took over from before a restart: its slot is counted even past the limit, it runs already. */
-export interface ResumedPlan {
+/**
+ * Work the app takes over (adopts) from before a restart or from a replica that stopped: its slot is
+ * counted even past the limit, it runs already.
+ */
+export interface AdoptedPlan {
 	ref: string;
 	user: string;
 	kind: RequestKind;
@@ -84,11 +87,12 @@ export interface RequestLifecycleOptions {
 	team: string;
 	access: AccessPolicy;
 	threads: SlackThreads;
-	/** Records images and answers under way, unless `shared` does. */
-	state: StateStore;
-	/** Several replicas (Redis): records them there instead, held by this replica, for any replica to take over. */
-	shared?: InflightRecords;
-	posted: PostedRecord;
+	/**
+	 * Where images and answers under way are recorded, held by this process, for a restart or another
+	 * replica to take over: the app's SharedState (a state file alone records them for one process).
+	 */
+	state: InflightRecords;
+	deliveries: DeliveryRecord;
 	clock: Clock;
 	logger: Logger;
 }
@@ -112,10 +116,6 @@ export class RequestLifecycle {
 	private accepting = true;
 
 	constructor(private readonly options: RequestLifecycleOptions) {}
-
-	private get records(): InflightRecords {
-		return this.options.shared ?? this.options.state;
-	}
 
 	/**
 	 * Runs a new request. Resolves with what only the asker sees (a refusal, or why the parent could
@@ -157,7 +157,7 @@ export class RequestLifecycle {
 				if (plan.remember) {
 					const messageTs =
 						place.kind === 'thread' ? (place.messageTs ?? thread.threadTs) : thread.threadTs;
-					await this.records.startInflight({
+					await this.options.state.startInflight({
 						ref,
 						team,
 						kind: inflightKind(plan.kind),
@@ -184,8 +184,8 @@ export class RequestLifecycle {
 		return this.options.access.refusal(context.user, context.channel);
 	}
 
-	/** Takes up work the app had under way before a restart. */
-	resume(plan: ResumedPlan): void {
+	/** Takes up (adopts) work under way before a restart, or on a replica that stopped. */
+	adopt(plan: AdoptedPlan): void {
 		this.options.access.adopt(plan.user, plan.ref);
 		const started: Started = { ...plan, usesSlot: true };
 		void this.run(
@@ -245,7 +245,7 @@ export class RequestLifecycle {
 				await this.carryOut(request, begun.thread, parent, handedOver);
 			} finally {
 				if (request.usesSlot) await access.release(request.user, request.ref);
-				if (remembered) await this.records.endInflight(request.ref);
+				if (remembered) await this.options.state.endInflight(request.ref);
 				handedOver();
 			}
 		})();
@@ -289,7 +289,7 @@ export class RequestLifecycle {
 		parent: ParentView | undefined,
 		handedOver: () => void,
 	): Promise<void> {
-		const { posted, threads, clock, logger } = this.options;
+		const { deliveries, threads, clock, logger } = this.options;
 		let ending: Ending;
 		try {
 			ending = await request.work({ ref: request.ref, user: request.user, thread, handedOver });
@@ -318,7 +318,7 @@ export class RequestLifecycle {
 						}),
 					)
 			: undefined;
-		await posted.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
+		await deliveries.deliver(request.ref, thread, { parts: ending.parts ?? [], finish });
 	}
 }
 

@@ -3,7 +3,6 @@ import type { Logger } from '@slack/bolt';
 import { ValidationError } from '../../shared/errors';
 import {
 	parseJobWebhook,
-	WebhookDeduplicator,
 	WebhookVerificationError,
 	type HeaderBag,
 	type WebhookVerifier,
@@ -27,8 +26,8 @@ export interface WebhookReceiverOptions {
 	verifier: WebhookVerifier;
 	tracker: JobTracker;
 	logger: Logger;
-	/** Several replicas: true the first time any of them sees the delivery id. Default: this process's memory. */
-	firstDelivery?: (id: string) => Promise<boolean>;
+	/** True the first time this process or any replica sees the delivery id (SharedState.claimOnce). */
+	firstDelivery: (id: string) => Promise<boolean>;
 }
 
 /**
@@ -37,10 +36,7 @@ export interface WebhookReceiverOptions {
  * unsigned, forged or stale (and does nothing else), and drops repeated deliveries by id.
  */
 export function createWebhookHandler(options: WebhookReceiverOptions): WebhookRoute {
-	const deduplicator = new WebhookDeduplicator();
-	const { verifier, tracker, logger } = options;
-	const firstDelivery =
-		options.firstDelivery ?? ((id: string) => Promise.resolve(deduplicator.firstDelivery(id)));
+	const { verifier, tracker, logger, firstDelivery } = options;
 
 	const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
 		const raw = await readBodyWithin(req, MAX_WEBHOOK_BYTES).catch(() => null);

@@ -1,5 +1,4 @@
 import type { Logger } from '@slack/bolt';
-import type { Clock } from '../../shared/clock';
 import { redisInTime } from './timeout';
 
 /**
@@ -14,25 +13,21 @@ import { redisInTime } from './timeout';
  * five); its id is remembered well past the last.
  */
 const EVENT_MEMORY_MS = 3600_000;
-/** Keys remembered at most by one process without Redis, per kind (the oldest go first). */
-const MAX_REMEMBERED_KEYS = 100_000;
 /** Slack's ids: `Ev…` for an event, `T…` (or `E…` for an organization) for a workspace. */
 const EVENT_ID = /^Ev[0-9A-Za-z]{1,64}$/;
 const TEAM_ID = /^[TE][0-9A-Z]{1,32}$/;
 
 export interface ClaimsOptions {
-	clock: Clock;
 	/**
-	 * Several replicas: true the first time any of them claims `key` within `ttlMs`, however long
-	 * Redis takes to answer; waited for at most SHARED_STATE_WAIT_MS. Default: this process's memory.
+	 * True the first time `key` is claimed within `ttlMs` (SharedState.claimOnce: in this process's
+	 * memory, or by any replica, however long Redis takes to answer); waited for at most
+	 * SHARED_STATE_WAIT_MS.
 	 */
-	claimOnce?: (key: string, ttlMs: number) => Promise<boolean>;
+	claimOnce: (key: string, ttlMs: number) => Promise<boolean>;
 	logger: () => Logger;
 }
 
 export class Claims {
-	private readonly events = new ClaimedWithin(EVENT_MEMORY_MS);
-
 	constructor(private readonly options: ClaimsOptions) {}
 
 	/**
@@ -45,19 +40,14 @@ export class Claims {
 		retryNum: number | undefined,
 		dispatch: () => void,
 	): Promise<boolean> {
-		const first = await this.first(
-			`slack-event:${team}:${id}`,
-			EVENT_MEMORY_MS,
-			this.events,
-			() => {
-				this.options
-					.logger()
-					.info(
-						`Event ${id} was claimed after it was refused for now; taken up now, Slack's retries of it are ignored.`,
-					);
-				dispatch();
-			},
-		);
+		const first = await this.first(`slack-event:${team}:${id}`, EVENT_MEMORY_MS, () => {
+			this.options
+				.logger()
+				.info(
+					`Event ${id} was claimed after it was refused for now; taken up now, Slack's retries of it are ignored.`,
+				);
+			dispatch();
+		});
 		if (!first)
 			this.options
 				.logger()
@@ -68,20 +58,13 @@ export class Claims {
 	}
 
 	/**
-	 * True the first time `key` is claimed within `ttlMs`: in this process's memory, or in Redis,
-	 * waited for at most SHARED_STATE_WAIT_MS (Slack's ack cannot wait). Past that it rejects, the
-	 * delivery is left for Slack to send again; should the claim then still land as the first, nobody
-	 * else will ever take the key up, so `lateFirst` does what the refused delivery would have done.
+	 * True the first time `key` is claimed within `ttlMs`, waited for at most SHARED_STATE_WAIT_MS
+	 * (Slack's ack cannot wait). Past that it rejects, the delivery is left for Slack to send again;
+	 * should the claim then still land as the first, nobody else will ever take the key up, so
+	 * `lateFirst` does what the refused delivery would have done.
 	 */
-	async first(
-		key: string,
-		ttlMs: number,
-		memory: ClaimedWithin,
-		lateFirst?: () => void,
-	): Promise<boolean> {
-		const { claimOnce } = this.options;
-		if (!claimOnce) return memory.claim(key, this.options.clock.now());
-		const claim = claimOnce(key, ttlMs);
+	async first(key: string, ttlMs: number, lateFirst?: () => void): Promise<boolean> {
+		const claim = this.options.claimOnce(key, ttlMs);
 		try {
 			return await redisInTime(claim);
 		} catch (error) {
@@ -107,23 +90,4 @@ export function eventIds(body: Record<string, unknown>): { team: string; id: str
 	if (typeof id !== 'string' || !EVENT_ID.test(id))
 		return `event_id is missing or not a Slack event id (${EVENT_ID.source})`;
 	return { team, id };
-}
-
-/** Keys claimed in this process, each forgotten `ttlMs` after its claim; at most MAX_REMEMBERED_KEYS. */
-export class ClaimedWithin {
-	/** In claim order, so in expiry order: the oldest are forgotten first. */
-	private readonly forgetAt = new Map<string, number>();
-
-	constructor(private readonly ttlMs: number) {}
-
-	/** True the first time `key` is claimed within `ttlMs`. */
-	claim(key: string, now: number): boolean {
-		for (const [seen, expiry] of this.forgetAt) {
-			if (expiry > now && this.forgetAt.size < MAX_REMEMBERED_KEYS) break;
-			this.forgetAt.delete(seen);
-		}
-		if (this.forgetAt.has(key)) return false;
-		this.forgetAt.set(key, now + this.ttlMs);
-		return true;
-	}
 }

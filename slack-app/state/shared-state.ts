@@ -4,15 +4,16 @@ import { createClient } from 'redis';
 import { z } from 'zod/v4';
 import { errorSummary } from '../slack/errors';
 import type { CreatedJobs } from './job-metadata';
-import { inflightSchema, type InflightRequest } from './state-store';
+import { inflightSchema, type InflightRequest, type StateStore } from './state-store';
 
 /**
- * What several replicas of the app must agree on, kept in Redis when `REDIS_URL` is set: who
- * follows and who delivers which job (leases that expire when their holder dies), what was
- * delivered, each user's running work (slots), and which signed Slack requests and webhook
- * deliveries were seen already. Without Redis each process keeps these itself, as one process always
- * did (AccessPolicy, PostedRecord, the receiver's replay cache, WebhookDeduplicator); the classes that
- * own them take a SharedState only when there is one.
+ * What the replicas of the app agree on: who follows and who delivers which job (leases that expire
+ * when their holder dies), what was delivered, each user's running work (slots), which signed Slack
+ * requests, events, webhook deliveries and thread replies were seen already, the images and answers
+ * under way, and which job each request created. Always injected, in one of two implementations:
+ * RedisSharedState when `REDIS_URL` is set (several replicas), LocalSharedState for one process
+ * (memory and its state file). Its users never ask which; test/slack/shared-state-contract.ts holds
+ * both to the same promises.
  *
  * When Redis cannot be reached every call waits and retries until it answers: a replica then does
  * nothing it cannot agree on (no post, no new job), and picks up where it was once Redis is back.
@@ -37,6 +38,8 @@ export interface SharedState extends CreatedJobs {
 	close(): Promise<void>;
 	/** How many of `user`'s slots are held now, by any replica (the Home tab's count). */
 	slotsInUse(user: string): Promise<number>;
+	/** How many of `user`'s slots this replica holds: known without asking (when the store is slow). */
+	slotsHere(user: string): number;
 	/**
 	 * Records an image or answer under way, held by this replica's `inflightLease(ref)` (renewed with
 	 * its other leases) until `endInflight`. False, recording nothing, when another replica holds it.
@@ -115,6 +118,12 @@ if redis.call('HEXISTS', KEYS[2], ARGV[3]) == 0 then return 0 end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
 return 0`;
 
+/** A state file's record of a version before Redis kept them: recorded, held by none, unless delivered already. */
+const MOVE_INFLIGHT_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSETNX', KEYS[2], ARGV[1], ARGV[2])
+return 1`;
+
 /** Records the job of a request unless it names another already; 1 when it names this one afterwards. */
 const BIND_JOB_SCRIPT = `
 local job = redis.call('GET', KEYS[1])
@@ -148,6 +157,11 @@ export interface RedisSharedStateOptions {
 	url: string;
 	logger: Logger;
 	leaseMs?: number;
+	/**
+	 * This replica's state file, where a version before Redis kept them recorded its images and
+	 * answers under way: they move to Redis when the records are read (see `inflightRequests`).
+	 */
+	stateFile?: Pick<StateStore, 'inflight' | 'endInflight'>;
 }
 
 /** Every key of this app starts so, apart from other data in the same Redis. */
@@ -160,6 +174,7 @@ export class RedisSharedState implements SharedState {
 	private readonly leases = new Set<string>();
 	private readonly slots = new Map<string, string>();
 	private readonly renewer: NodeJS.Timeout;
+	private readonly stateFile: RedisSharedStateOptions['stateFile'];
 	private closed = false;
 	private renewing = false;
 	private unreachable = false;
@@ -170,6 +185,7 @@ export class RedisSharedState implements SharedState {
 		options: RedisSharedStateOptions,
 	) {
 		this.leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+		this.stateFile = options.stateFile;
 		this.renewer = setInterval(
 			() => void this.renew(),
 			Math.max(100, Math.floor(this.leaseMs / 3)),
@@ -235,6 +251,8 @@ export class RedisSharedState implements SharedState {
 	}
 
 	async adoptSlot(user: string, ref: string): Promise<void> {
+		// Counted here at once: it runs already, whenever Redis answers.
+		this.slots.set(ref, user);
 		await this.slot(user, ref, -1);
 	}
 
@@ -397,6 +415,10 @@ export class RedisSharedState implements SharedState {
 		);
 	}
 
+	slotsHere(user: string): number {
+		return [...this.slots.values()].filter((holder) => holder === user).length;
+	}
+
 	async startInflight(request: InflightRequest): Promise<boolean> {
 		const ours = await this.inflightScript(
 			START_INFLIGHT_SCRIPT,
@@ -414,7 +436,9 @@ export class RedisSharedState implements SharedState {
 		await this.inflightScript(END_INFLIGHT_SCRIPT, ref, ref);
 	}
 
+	/** Every replica's records, once this replica's state file's (of a version before Redis) moved in. */
 	async inflightRequests(): Promise<RecordedInflight[]> {
+		await this.moveStateFileRecords();
 		const reply = hashReplySchema.parse(await this.command(['HGETALL', this.inflightKey()]));
 		const requests: RecordedInflight[] = [];
 		for (const [ref, record] of Object.entries(reply)) {
@@ -439,6 +463,27 @@ export class RedisSharedState implements SharedState {
 		);
 		if (taken) this.leases.add(inflightLease(ref));
 		return taken;
+	}
+
+	/**
+	 * Moves each record of the state file that names its workspace (`StateStore.ownUnmarked` names
+	 * them first) to Redis, with no holder, so it is taken over like a dead replica's; one another
+	 * replica delivered meanwhile is dropped. Out of the file once in Redis.
+	 */
+	private async moveStateFileRecords(): Promise<void> {
+		for (const request of [...(this.stateFile?.inflight ?? [])]) {
+			if (request.team === undefined) continue;
+			await this.command([
+				'EVAL',
+				MOVE_INFLIGHT_SCRIPT,
+				'2',
+				this.key('delivered', request.ref),
+				this.inflightKey(),
+				request.ref,
+				JSON.stringify(request),
+			]);
+			await this.stateFile?.endInflight(request.ref);
+		}
 	}
 
 	/** The records of every replica's images and answers under way: ref to record. */

@@ -12,7 +12,7 @@ import type { CreatedJobs } from './job-metadata';
  * leaves either the old or the new state, never a torn file.
  */
 
-const POSTED_MEMORY = 5000;
+const DELIVERED_MEMORY = 5000;
 
 export const inflightSchema = z.strictObject({
 	ref: z.string().min(1),
@@ -77,7 +77,8 @@ const DEFAULT_KEEP_CREATED_MS = 15 * 24 * 3600_000;
 
 export class StateStore implements InflightRecords, CreatedJobs {
 	private state: State = emptyState();
-	private posted = new Set<string>();
+	/** What was delivered (the file calls it `posted`). */
+	private delivered = new Set<string>();
 	private createdIndex = new Map<string, CreatedJob>();
 	/** Requests recorded or taken over by this process: the others were left by an earlier run. */
 	private readonly underway = new Set<string>();
@@ -110,7 +111,7 @@ export class StateStore implements InflightRecords, CreatedJobs {
 		} catch (error) {
 			if (!isMissingFile(error)) warn(`Ignoring ${path}: it cannot be read.`);
 		}
-		store.posted = new Set(store.state.posted);
+		store.delivered = new Set(store.state.posted);
 		store.indexCreated();
 		return store;
 	}
@@ -123,8 +124,8 @@ export class StateStore implements InflightRecords, CreatedJobs {
 		return this.state.inflight;
 	}
 
-	isPosted(ref: string): boolean {
-		return this.posted.has(ref);
+	isDelivered(ref: string): boolean {
+		return this.delivered.has(ref);
 	}
 
 	addEndpoint(name: string): Promise<void> {
@@ -133,27 +134,27 @@ export class StateStore implements InflightRecords, CreatedJobs {
 		return this.save();
 	}
 
-	markPosted(ref: string): Promise<void> {
-		if (this.posted.has(ref)) return this.writing;
-		this.posted.add(ref);
+	markDelivered(ref: string): Promise<void> {
+		if (this.delivered.has(ref)) return this.writing;
+		this.delivered.add(ref);
 		this.state.posted.push(ref);
-		if (this.state.posted.length > POSTED_MEMORY) {
-			for (const old of this.state.posted.splice(0, this.state.posted.length - POSTED_MEMORY))
-				this.posted.delete(old);
+		if (this.state.posted.length > DELIVERED_MEMORY) {
+			for (const old of this.state.posted.splice(0, this.state.posted.length - DELIVERED_MEMORY))
+				this.delivered.delete(old);
 		}
 		return this.save();
 	}
 
 	/**
-	 * The requests of `team` an earlier run left unfinished and nothing in this process runs yet; from
-	 * now on they count as under way here, so a workspace's services built again do not take them twice.
+	 * Takes up `ref`, a request an earlier run left unfinished, unless this process runs it already:
+	 * true once. From then on it counts as under way here, so a workspace's services built again do
+	 * not take it twice.
 	 */
-	takeOverInflight(team: string): InflightRequest[] {
-		const left = this.state.inflight.filter(
-			(entry) => entry.team === team && !this.underway.has(entry.ref),
-		);
-		for (const entry of left) this.underway.add(entry.ref);
-		return left;
+	takeOverInflight(ref: string): boolean {
+		if (this.underway.has(ref) || !this.state.inflight.some((entry) => entry.ref === ref))
+			return false;
+		this.underway.add(ref);
+		return true;
 	}
 
 	/**

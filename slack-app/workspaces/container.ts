@@ -16,7 +16,7 @@ import { JobOriginSeal, JobOrigins } from '../state/job-metadata';
 import { JobTracker, type JobTrackerOptions } from '../requests/job-tracker';
 import { JobService } from '../features/jobs';
 import { RequestLifecycle } from '../requests/lifecycle';
-import { PostedRecord } from '../requests/posted-record';
+import { DeliveryRecord } from '../requests/delivery-record';
 import { QueueService } from '../features/queues';
 import type { SharedState } from '../state/shared-state';
 import { SlackThreads } from '../slack/slack-thread';
@@ -36,8 +36,8 @@ export interface ContainerOptions {
 	/** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */
 	streamIntervalMs?: number;
 	statusRefreshMs?: number;
-	/** Several replicas (REDIS_URL): slots, deliveries and followed jobs are agreed on there. */
-	shared?: SharedState;
+	/** What replicas agree on (slots, deliveries, followed jobs...): Redis, or this process alone. */
+	shared: SharedState;
 	/** Installed in several workspaces: whether `team` shares its jobs with this workspace. */
 	sharesJobs?: (team: string) => Promise<boolean>;
 	/** Told each phase a job of this workspace enters (metrics). */
@@ -70,7 +70,7 @@ export function createContainer(options: ContainerOptions): Container {
 	const catalogue = new Catalogue(management, clock);
 	const origins = new JobOrigins(
 		new JobOriginSeal(config.appSecret, identity.team, (message) => logger.warn(message)),
-		shared ?? state,
+		shared,
 	);
 	/** Another workspace's job, checked as that workspace's app checks its own, when it shares its jobs. */
 	const sharedOrigin = (sharesJobs: (team: string) => Promise<boolean>) => async (job: Job) => {
@@ -78,17 +78,16 @@ export function createContainer(options: ContainerOptions): Container {
 		if (typeof team !== 'string' || team === identity.team || !(await sharesJobs(team)))
 			return undefined;
 		const seal = new JobOriginSeal(config.appSecret, team, () => undefined);
-		return new JobOrigins(seal, shared ?? state).origin(job);
+		return new JobOrigins(seal, shared).origin(job);
 	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
-	const posted = new PostedRecord(threads, state, clock, shared);
+	const deliveries = new DeliveryRecord(threads, state, clock, shared);
 	const lifecycle = new RequestLifecycle({
 		team: identity.team,
 		access,
 		threads,
-		state,
-		shared,
-		posted,
+		state: shared,
+		deliveries,
 		clock,
 		logger,
 	});
@@ -96,7 +95,7 @@ export function createContainer(options: ContainerOptions): Container {
 		management,
 		threads,
 		state,
-		posted,
+		deliveries,
 		clock,
 		logger,
 		origins,
@@ -104,7 +103,7 @@ export function createContainer(options: ContainerOptions): Container {
 		pollIntervalMs: config.pollIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
 		resumeWindowHours: config.resumeWindowHours,
-		shared,
+		leases: shared,
 		onPhase: options.onJobPhase,
 	});
 	const jobs = new JobService({
@@ -126,7 +125,7 @@ export function createContainer(options: ContainerOptions): Container {
 		workload: options.images,
 		workflow: config.service.imageWorkflow,
 		lifecycle,
-		posted,
+		deliveries,
 	});
 	const writer = new AnswerWriter({
 		client,
@@ -142,10 +141,10 @@ export function createContainer(options: ContainerOptions): Container {
 		writer,
 		lifecycle,
 		threads,
-		records: shared ?? state,
+		records: shared,
 		team: identity.team,
 		botUserId,
-		shared,
+		claims: shared,
 	});
 	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../shared/runtime';
 import { errorParts } from '../../slack-app/messages/results';
-import { PostedRecord } from '../../slack-app/requests/posted-record';
+import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import { RedisSharedState } from '../../slack-app/state/shared-state';
 import { StateStore } from '../../slack-app/state/state-store';
 import { BOT } from '../../slack-standin';
@@ -161,7 +161,7 @@ it("never lets one replica's status refresh land after another replica's end of 
 		const [a, b] = await Promise.all(
 			[await replica(), await replica()].map(
 				async (store, i) =>
-					new PostedRecord(
+					new DeliveryRecord(
 						threads,
 						await StateStore.open(join(dir, `state-${i}.json`), () => undefined),
 						systemClock,

@@ -9,7 +9,7 @@ import { isTerminalStatus, type Job } from '../../shared/schemas';
 import { jobResultParts } from '../../slack-app/messages/results';
 import { JobOriginSeal, JobOrigins, type JobOrigin } from '../../slack-app/state/job-metadata';
 import { JobTracker } from '../../slack-app/requests/job-tracker';
-import { PostedRecord } from '../../slack-app/requests/posted-record';
+import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
 import { StateStore } from '../../slack-app/state/state-store';
 import { BOT, TEAM, type Standin } from '../../slack-standin';
@@ -78,7 +78,7 @@ async function rig(
 		management,
 		threads,
 		state,
-		posted: new PostedRecord(threads, state, clock),
+		deliveries: new DeliveryRecord(threads, state, clock),
 		clock,
 		logger,
 		origins,
@@ -244,7 +244,7 @@ describe('a followed job', () => {
 		first.tracker.stop();
 
 		const second = await rig({ statePath: first.statePath });
-		const resumed = await second.tracker.resume();
+		const resumed = await second.tracker.rediscover();
 		expect(resumed.running.map((running) => running.job.id)).not.toContain(job.id);
 		expect(second.tracker.phaseOf(job.id)).toBe('delivered');
 		expect(replies(origin)).toHaveLength(1);
@@ -263,7 +263,7 @@ describe('after a restart', () => {
 		before.tracker.stop();
 
 		const afterCrash = await rig({ statePath: before.statePath, secret });
-		const resumed = await afterCrash.tracker.resume();
+		const resumed = await afterCrash.tracker.rediscover();
 		expect(resumed.delivered).toBe(1);
 		expect(replies(origin)).toHaveLength(1);
 		expect(content(standin.workspace.find(origin.thread.channel, origin.thread.threadTs))).toMatch(
@@ -273,7 +273,7 @@ describe('after a restart', () => {
 
 		const editsBefore = parentEdits(origin);
 		const again = await rig({ statePath: before.statePath, secret });
-		expect((await again.tracker.resume()).delivered).toBe(0);
+		expect((await again.tracker.rediscover()).delivered).toBe(0);
 		expect(replies(origin)).toHaveLength(1);
 		expect(parentEdits(origin)).toBe(editsBefore);
 	});
@@ -294,7 +294,7 @@ describe('after a restart', () => {
 		await ended(job);
 		await ended(copy);
 		const after = await rig({ statePath: before.statePath, secret });
-		const resumed = await after.tracker.resume();
+		const resumed = await after.tracker.rediscover();
 		expect(resumed.delivered).toBe(1);
 		expect(after.tracker.phaseOf(job.id)).toBe('delivered');
 		expect(after.tracker.phaseOf(copy.id)).toBeUndefined();
@@ -313,7 +313,7 @@ describe('after a restart', () => {
 		await before.state.addEndpoint(emulator.slowEndpoint);
 		before.tracker.stop();
 		const after = await rig({ statePath: before.statePath, secret });
-		const resumed = await after.tracker.resume();
+		const resumed = await after.tracker.rediscover();
 		expect(resumed.running.map((running) => running.job.id)).toEqual([job.id]);
 		expect(after.tracker.phaseOf(job.id)).toBeUndefined();
 	});

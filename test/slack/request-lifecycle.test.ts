@@ -8,7 +8,7 @@ import {
 	type Ending,
 	type RequestPlan,
 } from '../../slack-app/requests/lifecycle';
-import { PostedRecord } from '../../slack-app/requests/posted-record';
+import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
 import { StateStore } from '../../slack-app/state/state-store';
 import { BOT, type Standin } from '../../slack-standin';
@@ -53,13 +53,13 @@ async function rig(): Promise<Rig> {
 	});
 	const clock = new ManualClock(Date.now());
 	const logger = new CapturingLogger();
-	const posted = new PostedRecord(threads, state, clock);
+	const posted = new DeliveryRecord(threads, state, clock);
 	const lifecycle = new RequestLifecycle({
 		team: 'T0LIFE',
 		access,
 		threads,
 		state,
-		posted,
+		deliveries: posted,
 		clock,
 		logger,
 	});
@@ -230,7 +230,7 @@ describe('the user slot', () => {
 				text: 'parent',
 			}).ts,
 		};
-		r.lifecycle.resume({
+		r.lifecycle.adopt({
 			ref: 'resumed-1',
 			user: USER,
 			kind: 'image',
@@ -248,7 +248,7 @@ describe('the user slot', () => {
 describe('delivery', () => {
 	it('posts a failure once even when the same ref is delivered twice at the same time', async () => {
 		const r = await rig();
-		const posted = new PostedRecord(threads, r.state, r.clock);
+		const posted = new DeliveryRecord(threads, r.state, r.clock);
 		const thread = {
 			channel: r.channel,
 			threadTs: standin.workspace.post({

@@ -225,7 +225,7 @@ describe('state file', () => {
 		const path = join(dir, 'nested', 'state.json');
 		const store = await StateStore.open(path, () => undefined);
 		await store.addEndpoint('my-endpoint');
-		await store.markPosted('job-1');
+		await store.markDelivered('job-1');
 		await store.startInflight({
 			ref: 'r1',
 			kind: 'image',
@@ -238,7 +238,7 @@ describe('state file', () => {
 		});
 		const again = await StateStore.open(path, () => undefined);
 		expect(again.endpoints).toEqual(['my-endpoint']);
-		expect(again.isPosted('job-1')).toBe(true);
+		expect(again.isDelivered('job-1')).toBe(true);
 		expect(again.inflight.map((entry) => entry.ref)).toEqual(['r1']);
 		expect(JSON.parse(await readFile(path, 'utf8')).version).toBe(1);
 

@@ -1,5 +1,6 @@
 import type { Clock } from '../../shared/clock';
 import type { ResultPart, ThreadRef } from '../model';
+import { LocalSharedState } from '../state/local-state';
 import type { SlackThreads } from '../slack/slack-thread';
 import type { SharedState } from '../state/shared-state';
 import type { StateStore } from '../state/state-store';
@@ -22,27 +23,28 @@ export interface Delivery {
  * crash is completed from the thread itself, whose parts carry keys (`SlackThreads.postParts` skips
  * those the thread shows). Nothing else in the app decides whether something was posted.
  */
-export class PostedRecord {
+export class DeliveryRecord {
 	private readonly underway = new Map<string, Promise<void>>();
 	private closed = false;
 
 	/**
-	 * With `shared` (several replicas), a delivery also needs the `deliver:<ref>` lease: one replica
-	 * posts at a time, the others wait until it is marked delivered or its holder died (the lease
-	 * expired), so no result is posted twice and none is dropped.
+	 * A delivery also needs the `deliver:<ref>` lease of `shared` (the app's SharedState; alone,
+	 * tests, this process's): with several replicas one posts at a time, the others wait until it is
+	 * marked delivered or its holder died (the lease expired), so no result is posted twice and none
+	 * is dropped.
 	 */
 	constructor(
 		private readonly threads: SlackThreads,
 		private readonly state: StateStore,
 		private readonly clock: Clock,
-		private readonly shared?: Pick<
+		private readonly shared: Pick<
 			SharedState,
 			'lease' | 'releaseLease' | 'isDelivered' | 'markDelivered' | 'leaseMs'
-		>,
+		> = new LocalSharedState(state, clock),
 	) {}
 
 	isDelivered(ref: string): boolean {
-		return this.state.isPosted(ref);
+		return this.state.isDelivered(ref);
 	}
 
 	/** How many parts whose key starts with `prefix` the thread shows (what a crash left behind). */
@@ -53,7 +55,7 @@ export class PostedRecord {
 
 	/** Delivers `ref` unless it is delivered or being delivered; rejects when Slack kept refusing. */
 	deliver(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
-		if (this.state.isPosted(ref)) return Promise.resolve();
+		if (this.state.isDelivered(ref)) return Promise.resolve();
 		const underway = this.underway.get(ref);
 		if (underway) return underway;
 		const attempt = this.attempt(ref, thread, delivery).finally(() => this.underway.delete(ref));
@@ -63,23 +65,20 @@ export class PostedRecord {
 
 	/**
 	 * Runs an edit that must never overwrite the end (a parent's status refresh): only while `ref` is
-	 * neither delivered nor being delivered. With several replicas it holds the `deliver:<ref>` lease
-	 * meanwhile, so another replica's final edit and delivered mark come wholly before it (then it is
-	 * skipped) or wholly after it; otherwise a refresh checked just before the end could land after it.
-	 * False when skipped.
+	 * neither delivered nor being delivered. It holds the `deliver:<ref>` lease meanwhile, so another
+	 * replica's final edit and delivered mark come wholly before it (then it is skipped) or wholly
+	 * after it; otherwise a refresh checked just before the end could land after it. False when
+	 * skipped.
 	 */
 	async editUnlessDelivered(ref: string, edit: () => Promise<void>): Promise<boolean> {
 		const shared = this.shared;
-		if (this.state.isPosted(ref) || this.underway.has(ref)) return false;
-		if (!shared) {
-			await edit();
-			return true;
-		}
+		if (this.state.isDelivered(ref) || this.underway.has(ref)) return false;
 		const lease = deliveryLease(ref);
 		// Held elsewhere: that replica is delivering, and its final edit is the one that counts.
 		if (!(await shared.lease(lease))) return false;
 		try {
-			if (await shared.isDelivered(ref)) return false;
+			// Looked at again once the lease is held: a delivery here may have begun meanwhile.
+			if ((await shared.isDelivered(ref)) || this.underway.has(ref)) return false;
 			await edit();
 			return true;
 		} finally {
@@ -94,7 +93,6 @@ export class PostedRecord {
 
 	private async attempt(ref: string, thread: ThreadRef, delivery: Delivery): Promise<void> {
 		const shared = this.shared;
-		if (!shared) return this.post(ref, thread, delivery);
 		const lease = deliveryLease(ref);
 		for (;;) {
 			if (await shared.isDelivered(ref)) return;
@@ -119,7 +117,7 @@ export class PostedRecord {
 				await this.threads.postParts(thread, delivery.parts);
 				await delivery.finish?.();
 				// A request with nothing to post (a chat answer is its own message) leaves no trace here.
-				if (delivery.parts.length > 0) await this.state.markPosted(ref);
+				if (delivery.parts.length > 0) await this.state.markDelivered(ref);
 				return;
 			} catch (error) {
 				if (attempt >= DELIVERY_ATTEMPTS || this.closed) throw error;

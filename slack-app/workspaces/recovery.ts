@@ -7,11 +7,17 @@ import { inflightLease, type SharedState } from '../state/shared-state';
 import type { InflightRequest, StateStore } from '../state/state-store';
 
 /**
+ * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
+ * (`takeOverStoppedReplicas`) does with the work a stopped process left: its jobs are rediscovered
+ * and followed again (or delivered), its images redone, its answers flagged interrupted.
+ */
+
+/**
  * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
  * died and its leases expired) and deliver finished ones nobody delivered; redo the images and flag
  * the answers a dead replica left under way.
  */
-export async function takeOverOrphanedJobs(
+export async function takeOverStoppedReplicas(
 	containers: () => Promise<Container[]>,
 	shared: SharedState,
 	clock: Clock,
@@ -29,7 +35,7 @@ export async function takeOverOrphanedJobs(
 			try {
 				const all = await containers();
 				for (const container of all)
-					await resumeJobs(
+					await recoverJobs(
 						container,
 						logger,
 						(watching, delivered) =>
@@ -45,11 +51,11 @@ export async function takeOverOrphanedJobs(
 	}
 }
 
-export interface ResumeSources {
-	/** This process's state file: what it had under way when it stopped. */
+export interface RecoverySources {
+	/** This process's state file: its records of requests under way name their workspace first. */
 	state: StateStore;
-	/** Several replicas: images and answers under way are recorded in Redis instead. */
-	shared?: SharedState;
+	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
+	shared: SharedState;
 	/** The workspaces the app serves (records of older versions name none). */
 	teams: () => Promise<readonly string[]>;
 	logger: Logger;
@@ -57,13 +63,12 @@ export interface ResumeSources {
 
 /**
  * After a restart, for one workspace: follow its unfinished jobs again, redo its interrupted images,
- * flag its interrupted answers. With several replicas the state file's records (of a version before
- * Redis kept them) move to Redis first, unless another replica delivered them already; then every
- * record whose holder died is taken over, here as by the sweep.
+ * flag its interrupted answers: every record of a request under way that nobody holds any more (this
+ * process's before it stopped, or a dead replica's) is taken over, here as by the sweep.
  */
-export async function resumeUnfinishedWork(
+export async function recoverUnfinishedWork(
 	container: Container,
-	sources: ResumeSources,
+	sources: RecoverySources,
 ): Promise<void> {
 	const { state, shared, teams, logger } = sources;
 	try {
@@ -72,19 +77,12 @@ export async function resumeUnfinishedWork(
 			logger.warn(
 				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
 			);
-		for (const request of state.takeOverInflight(container.team)) {
-			if (!shared) resumeInflight(container, request, undefined, logger);
-			else if (!(await shared.isDelivered(request.ref)) && (await shared.startInflight(request)))
-				resumeInflight(container, request, shared, logger);
-			// Redis holds it now (or it is done): this file no longer needs to.
-			if (shared) await state.endInflight(request.ref);
-		}
-		if (shared) await takeOverInflight([container], shared, logger);
+		await takeOverInflight([container], shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
 	try {
-		await resumeJobs(
+		await recoverJobs(
 			container,
 			logger,
 			(watching, delivered) =>
@@ -107,36 +105,36 @@ async function takeOverInflight(
 		const container = byTeam.get(request.team);
 		if (!container || !(await shared.takeOverInflight(request.ref))) continue;
 		taken++;
-		resumeInflight(container, request, shared, logger);
+		redoOrFlag(container, request, shared, logger);
 	}
 	return taken;
 }
 
 /** An image is generated again (and posted once); an answer is flagged interrupted, with Regenerate. */
-function resumeInflight(
+function redoOrFlag(
 	container: Container,
 	request: InflightRequest,
-	shared: SharedState | undefined,
+	shared: SharedState,
 	logger: Logger,
 ): void {
 	void withLogContext({ request: request.ref }, async () => {
-		if (request.kind === 'image') return container.services.images.resume(request);
+		if (request.kind === 'image') return container.services.images.redo(request);
 		try {
 			await container.services.chat.interrupted(request);
 		} catch (error) {
 			logger.warn(`Could not flag an interrupted answer: ${errorSummary(error)}`);
-			// Another look (any replica's sweep) tries again; without Redis, the next start does.
-			await shared?.releaseLease(inflightLease(request.ref)).catch(() => undefined);
+			// Another look (any replica's sweep) tries again; one process alone, its next start does.
+			await shared.releaseLease(inflightLease(request.ref)).catch(() => undefined);
 		}
 	});
 }
 
 /** Follows the workspace's unfinished jobs again and delivers finished ones nobody delivered; says so when there were any. */
-async function resumeJobs(
+async function recoverJobs(
 	container: Container,
 	logger: Logger,
 	found: (watching: number, delivered: number) => string,
 ): Promise<void> {
-	const { watching, delivered } = await container.services.jobs.resume();
+	const { watching, delivered } = await container.services.jobs.recoverJobs();
 	if (watching || delivered) logger.info(found(watching, delivered));
 }
