@@ -69,6 +69,8 @@ interface Run {
 	bodies: string[];
 	/** From the first command sent to the end of the waits, on the monotonic clock. */
 	window: Window;
+	/** From the first command sent to the last ack. */
+	acksWindow: Window;
 }
 
 type CpuShare = Record<string, number>;
@@ -220,6 +222,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 		const started = Date.now();
 		const startedUs = monotonicUs();
 		const sent = await send(bodies, options.perSecond);
+		const acksWindow = { fromUs: startedUs, toUs: monotonicUs() };
 		const cpu = await cpuSince();
 		// A wait that runs out is counted (and reported as a check not met) rather than ending the run.
 		const parentsWait = await standin.waitFor({
@@ -256,6 +259,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			cpu,
 			bodies,
 			window,
+			acksWindow,
 		};
 	} finally {
 		await cluster.close();
@@ -312,7 +316,9 @@ async function profiled(sender: Sender, commands: number, users: number): Promis
 		});
 		const [file] = (await readdir(dir)).filter((name) => name.endsWith('.cpuprofile'));
 		if (!file) return 'the profiled replica wrote no profile';
-		return `ack p50 ${median(run.ackMs).toFixed(0)} ms, p99 ${percentile(run.ackMs, 99).toFixed(0)} ms under the profiler; the replica, from the first command sent to the last of ${commands} parents posted (${((run.window.toUs - run.window.fromUs) / 1e6).toFixed(1)} s): ${describeProfile(await summariseProfile(join(dir, file), run.window))}`;
+		const path = join(dir, file);
+		const seconds = (window: Window) => ((window.toUs - window.fromUs) / 1e6).toFixed(1);
+		return `ack p50 ${median(run.ackMs).toFixed(0)} ms, p99 ${percentile(run.ackMs, 99).toFixed(0)} ms under the profiler. The replica from the first command sent to the last ack (${seconds(run.acksWindow)} s): ${describeProfile(await summariseProfile(path, run.acksWindow))}. From the first command sent to the last of ${commands} parents posted (${seconds(run.window)} s): ${describeProfile(await summariseProfile(path, run.window))}`;
 	} finally {
 		await rm(dir, { recursive: true, force: true });
 	}
