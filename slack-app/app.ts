@@ -26,7 +26,7 @@ import { RedisSharedState, type SharedState } from './state/shared-state';
 import { slackClientOptions } from './slack/slack-client';
 import { recoverUnfinishedWork, takeOverStoppedReplicas } from './workspaces/recovery';
 import { redisInTime } from './state/timeout';
-import { StateStore } from './state/state-store';
+import { StateFile } from './state/state-file';
 import type { JobTracker } from './requests/job-tracker';
 import {
 	createWebhookHandler,
@@ -110,7 +110,7 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 	const logger =
 		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
 	// Which job each request created is kept as long as a restart may still resume the job, and a day.
-	const state = await StateStore.open(config.stateFile, (message) => logger.warn(message), {
+	const state = await StateFile.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
 	});
 	// Several replicas agree through Redis (the start waits until it answers); one process with itself.

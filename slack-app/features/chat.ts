@@ -16,7 +16,7 @@ import {
 	writtenByApp,
 	type SlackThreads,
 } from '../slack/slack-thread';
-import type { InflightRecords, InflightRequest } from '../state/state-store';
+import type { InflightRecords, InflightRequest } from '../state/state-file';
 import { redisInTime } from '../state/timeout';
 
 export interface ChatServiceOptions {

@@ -9,7 +9,7 @@ import type { ResultPart, ThreadRef } from '../model';
 import type { RequestLifecycle } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
 import type { DeliveryRecord } from '../requests/delivery-record';
-import type { InflightRequest } from '../state/state-store';
+import type { InflightRequest } from '../state/state-file';
 
 export interface ImageServiceOptions {
 	workload?: WorkloadClient;

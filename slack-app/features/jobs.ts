@@ -35,7 +35,7 @@ import {
 	type RequestLifecycle,
 } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
-import type { StateStore } from '../state/state-store';
+import type { StateFile } from '../state/state-file';
 
 export interface JobServiceOptions {
 	management: ManagementClient;
@@ -43,7 +43,7 @@ export interface JobServiceOptions {
 	tracker: JobTracker;
 	lifecycle: RequestLifecycle;
 	access: AccessPolicy;
-	state: StateStore;
+	state: StateFile;
 	clock: Clock;
 	logger: Logger;
 	origins: JobOrigins;

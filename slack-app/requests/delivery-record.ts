@@ -3,7 +3,7 @@ import type { ResultPart, ThreadRef } from '../model';
 import { LocalSharedState } from '../state/local-state';
 import type { SlackThreads } from '../slack/slack-thread';
 import type { SharedState } from '../state/shared-state';
-import type { StateStore } from '../state/state-store';
+import type { StateFile } from '../state/state-file';
 
 /** A delivery Slack refused is tried this often, a little later each time, before it is left to a restart. */
 const DELIVERY_ATTEMPTS = 3;
@@ -35,7 +35,7 @@ export class DeliveryRecord {
 	 */
 	constructor(
 		private readonly threads: SlackThreads,
-		private readonly state: StateStore,
+		private readonly state: StateFile,
 		private readonly clock: Clock,
 		private readonly shared: Pick<
 			SharedState,

@@ -16,7 +16,7 @@ import type { DeliveryRecord } from './delivery-record';
 import { followLease, rediscoverJobs, type RunningJob } from './restart-discovery';
 import type { SharedState } from '../state/shared-state';
 import type { SlackThreads } from '../slack/slack-thread';
-import type { StateStore } from '../state/state-store';
+import type { StateFile } from '../state/state-file';
 
 /**
  * Follows every job the app started until its result is in the thread, exactly once. Completion
@@ -29,7 +29,7 @@ import type { StateStore } from '../state/state-store';
 export interface JobTrackerOptions {
 	management: ManagementClient;
 	threads: SlackThreads;
-	state: StateStore;
+	state: StateFile;
 	/** The one record of what was delivered. */
 	deliveries: DeliveryRecord;
 	clock: Clock;

@@ -11,7 +11,7 @@ import type { PrivateReply, RequestContext } from './outcome';
 import type { DeliveryRecord } from './delivery-record';
 import { cannotPostMessage } from '../slack/slack-errors';
 import type { MessagePayload, SlackThreads } from '../slack/slack-thread';
-import type { InflightRecords, InflightRequest } from '../state/state-store';
+import type { InflightRecords, InflightRequest } from '../state/state-file';
 
 /**
  * Every /gpu request, whatever its kind, runs through here in the same steps:

@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/clock';
 import type { SharedState, RecordedInflight } from './shared-state';
-import type { InflightRequest, StateStore } from './state-store';
+import type { InflightRequest, StateFile } from './state-file';
 
 /** Keys one table remembers at most (the oldest go first): a bound on memory, far above real traffic. */
 const MAX_CLAIMED_KEYS = 100_000;
@@ -108,7 +108,7 @@ export class LocalSharedState implements SharedState {
 	private readonly slots = new LocalSlots();
 
 	constructor(
-		private readonly state: StateStore,
+		private readonly state: StateFile,
 		private readonly clock: Pick<Clock, 'now'>,
 	) {}
 

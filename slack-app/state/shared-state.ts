@@ -4,7 +4,7 @@ import { createClient } from 'redis';
 import { z } from 'zod/v4';
 import { errorSummary } from '../slack/errors';
 import type { CreatedJobs } from './job-metadata';
-import { inflightSchema, type InflightRequest, type StateStore } from './state-store';
+import { inflightSchema, type InflightRequest, type StateFile } from './state-file';
 
 /**
  * What the replicas of the app agree on: who follows and who delivers which job (leases that expire
@@ -161,7 +161,7 @@ export interface RedisSharedStateOptions {
 	 * This replica's state file, where a version before Redis kept them recorded its images and
 	 * answers under way: they move to Redis when the records are read (see `inflightRequests`).
 	 */
-	stateFile?: Pick<StateStore, 'inflight' | 'endInflight'>;
+	stateFile?: Pick<StateFile, 'inflight' | 'endInflight'>;
 }
 
 /** Every key of this app starts so, apart from other data in the same Redis. */
@@ -466,7 +466,7 @@ export class RedisSharedState implements SharedState {
 	}
 
 	/**
-	 * Moves each record of the state file that names its workspace (`StateStore.ownUnmarked` names
+	 * Moves each record of the state file that names its workspace (`StateFile.ownUnmarked` names
 	 * them first) to Redis, with no holder, so it is taken over like a dead replica's; one another
 	 * replica delivered meanwhile is dropped. Out of the file once in Redis.
 	 */

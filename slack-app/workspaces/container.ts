@@ -20,7 +20,7 @@ import { DeliveryRecord } from '../requests/delivery-record';
 import { QueueService } from '../features/queues';
 import type { SharedState } from '../state/shared-state';
 import { SlackThreads } from '../slack/slack-thread';
-import type { StateStore } from '../state/state-store';
+import type { StateFile } from '../state/state-file';
 import type { AppServices } from '../features';
 
 export interface ContainerOptions {
@@ -30,7 +30,7 @@ export interface ContainerOptions {
 	management: ManagementClient;
 	images?: WorkloadClient;
 	chat?: WorkloadClient;
-	state: StateStore;
+	state: StateFile;
 	clock: Clock;
 	logger: Logger;
 	/** Parent edits of a streamed answer are throttled to this; Slack allows about one per second. */

@@ -4,7 +4,7 @@ import { withLogContext } from '../slack/log';
 import type { Container } from './container';
 import { errorSummary } from '../slack/errors';
 import { inflightLease, type SharedState } from '../state/shared-state';
-import type { InflightRequest, StateStore } from '../state/state-store';
+import type { InflightRequest, StateFile } from '../state/state-file';
 
 /**
  * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
@@ -53,7 +53,7 @@ export async function takeOverStoppedReplicas(
 
 export interface RecoverySources {
 	/** This process's state file: its records of requests under way name their workspace first. */
-	state: StateStore;
+	state: StateFile;
 	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
 	shared: SharedState;
 	/** The workspaces the app serves (records of older versions name none). */

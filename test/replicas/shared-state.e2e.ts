@@ -6,7 +6,7 @@ import { systemClock } from '../../shared/runtime';
 import { errorParts } from '../../slack-app/messages/results';
 import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import { RedisSharedState } from '../../slack-app/state/shared-state';
-import { StateStore } from '../../slack-app/state/state-store';
+import { StateFile } from '../../slack-app/state/state-file';
 import { BOT } from '../../slack-standin';
 import { CapturingLogger } from '../slack/harness';
 import { standinThreads } from '../slack/standin-threads';
@@ -163,7 +163,7 @@ it("never lets one replica's status refresh land after another replica's end of 
 				async (store, i) =>
 					new DeliveryRecord(
 						threads,
-						await StateStore.open(join(dir, `state-${i}.json`), () => undefined),
+						await StateFile.open(join(dir, `state-${i}.json`), () => undefined),
 						systemClock,
 						store,
 					),

@@ -11,7 +11,7 @@ import { JobOriginSeal, JobOrigins, type JobOrigin } from '../../slack-app/state
 import { JobTracker } from '../../slack-app/requests/job-tracker';
 import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
-import { StateStore } from '../../slack-app/state/state-store';
+import { StateFile } from '../../slack-app/state/state-file';
 import { BOT, TEAM, type Standin } from '../../slack-standin';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
@@ -50,7 +50,7 @@ afterAll(async () => {
 interface Rig {
 	tracker: JobTracker;
 	clock: ManualClock;
-	state: StateStore;
+	state: StateFile;
 	origins: JobOrigins;
 	statePath: string;
 }
@@ -66,7 +66,7 @@ async function rig(
 ): Promise<Rig> {
 	const statePath =
 		options.statePath ?? join(await mkdtemp(join(tmpdir(), 'gpu-tracker-')), 'state.json');
-	const state = await StateStore.open(statePath, () => undefined);
+	const state = await StateFile.open(statePath, () => undefined);
 	await state.addEndpoint(emulator.genericEndpoint);
 	const clock = new ManualClock(Date.now());
 	const logger = new CapturingLogger();

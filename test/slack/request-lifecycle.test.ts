@@ -10,7 +10,7 @@ import {
 } from '../../slack-app/requests/lifecycle';
 import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
-import { StateStore } from '../../slack-app/state/state-store';
+import { StateFile } from '../../slack-app/state/state-file';
 import { BOT, type Standin } from '../../slack-standin';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
@@ -35,7 +35,7 @@ afterAll(() => standin.close());
 interface Rig {
 	lifecycle: RequestLifecycle;
 	access: AccessPolicy;
-	state: StateStore;
+	state: StateFile;
 	clock: ManualClock;
 	logger: CapturingLogger;
 	channel: string;
@@ -44,7 +44,7 @@ interface Rig {
 let channels = 0;
 async function rig(): Promise<Rig> {
 	const dir = await mkdtemp(join(tmpdir(), 'gpu-lifecycle-'));
-	const state = await StateStore.open(join(dir, 'state.json'), () => undefined);
+	const state = await StateFile.open(join(dir, 'state.json'), () => undefined);
 	const access = new AccessPolicy({
 		allowedUsers: [],
 		allowedChannels: [],

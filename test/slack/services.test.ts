@@ -18,7 +18,7 @@ import {
 	RESULT_EVENT,
 	type ThreadMessage,
 } from '../../slack-app/slack/slack-thread';
-import { StateStore } from '../../slack-app/state/state-store';
+import { StateFile } from '../../slack-app/state/state-file';
 import type { Job } from '../../shared/schemas';
 
 const settings = {
@@ -223,7 +223,7 @@ describe('state file', () => {
 	it('survives a reopen and ignores a file that is not ours', async () => {
 		const dir = await mkdtemp(join(tmpdir(), 'slack-state-'));
 		const path = join(dir, 'nested', 'state.json');
-		const store = await StateStore.open(path, () => undefined);
+		const store = await StateFile.open(path, () => undefined);
 		await store.addEndpoint('my-endpoint');
 		await store.markDelivered('job-1');
 		await store.startInflight({
@@ -236,7 +236,7 @@ describe('state file', () => {
 			startedAt: 1,
 			image: { prompt: 'fox', count: 1 },
 		});
-		const again = await StateStore.open(path, () => undefined);
+		const again = await StateFile.open(path, () => undefined);
 		expect(again.endpoints).toEqual(['my-endpoint']);
 		expect(again.isDelivered('job-1')).toBe(true);
 		expect(again.inflight.map((entry) => entry.ref)).toEqual(['r1']);
@@ -244,7 +244,7 @@ describe('state file', () => {
 
 		const warnings: string[] = [];
 		await writeFile(path, '{"something": "else"}');
-		const foreign = await StateStore.open(path, (warning) => warnings.push(warning));
+		const foreign = await StateFile.open(path, (warning) => warnings.push(warning));
 		expect(foreign.endpoints).toEqual([]);
 		expect(warnings[0]).toMatch(/not a state file of this app/);
 	});

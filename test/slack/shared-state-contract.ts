@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SharedState } from '../../slack-app/state/shared-state';
-import { StateStore, type InflightRequest } from '../../slack-app/state/state-store';
+import { StateFile, type InflightRequest } from '../../slack-app/state/state-file';
 
 /**
  * The promises every SharedState keeps, whichever the deployment: LocalSharedState (one process,
@@ -14,7 +14,7 @@ import { StateStore, type InflightRequest } from '../../slack-app/state/state-st
  */
 export interface SharedStateSubject {
 	/** The shared state as a process starting with `stateFile` has it. */
-	open(stateFile: StateStore): Promise<SharedState>;
+	open(stateFile: StateFile): Promise<SharedState>;
 	/**
 	 * The process that opened `store` dies: nothing is released or given back, and this resolves
 	 * once what it held is free for the next process (at once for one process; after its leases
@@ -31,7 +31,7 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 		async function process(path?: string) {
 			const statePath =
 				path ?? join(await mkdtemp(join(tmpdir(), 'gpu-shared-contract-')), 's.json');
-			const stateFile = await StateStore.open(statePath, () => undefined);
+			const stateFile = await StateFile.open(statePath, () => undefined);
 			return { statePath, stateFile, shared: await subject.open(stateFile) };
 		}
 		/** The process after `before` died, started again on its state file. */
@@ -165,7 +165,7 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			const statePath = join(await mkdtemp(join(tmpdir(), 'gpu-shared-contract-')), 's.json');
 			const request = inflight(unique('T'));
 			// Recorded by the state file alone: one process, or a version before Redis kept them.
-			await (await StateStore.open(statePath, () => undefined)).startInflight(request);
+			await (await StateFile.open(statePath, () => undefined)).startInflight(request);
 			const { shared } = await process(statePath);
 			expect(await shared.inflightRequests()).toContainEqual(request);
 			expect(await shared.takeOverInflight(request.ref)).toBe(true);

@@ -18,7 +18,7 @@ export const inflightSchema = z.strictObject({
 	ref: z.string().min(1),
 	/**
 	 * The workspace whose container redoes or flags it after a restart. Absent in state files of
-	 * versions before it was recorded: see `StateStore.ownUnmarked`.
+	 * versions before it was recorded: see `StateFile.ownUnmarked`.
 	 */
 	team: z.string().min(1).optional(),
 	kind: z.enum(['image', 'chat']),
@@ -75,7 +75,7 @@ const emptyState = (): State => ({
 /** A record of a created job outlives the longest resume window (14 days). */
 const DEFAULT_KEEP_CREATED_MS = 15 * 24 * 3600_000;
 
-export class StateStore implements InflightRecords, CreatedJobs {
+export class StateFile implements InflightRecords, CreatedJobs {
 	private state: State = emptyState();
 	/** What was delivered (the file calls it `posted`). */
 	private delivered = new Set<string>();
@@ -98,8 +98,8 @@ export class StateStore implements InflightRecords, CreatedJobs {
 		path: string,
 		warn: (message: string) => void,
 		options: { keepCreatedMs?: number; now?: () => number } = {},
-	): Promise<StateStore> {
-		const store = new StateStore(
+	): Promise<StateFile> {
+		const store = new StateFile(
 			path,
 			options.keepCreatedMs ?? DEFAULT_KEEP_CREATED_MS,
 			options.now ?? Date.now,
