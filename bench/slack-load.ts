@@ -23,6 +23,8 @@ export const sendRequestSchema = z.object({
 	url: z.string(),
 	signingSecret: z.string(),
 	bodies: z.array(z.string()),
+	/** Sent at this steady rate, each on a connection opened just before it; all at once when absent. */
+	perSecond: z.number().positive().optional(),
 });
 export type SendRequest = z.infer<typeof sendRequestSchema>;
 export const sendReplySchema = z.object({ statuses: z.array(z.number()), ms: z.array(z.number()) });
@@ -71,18 +73,40 @@ function post(socket: Socket, url: URL, signingSecret: string, body: string): Pr
 	});
 }
 
-/** The sender child: posts every body of a request at once. */
+async function atOnce(target: URL, signingSecret: string, bodies: string[]): Promise<Ack[]> {
+	// Connected first, so that the burst itself is only the requests.
+	const sockets = await Promise.all(bodies.map(() => connectTo(target)));
+	return Promise.all(bodies.map((body, i) => post(sockets[i], target, signingSecret, body)));
+}
+
+/** Body i is sent i/perSecond seconds after the first, whatever the answers before it. */
+async function paced(
+	target: URL,
+	signingSecret: string,
+	bodies: string[],
+	perSecond: number,
+): Promise<Ack[]> {
+	const started = performance.now();
+	const acks: Promise<Ack>[] = [];
+	for (const [i, body] of bodies.entries()) {
+		const due = started + (i * 1000) / perSecond;
+		const wait = due - performance.now();
+		if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+		acks.push(connectTo(target).then((socket) => post(socket, target, signingSecret, body)));
+	}
+	return Promise.all(acks);
+}
+
+/** The sender child: posts the bodies of a request, at once or at a steady rate. */
 function serveSends(): void {
 	process.on('message', (message) => {
 		void (async () => {
 			try {
-				const { url, signingSecret, bodies } = sendRequestSchema.parse(message);
+				const { url, signingSecret, bodies, perSecond } = sendRequestSchema.parse(message);
 				const target = new URL(url);
-				// Connected first, so that the burst itself is only the requests.
-				const sockets = await Promise.all(bodies.map(() => connectTo(target)));
-				const results = await Promise.all(
-					bodies.map((body, i) => post(sockets[i], target, signingSecret, body)),
-				);
+				const results = perSecond
+					? await paced(target, signingSecret, bodies, perSecond)
+					: await atOnce(target, signingSecret, bodies);
 				process.send?.({
 					statuses: results.map((result) => result.status),
 					ms: results.map((result) => result.ms),

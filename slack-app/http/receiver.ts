@@ -10,6 +10,7 @@ import {
 } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
 import { Claims, eventIds } from '../state/event-claims';
+import { ClaimedWithin } from '../state/local-state';
 import { isRecord, readBodyWithin } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
 import { errorSummary } from '../slack/errors';
@@ -53,7 +54,9 @@ export interface AckFirstReceiverOptions extends Routes {
  * checked, and Bolt's processing follows later. Bolt's middleware chain costs about a millisecond
  * a request, which a burst of commands would otherwise queue in front of every ack (Slack gives up
  * after 3 s). Listeners of these requests reply with `respond()` or the Web API, never in `ack()`.
- * Modal submissions and everything else keep Bolt's own ack, whose body Slack reads.
+ * Slash commands and clicks are answered before their signature is claimed in Redis (Slack never
+ * sends them again, so nothing may wait in front of their ack); events are claimed first, since a
+ * 503 while Redis is unreachable makes Slack send them again. Modal submissions and everything else keep Bolt's own ack, whose body Slack reads.
  */
 export class AckFirstReceiver implements Receiver {
 	private app?: App;
@@ -61,6 +64,8 @@ export class AckFirstReceiver implements Receiver {
 	/** Where Slack's requests arrive. */
 	readonly path: string;
 	private readonly claims: Claims;
+	/** Signatures this process accepted, which decide alone when Redis does not answer in time. */
+	private readonly signaturesHere = new ClaimedWithin(SIGNATURE_MEMORY_MS);
 	/** Slack's path among the other POST routes. */
 	private readonly routes: Routes;
 	private draining = false;
@@ -157,23 +162,6 @@ export class AckFirstReceiver implements Receiver {
 			this.logger.warn(`Refused a request to ${this.path}: ${refusal}`);
 			return http.buildNoBodyResponse(res, 401);
 		}
-		// Someone replaying a captured request within Slack's window sends the same signature; Slack's
-		// own retries carry a new timestamp and signature (they are recognised by their event id below).
-		let replayed: boolean;
-		try {
-			replayed = !(await this.claims.first(
-				`slack-signature:${req.headers['x-slack-signature'] as string}`,
-				SIGNATURE_MEMORY_MS,
-			));
-		} catch (error) {
-			return this.refuseForNow(res, error);
-		}
-		if (replayed) {
-			this.logger.warn(
-				`Ignored a replayed request to ${this.path}: its signature was accepted before.`,
-			);
-			return http.buildNoBodyResponse(res, 200);
-		}
 		if (body instanceof Error) {
 			this.logger.warn(`Malformed request body: ${body.message}`);
 			return http.buildNoBodyResponse(res, 400);
@@ -184,8 +172,9 @@ export class AckFirstReceiver implements Receiver {
 			if (res.statusCode < 300)
 				this.options.onAck?.(kindOf(record), teamOf(record), (performance.now() - arrived) / 1000);
 		});
-		if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
-
+		// Someone replaying a captured request within Slack's window sends the same signature; Slack's
+		// own retries carry a new timestamp and signature (they are recognised by their event id below).
+		const signatureKey = `slack-signature:${req.headers['x-slack-signature'] as string}`;
 		const retryNum = http.extractRetryNumFromHTTPRequest(req);
 		const event = {
 			body,
@@ -193,10 +182,31 @@ export class AckFirstReceiver implements Receiver {
 			retryReason: http.extractRetryReasonFromHTTPRequest(req),
 			customProperties: {},
 		};
-		const dispatchAcknowledged = () =>
-			this.options.afterAck(describe(body), () =>
-				this.initialisedApp.processEvent({ ...event, ack: this.alreadyAcknowledged(body) }),
-			);
+		const processAcknowledged = () =>
+			this.initialisedApp.processEvent({ ...event, ack: this.alreadyAcknowledged(body) });
+		const dispatchAcknowledged = () => this.options.afterAck(describe(body), processAcknowledged);
+		// A command or a click Slack never sends again: it is acknowledged before anything that can
+		// wait (Redis), and its signature is claimed behind the acks, with the rest of its work.
+		if (body.type !== 'event_callback' && acknowledgedOnArrival(body)) {
+			http.buildNoBodyResponse(res, 200);
+			this.options.afterAck(describe(body), async () => {
+				if (!(await this.firstSignature(signatureKey))) return;
+				this.logger.info(`${describe(body)} received${who(body)}`);
+				await processAcknowledged();
+			});
+			return;
+		}
+		let replayed: boolean;
+		try {
+			replayed = !(await this.claims.first(signatureKey, SIGNATURE_MEMORY_MS));
+		} catch (error) {
+			return this.refuseForNow(res, error);
+		}
+		if (replayed) {
+			this.logReplay();
+			return http.buildNoBodyResponse(res, 200);
+		}
+		if (body.type === 'url_verification') return http.buildUrlVerificationResponse(res, body);
 		if (body.type === 'event_callback') {
 			const ids = eventIds(body);
 			if (typeof ids === 'string') {
@@ -232,6 +242,31 @@ export class AckFirstReceiver implements Receiver {
 			app.logger.error(`${describe(body)} failed: ${errorSummary(error)}`);
 			if (!res.headersSent) http.buildNoBodyResponse(res, 500);
 		}
+	}
+
+	/**
+	 * True when a request acknowledged already is the first with its signature. When Redis does not
+	 * answer in time this process's own memory of signatures decides (the request was acknowledged and
+	 * Slack will not send it again, so refusing it would lose it): a replay sent to another replica
+	 * while Redis is unreachable is then not recognised.
+	 */
+	private async firstSignature(key: string): Promise<boolean> {
+		let first = this.signaturesHere.claim(key, this.options.clock.now());
+		try {
+			if (first) first = await this.claims.first(key, SIGNATURE_MEMORY_MS);
+		} catch (error) {
+			this.logger.warn(
+				`Checked a request's signature against this replica's memory only: ${errorSummary(error)}`,
+			);
+		}
+		if (!first) this.logReplay();
+		return first;
+	}
+
+	private logReplay(): void {
+		this.logger.warn(
+			`Ignored a replayed request to ${this.path}: its signature was accepted before.`,
+		);
 	}
 
 	private refuseForNow(res: ServerResponse, error: unknown): void {

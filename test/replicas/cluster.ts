@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,9 +41,19 @@ export class Replica {
 		return this.app.output();
 	}
 
-	/** Starts the production entry point (bin.ts) and resolves once it serves. */
-	static async start(port: number, env: Record<string, string>): Promise<Replica> {
-		const app = spawnApp({ ...env, PORT: String(port) }, 'bin.ts');
+	/**
+	 * Starts the production entry point and resolves once it serves: bin.ts through tsx, or with
+	 * `compiled` the build's bin (`npm run build`) under plain node, as the packed app runs it, with
+	 * `compiled.nodeArgs` (e.g. `--cpu-prof`).
+	 */
+	static async start(
+		port: number,
+		env: Record<string, string>,
+		compiled?: CompiledReplicas,
+	): Promise<Replica> {
+		const app = compiled
+			? spawnCompiled({ ...env, PORT: String(port) }, compiled.nodeArgs ?? [])
+			: spawnApp({ ...env, PORT: String(port) }, 'bin.ts');
 		const replica = new Replica(port, app, env);
 		const { child } = app;
 		// Up once it answers /healthz (whatever LOG_LEVEL lets it log).
@@ -70,6 +80,25 @@ export class Replica {
 	kill(signal: NodeJS.Signals): Promise<void> {
 		return kill(this.child, signal);
 	}
+}
+
+/** The build's production entry, as `gpu-cloud-slack` in slack-app/package.json names it. */
+export const COMPILED_BIN = join(__dirname, '..', '..', 'slack-app', 'dist', 'slack-app', 'bin.js');
+
+export interface CompiledReplicas {
+	nodeArgs?: string[];
+}
+
+function spawnCompiled(env: Record<string, string>, nodeArgs: string[]): AppProcess {
+	const child = spawn(process.execPath, [...nodeArgs, COMPILED_BIN], {
+		cwd: join(__dirname, '..', '..'),
+		env,
+		stdio: ['ignore', 'pipe', 'pipe'],
+	});
+	let output = '';
+	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+	return { child, output: () => output };
 }
 
 export interface ClusterOptions {
@@ -144,11 +173,12 @@ function replicaEnv(
 async function startReplicas(
 	ports: number[],
 	envOf: (index: number, port: number) => Record<string, string>,
+	compiled?: CompiledReplicas,
 ): Promise<Replica[]> {
 	const replicas: Replica[] = [];
 	try {
 		for (const [i, port] of ports.entries())
-			replicas.push(await Replica.start(port, envOf(i, port)));
+			replicas.push(await Replica.start(port, envOf(i, port), compiled));
 	} catch (error) {
 		await Promise.all(replicas.map((replica) => replica.kill('SIGKILL')));
 		throw error;
@@ -158,6 +188,8 @@ async function startReplicas(
 
 export interface ProcessClusterOptions {
 	replicas: number;
+	/** Replicas from the build under plain node (see Replica.start); through tsx when absent. */
+	compiled?: CompiledReplicas;
 	emulator: EmulatorSettings;
 	env?: Record<string, string>;
 }
@@ -201,11 +233,15 @@ export class ProcessCluster {
 			stops.push(() => proxy.part.stop());
 			const { service } = emulator;
 			const { slack } = standin;
-			const replicas = await startReplicas(ports, (i, port) => ({
-				...partsEnv({ service, slack }, port),
-				...replicaEnv(i, dir, proxy.url, service.webhookSecret, redis),
-				...options.env,
-			}));
+			const replicas = await startReplicas(
+				ports,
+				(i, port) => ({
+					...partsEnv({ service, slack }, port),
+					...replicaEnv(i, dir, proxy.url, service.webhookSecret, redis),
+					...options.env,
+				}),
+				options.compiled,
+			);
 			await standin.setAppUrl(`${proxy.url}/slack/events`);
 			return new ProcessCluster(emulator, standin, proxy, replicas, redis, dir);
 		} catch (error) {

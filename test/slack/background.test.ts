@@ -1,45 +1,46 @@
 import { BackgroundTasks } from '../../slack-app/requests/background';
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Work behind an ack waits for the acks still arriving, and is never lost or silent. */
 describe('post-ack work', () => {
-	it('starts only on a turn of the event loop without new acks, a couple per turn, in order', async () => {
-		const tasks = new BackgroundTasks(() => undefined);
-		const started: number[] = [];
-		const enqueue = (n: number) => tasks.afterAck(`task ${n}`, async () => void started.push(n));
+	describe('on a fake clock', () => {
+		beforeEach(() => jest.useFakeTimers());
+		afterEach(() => jest.useRealTimers());
 
-		enqueue(1);
-		enqueue(2);
-		enqueue(3);
-		expect(started).toEqual([]);
-		await nextTurn();
-		// Acks arrived during the last turn: nothing starts yet.
-		expect(started).toEqual([]);
-		enqueue(4);
-		await nextTurn();
-		expect(started).toEqual([]);
-		await nextTurn();
-		expect(started).toEqual([1, 2]);
-		await nextTurn();
-		expect(started).toEqual([1, 2, 3, 4]);
-		await tasks.idle();
-	});
+		it('waits until no ack has been sent for 20 ms, then starts the work in order', async () => {
+			const tasks = new BackgroundTasks(() => undefined);
+			const started: number[] = [];
+			const enqueue = (n: number) => tasks.afterAck(`task ${n}`, async () => void started.push(n));
 
-	it('starts work within half a second even while acks keep arriving every turn', async () => {
-		const tasks = new BackgroundTasks(() => undefined);
-		let firstStartedAfterMs: number | undefined;
-		const since = performance.now();
-		tasks.afterAck('first', async () => {
-			firstStartedAfterMs = performance.now() - since;
+			enqueue(1);
+			enqueue(2);
+			enqueue(3);
+			await jest.advanceTimersByTimeAsync(10);
+			expect(started).toEqual([]);
+			enqueue(4);
+			// 15 ms after the last ack: still waiting, however many turns went by.
+			await jest.advanceTimersByTimeAsync(15);
+			expect(started).toEqual([]);
+			await jest.advanceTimersByTimeAsync(10);
+			expect(started).toEqual([1, 2, 3, 4]);
+			await tasks.idle();
 		});
-		while (firstStartedAfterMs === undefined && performance.now() - since < 5000) {
-			tasks.afterAck('another ack', async () => undefined);
-			await nextTurn();
-		}
-		expect(firstStartedAfterMs).toBeGreaterThanOrEqual(500);
-		expect(firstStartedAfterMs).toBeLessThan(5000);
-		await tasks.idle();
+
+		it('starts work within two seconds even while acks keep arriving', async () => {
+			const tasks = new BackgroundTasks(() => undefined);
+			let firstStartedAfterMs: number | undefined;
+			const since = performance.now();
+			tasks.afterAck('first', async () => {
+				firstStartedAfterMs = performance.now() - since;
+			});
+			while (firstStartedAfterMs === undefined && performance.now() - since < 5000) {
+				tasks.afterAck('another ack', async () => undefined);
+				await jest.advanceTimersByTimeAsync(5);
+			}
+			expect(firstStartedAfterMs).toBeGreaterThanOrEqual(2000);
+			expect(firstStartedAfterMs).toBeLessThan(2100);
+			await jest.runAllTimersAsync();
+			await tasks.idle();
+		});
 	});
 
 	it('logs a failure by what failed, and idle() waits for work not yet started', async () => {
