@@ -109,11 +109,7 @@ export class AckFirstReceiver implements Receiver {
 	async stop(): Promise<void> {
 		const server = this.server;
 		this.server = undefined;
-		if (!server) return;
-		server.closeIdleConnections();
-		await new Promise<void>((resolve, reject) =>
-			server.close((error) => (error ? reject(error) : resolve())),
-		);
+		await closeServer(server);
 	}
 
 	/** Bolt initialises the receiver in App's constructor, before any request can arrive. */
@@ -369,4 +365,13 @@ export function serveRoutes(
 	if (!handler) return http.buildNoBodyResponse(res, 404);
 	res.setHeader('connection', 'close');
 	http.buildNoBodyResponse(res, 503);
+}
+
+/** Stops listening, closing idle keep-alive connections at once (either receiver's own port). */
+export async function closeServer(server: Server | undefined): Promise<void> {
+	if (!server) return;
+	server.closeIdleConnections();
+	await new Promise<void>((resolve, reject) =>
+		server.close((error) => (error ? reject(error) : resolve())),
+	);
 }

@@ -5,7 +5,7 @@ import { z } from 'zod/v4';
 import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
-import { kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
+import { closeServer, kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
 import { errorSummary, isLastingRefusal } from '../slack/errors';
 import { readWhole, slackRefusal } from '../slack/slack-client';
 
@@ -130,11 +130,7 @@ export class SocketReceiver implements Receiver {
 	private async closeServer(): Promise<void> {
 		const server = this.server;
 		this.server = undefined;
-		if (!server) return;
-		server.closeIdleConnections();
-		await new Promise<void>((resolve, reject) =>
-			server.close((error) => (error ? reject(error) : resolve())),
-		);
+		await closeServer(server);
 	}
 
 	private get logger(): Logger {
