@@ -95,7 +95,11 @@ async function check(name: string, body: () => Promise<void>): Promise<void> {
 		checks.push({ name, outcome: 'pass' });
 		log(`PASS ${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 	} catch (error) {
-		const message = error instanceof Error ? error.message : String(error);
+		// A bare "fetch failed" says nothing: its cause names the connection's fate (ECONNRESET...).
+		const cause = error instanceof Error && error.cause instanceof Error ? error.cause : undefined;
+		const message =
+			(error instanceof Error ? error.message : String(error)) +
+			(cause ? ` (cause: ${cause.message})` : '');
 		checks.push({ name, outcome: 'fail' });
 		log(`FAIL ${name}\n       ${message.split('\n').join('\n       ')}`);
 	}
