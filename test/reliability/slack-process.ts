@@ -18,7 +18,12 @@ export interface AppProcess {
 /** Spawns an entry point of slack-app/ with exactly `env`, collecting what it prints. */
 export function spawnApp(env: Record<string, string>, entry = 'start.ts'): AppProcess {
 	// One process (tsx as a loader, not its CLI, which would fork): SIGKILL hits the app itself.
-	const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'slack-app', entry)], {
+	return spawnNode(['--import', 'tsx', join(ROOT, 'slack-app', entry)], env);
+}
+
+/** Runs node with `args` and exactly `env` in the repository's root, collecting what it prints. */
+export function spawnNode(args: string[], env: Record<string, string>): AppProcess {
+	const child = spawn(process.execPath, args, {
 		cwd: ROOT,
 		env,
 		stdio: ['ignore', 'pipe', 'pipe'],

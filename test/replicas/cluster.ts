@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
-import { kill, spawnApp, type AppProcess } from '../reliability/slack-process';
+import { kill, spawnApp, spawnNode, type AppProcess } from '../reliability/slack-process';
 import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Redis } from '../support/services';
 import {
@@ -90,15 +90,7 @@ export interface CompiledReplicas {
 }
 
 function spawnCompiled(env: Record<string, string>, nodeArgs: string[]): AppProcess {
-	const child = spawn(process.execPath, [...nodeArgs, COMPILED_BIN], {
-		cwd: join(__dirname, '..', '..'),
-		env,
-		stdio: ['ignore', 'pipe', 'pipe'],
-	});
-	let output = '';
-	child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	return { child, output: () => output };
+	return spawnNode([...nodeArgs, COMPILED_BIN], env);
 }
 
 export interface ClusterOptions {
