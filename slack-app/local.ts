@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadConfig, type AppConfig } from './config';
 import type { Standin } from '../slack-standin';
@@ -32,17 +33,43 @@ export function localAppToken(): string {
 	return `xapp-1-local-${randomBytes(12).toString('hex')}`;
 }
 
-/** A free loopback port, so the app's webhook URL is known before the app listens. */
-export async function freePort(): Promise<number> {
-	return new Promise((resolve, reject) => {
+/**
+ * Where the ports the system hands to outgoing connections begin. A port chosen up front and bound
+ * later must lie below it: a program that connects somewhere (Redis, PostgreSQL, the stand-in) before
+ * it listens could otherwise be given the very port it was told to listen on, and fail to start.
+ */
+function firstEphemeralPort(): number {
+	let range: string;
+	try {
+		range = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8');
+	} catch (error) {
+		// Not Linux: macOS and Windows use IANA's dynamic range, 49152-65535.
+		if (error instanceof Error && 'code' in error && error.code === 'ENOENT') return 49_152;
+		throw error;
+	}
+	const low = Number(range.trim().split(/\s+/)[0]);
+	if (!Number.isInteger(low) || low <= 1024)
+		throw new Error(`cannot read the ephemeral port range from "${range.trim()}"`);
+	return low;
+}
+
+function isFree(port: number): Promise<boolean> {
+	return new Promise((resolve) => {
 		const server = createServer();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const address = server.address();
-			const port = address && typeof address === 'object' ? address.port : 0;
-			server.close(() => resolve(port));
-		});
+		server.once('error', () => resolve(false));
+		server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
 	});
+}
+
+/** A loopback port free a moment ago that no outgoing connection is given, so a URL can name it before its server listens. */
+export async function freePort(): Promise<number> {
+	const high = firstEphemeralPort();
+	const low = Math.max(1025, high - 20_000);
+	for (let attempt = 0; attempt < 100; attempt++) {
+		const port = low + Math.floor(Math.random() * (high - low));
+		if (await isFree(port)) return port;
+	}
+	throw new Error(`no free port between ${low} and ${high}`);
 }
 
 export interface LocalConfigOptions {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { delimiter, join } from 'node:path';
-import { freePort, runOrThrow } from './processes';
+import { freePort } from '../../slack-app/local';
+import { runOrThrow } from './processes';
 
 /**
  * The full n8n app and the Node it runs on, each installed once into a cache outside the

@@ -2,7 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod/v4';
 import { localN8nEnv, type N8nInstall } from './install';
-import { Service, freePort, run, runOrThrow, type RunResult } from './processes';
+import { freePort } from '../../slack-app/local';
+import { Service, run, runOrThrow, type RunResult } from './processes';
 
 /**
  * One n8n instance of the full app, driven through its command line: a private user folder

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { createServer } from 'node:net';
 
 /**
  * Child processes of the end-to-end run. Each runs in its own process group (n8n starts task
@@ -111,6 +110,11 @@ export async function run(
 	}
 }
 
+/** The end of what a process printed, for the error that says it failed. */
+function lastLines(stdout: string, stderr: string): string {
+	return `${stdout}\n${stderr}`.trim().split('\n').slice(-15).join('\n');
+}
+
 /** Runs a command and throws, with the end of its output, unless it exits with 0. */
 export async function runOrThrow(
 	command: string,
@@ -122,7 +126,7 @@ export async function runOrThrow(
 		const why = result.timedOut
 			? `timed out after ${options.timeoutMs / 1000} s`
 			: `exited with ${result.code ?? result.signal}`;
-		const tail = `${result.stdout}\n${result.stderr}`.trim().split('\n').slice(-15).join('\n');
+		const tail = lastLines(result.stdout, result.stderr);
 		throw new Error(
 			`${[command, ...args].join(' ')} ${why}${options.logFile ? ` (log: ${options.logFile})` : ''}\n${tail}`,
 		);
@@ -168,7 +172,9 @@ export class Service {
 		const deadline = Date.now() + timeoutMs;
 		while (!this.output.stdout().includes(text) && !this.output.stderr().includes(text)) {
 			if (this.hasExited)
-				throw new Error(`the process exited (${this.exitCode}) before printing "${text}"`);
+				throw new Error(
+					`the process exited (${this.exitCode}) before printing "${text}"\n${lastLines(this.output.stdout(), this.output.stderr())}`,
+				);
 			if (Date.now() > deadline)
 				throw new Error(`"${text}" did not appear within ${timeoutMs / 1000} s`);
 			await new Promise((resolve) => setTimeout(resolve, 200));
@@ -188,17 +194,4 @@ export class Service {
 		killGroup(pid, 'SIGKILL');
 		liveGroups.delete(pid);
 	}
-}
-
-/** A port that was free a moment ago, for programs that need a number up front. */
-export async function freePort(): Promise<number> {
-	return await new Promise((resolve, reject) => {
-		const server = createServer();
-		server.once('error', reject);
-		server.listen(0, '127.0.0.1', () => {
-			const address = server.address();
-			const port = typeof address === 'object' && address ? address.port : 0;
-			server.close(() => (port ? resolve(port) : reject(new Error('no free port'))));
-		});
-	});
 }

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { localN8nEnv, type N8nInstall } from '../e2e/install';
-import { Service, freePort, run, runOrThrow } from '../e2e/processes';
+import { freePort } from '../../slack-app/local';
+import { Service, run, runOrThrow } from '../e2e/processes';
 import type { Postgres, Redis } from '../support/services';
 
 /**

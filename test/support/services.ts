@@ -1,6 +1,7 @@
 import { chmod, chown, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Service, freePort, runOrThrow } from '../e2e/processes';
+import { freePort } from '../../slack-app/local';
+import { Service, runOrThrow } from '../e2e/processes';
 
 /**
  * PostgreSQL and Redis from Debian's packages, each started as the caller's own server on 127.0.0.1
