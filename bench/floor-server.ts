@@ -8,6 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { z } from 'zod/v4';
+import { listen } from '../slack-app/http/receiver';
 import { CHILD_FLAG } from './bulk-n8n';
 
 export const floorReplySchema = z.object({ port: z.number().int() });
@@ -35,7 +36,8 @@ function serveFloor(): void {
 				res.writeHead(ok ? 200 : 401).end();
 			});
 		});
-		server.listen(0, '127.0.0.1', () => {
+		// The app's accept queue, so that the floor differs from it only in what runs per request.
+		void listen(server, 0, '127.0.0.1').then(() => {
 			const address = server.address();
 			process.send?.({ port: typeof address === 'object' && address ? address.port : 0 });
 		});

@@ -1,9 +1,10 @@
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { webApi, type Logger } from '@slack/bolt';
 import { startSlackApp, type RunningSlackApp } from './app';
 import { ConfigError, configSecrets, type AppConfig } from './config';
 import { Health } from './http/health';
+import { listen } from './http/receiver';
 import { JsonLogger } from './slack/log';
 import { errorSummary, isLastingRefusal, slackErrorCode } from './slack/errors';
 import { slackClientOptions } from './slack/slack-client';
@@ -121,7 +122,7 @@ async function slackAnswers(config: AppConfig, logger: Logger): Promise<boolean>
 	}
 	// Until the app starts: up, not ready (the loop below asks Slack), every other route 503.
 	const health = new Health({ probes: [], logger });
-	const server = await listen(config, (req, res) => {
+	const server = createServer((req, res) => {
 		if (req.url === '/healthz') return health.healthz(req, res);
 		req.resume();
 		res.writeHead(503, { 'content-type': 'application/json', 'cache-control': 'no-store' });
@@ -131,6 +132,7 @@ async function slackAnswers(config: AppConfig, logger: Logger): Promise<boolean>
 				: undefined,
 		);
 	});
+	await listen(server, config.slack.port, config.slack.host);
 	logger.warn(
 		`Slack cannot be reached (${causes(first)}); not starting yet. GET /readyz answers 503 on port ${config.slack.port} until it can.`,
 	);
@@ -158,14 +160,6 @@ async function slackAnswers(config: AppConfig, logger: Logger): Promise<boolean>
 		server.closeAllConnections();
 		await closed;
 	}
-}
-
-function listen(config: AppConfig, handler: Parameters<typeof createServer>[1]): Promise<Server> {
-	const server = createServer(handler);
-	return new Promise((resolve, reject) => {
-		server.once('error', reject);
-		server.listen(config.slack.port, config.slack.host, () => resolve(server));
-	});
 }
 
 async function shutdown(

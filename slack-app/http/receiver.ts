@@ -86,13 +86,7 @@ export class AckFirstReceiver implements Receiver {
 	/** Called by Bolt's `app.start({ port, host })`. */
 	async start({ port, host }: { port: number; host: string }): Promise<Server> {
 		const server = createServer((req, res) => this.route(req, res));
-		await new Promise<void>((resolve, reject) => {
-			server.once('error', reject);
-			server.listen(port, host, () => {
-				server.off('error', reject);
-				resolve();
-			});
-		});
+		await listen(server, port, host);
 		this.server = server;
 		return server;
 	}
@@ -365,6 +359,25 @@ export function serveRoutes(
 	if (!handler) return http.buildNoBodyResponse(res, 404);
 	res.setHeader('connection', 'close');
 	http.buildNoBodyResponse(res, 503);
+}
+
+/**
+ * Connections waiting to be accepted: a burst of Slack requests arrives as a burst of new
+ * connections from the load balancer, and past this queue the kernel drops each further attempt
+ * until the client's retry a second later, a third of the 3 s Slack waits for an ack. Node's default
+ * is 511; the kernel caps it at net.core.somaxconn (4096 by default).
+ */
+const ACCEPT_QUEUE = 4096;
+
+/** Listens on the port (either receiver's own, or the health port while Slack is awaited). */
+export async function listen(server: Server, port: number, host: string): Promise<void> {
+	await new Promise<void>((resolve, reject) => {
+		server.once('error', reject);
+		server.listen({ port, host, backlog: ACCEPT_QUEUE }, () => {
+			server.off('error', reject);
+			resolve();
+		});
+	});
 }
 
 /** Stops listening, closing idle keep-alive connections at once (either receiver's own port). */

@@ -5,7 +5,7 @@ import { z } from 'zod/v4';
 import { Claims, eventIds } from '../state/event-claims';
 import { isRecord } from './http-body';
 import { newRequestId, withLogContext } from '../slack/log';
-import { closeServer, kindOf, serveRoutes, teamOf, who, type Routes } from './receiver';
+import { closeServer, kindOf, listen, serveRoutes, teamOf, who, type Routes } from './receiver';
 import { errorSummary, isLastingRefusal } from '../slack/errors';
 import { readWhole, slackRefusal } from '../slack/slack-client';
 
@@ -88,13 +88,7 @@ export class SocketReceiver implements Receiver {
 	/** Listens for the webhook and health routes, then connects to Slack (resolves on its `hello`). */
 	async start(): Promise<Server> {
 		const server = createServer((req, res) => serveRoutes(req, res, this.options, this.draining));
-		await new Promise<void>((resolve, reject) => {
-			server.once('error', reject);
-			server.listen(this.options.port, this.options.host, () => {
-				server.off('error', reject);
-				resolve();
-			});
-		});
+		await listen(server, this.options.port, this.options.host);
 		this.server = server;
 		const refused = new Promise<never>((_, reject) => (this.tokenRefused = reject));
 		const connecting = this.client.start();
