@@ -1,14 +1,13 @@
 /**
- * Scenario 10: 1,000 signed slash commands at once through a round-robin proxy to three replicas
- * of the Slack app sharing Redis (the build's `gpu-cloud-slack` bin under plain node, as deployed),
- * against one replica behind the same proxy and Redis, and against the floor (a bare Node server
- * that only checks the signature, bench/floor-server.ts) in the same run; then 100 commands a
- * second for 60 s across three replicas; then one more burst to one replica under `--cpu-prof`,
- * whose profile is summarised in the notes. Every part has a process of its own
- * (test/replicas/cluster.ts, ProcessCluster): the replicas, the proxy, the Slack stand-in, the
- * service emulator, Redis, and the sender (slack-load's child: each command on its own open
- * connection, timed to the first byte of the ack). What Slack shows is read from the stand-in's
- * process.
+ * Scenario 10: 1,000 signed slash commands at once through Debian's nginx balancing round robin over
+ * three replicas of the Slack app sharing Redis (the build's `gpu-cloud-slack` bin under plain node,
+ * as deployed), against one replica behind the same nginx and Redis, and against the floor (a bare
+ * Node server that only checks the signature, bench/floor-server.ts) in the same run; then 100
+ * commands a second for 60 s across three replicas; then one more burst to one replica under
+ * `--cpu-prof`, whose profile is summarised in the notes. Every part has a process of its own
+ * (test/replicas/cluster.ts, ProcessCluster): the replicas, nginx, the Slack stand-in, the service
+ * emulator, Redis, and the sender (slack-load's child: each command on its own open connection,
+ * timed to the first byte of the ack). What Slack shows is read from the stand-in's process.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
@@ -19,7 +18,8 @@ import { z } from 'zod/v4';
 import { LIMITS } from '../shared/schemas';
 import { freePort, localSlackCredentials } from '../slack-app/local';
 import { ProcessCluster } from '../test/replicas/cluster';
-import { startProxyProcess, type EmulatorStats } from '../test/replicas/parts';
+import { type EmulatorStats } from '../test/replicas/parts';
+import { Nginx } from '../test/support/services';
 import { askChild, forkBenchChild, stopChild } from './bulk-n8n';
 import { describeProfile, monotonicUs, summariseProfile, type Window } from './cpu-profile';
 import { floorReplySchema } from './floor-server';
@@ -35,8 +35,14 @@ const SUSTAINED_SECONDS = 60;
 const ROOT = join(__dirname, '..');
 const JOB_MS = 2000;
 const PARENTS_WAIT_MS = 180_000;
-/** Commands each replica serves before the burst, as a running app has served commands before. */
-const WARM_UP_PER_REPLICA = 3;
+/**
+ * Jobs each replica runs before the burst, so that every code path has run in each; and commands
+ * each first answers, so that each is as warm as a replica that has served a day's commands (V8
+ * compiles what has run often: one replica given 1,000 commands is otherwise warmer by the end than
+ * three given a third each). `/gpu help` costs nothing of the service's rate budget.
+ */
+const WARM_UP_JOBS_PER_REPLICA = 3;
+const WARM_UP_COMMANDS_PER_REPLICA = 400;
 
 /**
  * The replicas share one API key, which the emulator limits like the service (240 requests in any
@@ -59,7 +65,7 @@ interface Run {
 	/** Waits that ran out of time: the timings above then measure the timeout, not the app. */
 	timedOut: number;
 	emulator: EmulatorStats;
-	/** Requests the proxy passed to each replica. */
+	/** Requests nginx passed to each replica. */
 	served: number[];
 	/** The replicas' warnings and errors, by message with ids and numbers left out. */
 	problems: Map<string, number>;
@@ -187,7 +193,16 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			);
 		// Round robin gives each replica its share: every code path (ack, parent, create, webhook,
 		// result) has run in each before the burst.
-		const warmUp = replicas * WARM_UP_PER_REPLICA;
+		await send(
+			await standin.commandBodies({
+				channel: 'C0WARM',
+				commands: Array.from({ length: replicas * WARM_UP_COMMANDS_PER_REPLICA }, () => ({
+					user: 'U0WARM',
+					text: 'help',
+				})),
+			}),
+		);
+		const warmUp = replicas * WARM_UP_JOBS_PER_REPLICA;
 		await send(
 			await standin.commandBodies({
 				channel: 'C0WARM',
@@ -213,7 +228,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 		});
 		const cpuSince = await cpuMeter({
 			sender: [sender.pid],
-			proxy: [cluster.proxy.part.child.pid],
+			proxy: await cluster.proxy.nginx.pids(),
 			replicas: cluster.replicas.map((replica) => replica.child.pid),
 			Redis: [await redisPid(cluster.redis.url)],
 			'Slack stand-in': [cluster.standin.part.child.pid],
@@ -254,7 +269,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			resultsSeconds: (resultsWait.at - started) / 1000,
 			timedOut: [parentsWait, resultsWait].filter((wait) => wait.timedOut).length,
 			emulator: await cluster.emulator.stats(),
-			served: [...(await cluster.proxy.served()).values()],
+			served: [...(await cluster.proxy.nginx.served()).values()],
 			problems: problems(cluster.replicas.map((replica) => replica.output)),
 			cpu,
 			bodies,
@@ -267,7 +282,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 }
 
 /**
- * The floor: the same signed commands, from the same sender through the same proxy, to a bare
+ * The floor: the same signed commands, from the same sender through the same nginx, to a bare
  * Node server that checks each signature and answers 200.
  */
 export async function floor(
@@ -278,25 +293,29 @@ export async function floor(
 	const server = await forkBenchChild(join(__dirname, 'floor-server.ts'));
 	try {
 		const { port } = await askChild(server, { signingSecret }, floorReplySchema);
-		const proxy = await startProxyProcess(await freePort(), [port]);
+		const sendTo = (url: string, some: string[]) =>
+			askChild(sender, { url, signingSecret, bodies: some } satisfies SendRequest, sendReplySchema);
+		const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-floor-'));
+		const proxyPort = await freePort();
+		const proxy = await Nginx.balance(join(dir, 'nginx'), proxyPort, [port]);
 		try {
+			const url = `http://127.0.0.1:${proxyPort}/slack/events`;
+			// Warmed up as the replicas are.
+			await sendTo(url, bodies.slice(0, WARM_UP_COMMANDS_PER_REPLICA));
 			const cpuSince = await cpuMeter({
 				sender: [sender.pid],
-				proxy: [proxy.part.child.pid],
+				proxy: await proxy.pids(),
 				'bare server': [server.pid],
 			});
-			const sent = await askChild(
-				sender,
-				{ url: `${proxy.url}/slack/events`, signingSecret, bodies } satisfies SendRequest,
-				sendReplySchema,
-			);
+			const sent = await sendTo(url, bodies);
 			return {
 				ackMs: sent.ms,
 				acknowledged: sent.statuses.filter((status) => status === 200).length,
 				cpu: await cpuSince(),
 			};
 		} finally {
-			await proxy.part.stop();
+			await proxy.stop();
+			await rm(dir, { recursive: true, force: true });
 		}
 	} finally {
 		await stopChild(server);
@@ -333,7 +352,17 @@ function build(): void {
 	);
 }
 
+/** The replicas run on this Node (process.execPath): the one the app is deployed on, `.nvmrc`'s. */
+async function requireDeployedNode(): Promise<void> {
+	const deployed = (await readFile(join(ROOT, '.nvmrc'), 'utf8')).trim();
+	if (process.versions.node.split('.')[0] !== deployed)
+		throw new Error(
+			`Scenario 10 measures the app on the Node it is deployed on (.nvmrc: ${deployed}); this is Node ${process.versions.node}. Put Node ${deployed} first on PATH.`,
+		);
+}
+
 export const slackReplicas: Scenario = async ({ smoke, runs }) => {
+	await requireDeployedNode();
 	const commands = smoke ? 20 : 1000;
 	const users = smoke ? 2 : 20;
 	const sustainedPerSecond = smoke ? 20 : SUSTAINED_PER_SECOND;
@@ -453,7 +482,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	const servedNote = (results: Run[]) =>
 		results.map((r) => r.served.join('/')).join(', ') || 'none';
 	const emulatorNote = ({ label, results }: (typeof configurations)[number]) =>
-		`${label}, all runs: the service answered ${sum(results, (r) => r.emulator.answered429)} creates and reads with 429 (each waited out and retried by the client); ${sum(results, (r) => r.emulator.deliveriesFailed)} of ${sum(results, (r) => r.emulator.deliveryAttempts)} webhook delivery attempts failed, ${sum(results, (r) => r.emulator.deliveriesAbandoned)} deliveries gave up after their last attempt (left to polling); requests per replica through the proxy: ${servedNote(results)}.`;
+		`${label}, all runs: the service answered ${sum(results, (r) => r.emulator.answered429)} creates and reads with 429 (each waited out and retried by the client); ${sum(results, (r) => r.emulator.deliveriesFailed)} of ${sum(results, (r) => r.emulator.deliveryAttempts)} webhook delivery attempts failed, ${sum(results, (r) => r.emulator.deliveriesAbandoned)} deliveries gave up after their last attempt (left to polling); requests per replica through nginx: ${servedNote(results)}.`;
 	const problemsNote = ({ label, results }: (typeof configurations)[number]) => {
 		const counts = new Map<string, number>();
 		for (const run of results)
@@ -531,11 +560,11 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	return {
 		title: '10. Slack replicas',
 		description:
-			`${commands} signed \`/gpu job\` commands sent at once (${users} users, limit 100 each), each on its own open connection, to a round-robin proxy in front of 1 replica of the app, then of 3 replicas sharing Redis (Debian's redis-server), in the same run. ` +
-			`Replicas run the production entry as deployed (the build's \`gpu-cloud-slack\` bin, \`slack-app/dist\`, compiled by the scenario first, under plain node) with job completion by webhook through the proxy (polling every 5 s as the safety net); jobs take ${JOB_MS / 1000} s. ` +
+			`${commands} signed \`/gpu job\` commands sent at once (${users} users, limit 100 each), each on its own open connection, to Debian's nginx balancing round robin over 1 replica of the app, then over 3 replicas sharing Redis (Debian's redis-server), in the same run. ` +
+			`Replicas run the production entry as deployed (the build's \`gpu-cloud-slack\` bin, \`slack-app/dist\`, compiled by the scenario first, under plain node, on the Node of \`.nvmrc\`) with job completion by webhook through nginx (polling every 5 s as the safety net); jobs take ${JOB_MS / 1000} s. ` +
 			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, so "every result posted after" measures the key's budget, and the results wait is sized from it (${resultsWaitMs(commands) / 1000} s). ` +
-			`Every part runs in a process of its own (the sender, the proxy, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply; ${WARM_UP_PER_REPLICA} commands per replica, answered in full, warm the replicas up first. ` +
-			`The floor is a bare Node HTTP server (bench/floor-server.ts: no Bolt, no app) that checks each request's signature and answers 200, sent the 1-replica burst's commands through the same proxy by the same sender: the fastest acks this machine allows. ` +
+			`Every part runs in a process of its own (the sender, nginx with one worker, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply. Each replica is warmed up first as a replica that has served a day's commands: ${WARM_UP_COMMANDS_PER_REPLICA} \`/gpu help\` commands, then ${WARM_UP_JOBS_PER_REPLICA} jobs answered in full. ` +
+			`The floor is a bare Node HTTP server (bench/floor-server.ts: no Bolt, no app, the app's accept queue) that checks each request's signature and answers 200, warmed up with as many requests, then sent the 1-replica burst's commands through the same nginx by the same sender: the fastest acks this machine allows. ` +
 			`Sustained: ${sustainedPerSecond} commands a second for ${sustainedSeconds} s (${sustainedCommands} in all, each on a connection opened as it is sent) to 3 replicas, the emulator without its rate limit (at ${LIMITS.rateLimitPerMinute}/min the jobs would wait for tens of minutes), every result waited for.`,
 		figures: [...configurations.flatMap(figures), ...extraFigures],
 		comparisons: [

@@ -28,6 +28,8 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
 export interface RunOptions {
 	cwd?: string;
 	env?: NodeJS.ProcessEnv;
+	/** Runs it as this user (a root CI runs nginx as nobody). */
+	user?: { uid: number; gid: number };
 	timeoutMs: number;
 	/** Appends everything the process writes to this file (kept for diagnosis). */
 	logFile?: string;
@@ -145,6 +147,7 @@ export class Service {
 		this.child = spawn(command, args, {
 			cwd: options.cwd,
 			env: options.env,
+			...options.user,
 			detached: true,
 			stdio: ['ignore', 'pipe', 'pipe'],
 		});
@@ -161,6 +164,10 @@ export class Service {
 
 	get stdout(): string {
 		return this.output.stdout();
+	}
+
+	get pid(): number | undefined {
+		return this.child.pid;
 	}
 
 	get hasExited(): boolean {

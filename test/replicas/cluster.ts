@@ -5,13 +5,8 @@ import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { kill, spawnApp, spawnNode, type AppProcess } from '../reliability/slack-process';
 import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
-import { Redis } from '../support/services';
-import {
-	startEmulatorProcess,
-	startProxyProcess,
-	startStandinProcess,
-	type EmulatorSettings,
-} from './parts';
+import { Nginx, Redis } from '../support/services';
+import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
 import { RoundRobinProxy } from './proxy';
 
 /**
@@ -187,14 +182,16 @@ export interface ProcessClusterOptions {
 }
 
 /**
- * Replicas sharing Debian's redis-server, with the emulator, the Slack stand-in and the proxy each
- * in a process of its own; what Slack shows is read from the stand-in's process.
+ * Replicas sharing Debian's redis-server, behind Debian's nginx (the load balancer of a deployment,
+ * which costs the cores a tenth of what a Node proxy does), with the emulator and the Slack stand-in
+ * each in a process of its own; what Slack shows is read from the stand-in's process.
  */
 export class ProcessCluster {
 	private constructor(
 		readonly emulator: Awaited<ReturnType<typeof startEmulatorProcess>>,
 		readonly standin: Awaited<ReturnType<typeof startStandinProcess>>,
-		readonly proxy: Awaited<ReturnType<typeof startProxyProcess>>,
+		/** Debian's nginx balancing over the replicas, as a deployment's load balancer. */
+		readonly proxy: { nginx: Nginx; url: string },
 		readonly replicas: Replica[],
 		readonly redis: Redis,
 		private readonly dir: string,
@@ -221,8 +218,12 @@ export class ProcessCluster {
 			const [emulator, standin, redis] = await Promise.all(starting);
 			const ports: number[] = [];
 			for (let i = 0; i < options.replicas; i++) ports.push(await freePort());
-			const proxy = await startProxyProcess(await freePort(), ports);
-			stops.push(() => proxy.part.stop());
+			const proxyPort = await freePort();
+			const proxy = {
+				nginx: await Nginx.balance(join(dir, 'nginx'), proxyPort, ports),
+				url: `http://127.0.0.1:${proxyPort}`,
+			};
+			stops.push(() => proxy.nginx.stop());
 			const { service } = emulator;
 			const { slack } = standin;
 			const replicas = await startReplicas(
@@ -244,7 +245,7 @@ export class ProcessCluster {
 
 	async close(): Promise<void> {
 		await Promise.all(this.replicas.map((replica) => replica.kill('SIGKILL')));
-		await this.proxy.part.stop();
+		await this.proxy.nginx.stop();
 		await this.redis.stop();
 		await this.standin.part.stop();
 		await this.emulator.part.stop();

@@ -4,10 +4,9 @@ import { startEmulator } from '../../emulator';
 import { localSlackCredentials } from '../../slack-app/local';
 import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { kill } from '../reliability/slack-process';
-import { RoundRobinProxy } from './proxy';
 
 /**
- * The parts around the replicas (the service emulator, the Slack stand-in, the round-robin proxy),
+ * The parts around the replicas (the service emulator, the Slack stand-in),
  * each in a child process of its own, driven over IPC: under a burst of a thousand commands the
  * replicas, not a process shared by everything else, are what is measured. The same module is the
  * child (started with CHILD_FLAG) and the parent's handle on it.
@@ -19,7 +18,7 @@ const START_TIMEOUT_MS = 60_000;
 const WEBHOOK_RETRY_DELAYS_MS = [500, 1000, 2000];
 const LAST_WEBHOOK_ATTEMPT = WEBHOOK_RETRY_DELAYS_MS.length + 1;
 
-const partSchema = z.enum(['emulator', 'standin', 'proxy']);
+const partSchema = z.enum(['emulator', 'standin']);
 type Part = z.infer<typeof partSchema>;
 
 const emulatorSettingsSchema = z.object({
@@ -81,8 +80,6 @@ const threadsSchema = z.object({
 	replies: z.array(z.number().int()),
 });
 type Threads = z.infer<typeof threadsSchema>;
-
-const servedSchema = z.array(z.tuple([z.number(), z.number()]));
 
 const requestSchema = z.object({ id: z.number(), method: z.string(), args: z.unknown() });
 const replySchema = z.union([
@@ -160,32 +157,22 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 			close: () => emulator.close(),
 		};
 	}
-	if (part === 'standin') {
-		const credentials = localSlackCredentials();
-		const standin = await startStandin({ ...credentials, nativeStreaming: true });
-		return {
-			info: (): SlackInfo => ({ apiUrl: standin.apiUrl, ...credentials }),
-			setAppUrl: (args) => standin.setAppUrl(z.string().parse(args)),
-			commandBodies: (args) => {
-				const { channel, commands } = commandsSchema.parse(args);
-				return commands.map((command) => standin.app.slashCommandBody({ channel, ...command }));
-			},
-			waitFor: (args) => waitFor(standin, args),
-			threads: (args): Threads => {
-				const channel = z.string().parse(args);
-				return { replies: repliesPerParent(standin, channel) };
-			},
-			close: () => standin.close(),
-		};
-	}
-	const { port, upstreams } = z
-		.object({ port: z.number().int(), upstreams: z.array(z.number().int()) })
-		.parse(settings);
-	const proxy = await RoundRobinProxy.start(port, upstreams);
+	// The Slack stand-in.
+	const credentials = localSlackCredentials();
+	const standin = await startStandin({ ...credentials, nativeStreaming: true });
 	return {
-		info: () => proxy.url,
-		served: () => [...proxy.served],
-		close: () => proxy.close(),
+		info: (): SlackInfo => ({ apiUrl: standin.apiUrl, ...credentials }),
+		setAppUrl: (args) => standin.setAppUrl(z.string().parse(args)),
+		commandBodies: (args) => {
+			const { channel, commands } = commandsSchema.parse(args);
+			return commands.map((command) => standin.app.slashCommandBody({ channel, ...command }));
+		},
+		waitFor: (args) => waitFor(standin, args),
+		threads: (args): Threads => {
+			const channel = z.string().parse(args);
+			return { replies: repliesPerParent(standin, channel) };
+		},
+		close: () => standin.close(),
 	};
 }
 
@@ -312,16 +299,6 @@ export async function startStandinProcess() {
 		waitFor: (args: z.infer<typeof waitSchema>) =>
 			part.call('waitFor', args, waitedSchema, args.timeoutMs + 30_000),
 		threads: (channel: string) => part.call('threads', channel, threadsSchema),
-	};
-}
-
-/** The round-robin proxy in its own process. */
-export async function startProxyProcess(port: number, upstreams: number[]) {
-	const { handle: part, info } = await PartProcess.start('proxy', { port, upstreams }, z.string());
-	return {
-		part,
-		url: info,
-		served: async () => new Map(await part.call('served', undefined, servedSchema)),
 	};
 }
 

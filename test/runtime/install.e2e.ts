@@ -22,6 +22,7 @@ import { OAuthStandin, type OAuthWorkspace } from '../../slack-standin/oauth';
 import { kill } from '../reliability/slack-process';
 import { appProcessEnv, CHANNEL, content, Stack, USER } from '../slack/harness';
 import { eventually } from '../support/eventually';
+import { Nginx } from '../support/services';
 
 /**
  * The deployment path of docs/slack-app.md ("Deploying"), end to end: pack the app, install the
@@ -88,14 +89,14 @@ let work: string;
 /** The install folder of the first test, used again by the second and third. */
 let installed: string | undefined;
 /** Debian's nginx of the second test, with the shipped site in front of the app's port; the third runs behind it too. */
-let proxy: { nginx: ChildProcess; origin: string; appPort: number; accessLog: string } | undefined;
+let proxy: { nginx: Nginx; origin: string; appPort: number; accessLog: string } | undefined;
 
 beforeAll(async () => {
 	work = await mkdtemp(join(tmpdir(), 'gpu-slack-install-'));
 });
 
 afterAll(async () => {
-	if (proxy) await kill(proxy.nginx, 'SIGTERM');
+	await proxy?.nginx.stop();
 	await rm(work, { recursive: true, force: true });
 });
 
@@ -247,52 +248,6 @@ it('installs from the packed tarball with production dependencies only, starts w
 	}
 }, 600_000);
 
-/** Debian's nginx with `site` included, as a non-root user, in `dir`; resolves once it listens on `port`. */
-async function startNginx(dir: string, site: string, port: number): Promise<ChildProcess> {
-	await writeFile(
-		join(dir, 'nginx.conf'),
-		[
-			'daemon off;',
-			`pid ${dir}/nginx.pid;`,
-			`error_log ${dir}/error.log;`,
-			'events {}',
-			'http {',
-			`    access_log ${dir}/access.log;`,
-			...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
-				(kind) => `    ${kind}_temp_path ${dir}/${kind};`,
-			),
-			`    include ${site};`,
-			'}',
-			'',
-		].join('\n'),
-	);
-	await chmod(dir, 0o777);
-	await chmod(work, 0o755);
-	// As root (CI), nginx runs as nobody: the test's files are world-readable, its folder writable.
-	const asNobody = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
-	const nginx = spawn(
-		'/usr/sbin/nginx',
-		['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')],
-		{ stdio: ['ignore', 'pipe', 'pipe'], ...asNobody },
-	);
-	let output = '';
-	nginx.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-	await eventually(
-		'nginx to listen',
-		async () => {
-			if (nginx.exitCode !== null)
-				throw new Error(
-					`nginx exited with ${nginx.exitCode}: ${output}${await readFile(join(dir, 'error.log'), 'utf8').catch(() => '')}`,
-				);
-			return (
-				(await fetch(`http://127.0.0.1:${port}/nothing`).catch(() => undefined))?.status === 404
-			);
-		},
-		{ timeoutMs: 10_000, intervalMs: 100 },
-	);
-	return nginx;
-}
-
 /** The docs' copy commands of the Deploying section (`sudo cp node_modules/... /etc/...`), as [from, to]. */
 async function documentedCopies(): Promise<[from: string, to: string][]> {
 	const doc = await readFile(join(__dirname, '..', '..', 'docs', 'slack-app.md'), 'utf8');
@@ -389,7 +344,11 @@ it('serves a multi-workspace install behind the shipped nginx.conf: OAuth instal
 	let child: ChildProcess | undefined;
 	try {
 		proxy = {
-			nginx: await startNginx(nginxDir, site, proxyPort),
+			nginx: await Nginx.start(
+				nginxDir,
+				[`access_log ${join(nginxDir, 'access.log')};`, `include ${site};`],
+				proxyPort,
+			),
 			origin,
 			appPort,
 			accessLog: join(nginxDir, 'access.log'),

@@ -1,10 +1,10 @@
-import { chmod, chown, mkdir, readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { Service, runOrThrow } from '../e2e/processes';
 
 /**
- * PostgreSQL and Redis from Debian's packages, each started as the caller's own server on 127.0.0.1
+ * PostgreSQL, Redis and nginx from Debian's packages, each started as the caller's own server on 127.0.0.1
  * (own data directory and free port), for the suites that need real ones (db, replicas, scale).
  */
 
@@ -198,5 +198,139 @@ export class Redis {
 	async restart(): Promise<void> {
 		await this.stop();
 		await this.launch();
+	}
+}
+
+/**
+ * Debian's nginx in the foreground with its own configuration in `dir`, as the caller's user (as
+ * root, the CI's user, as nobody: `dir` is then opened to all).
+ */
+export class Nginx {
+	private constructor(
+		private readonly server: Service,
+		readonly dir: string,
+	) {}
+
+	get accessLog(): string {
+		return join(this.dir, 'access.log');
+	}
+
+	/** `http` holds the lines of the http block; resolves once `port` answers HTTP. */
+	static async start(dir: string, http: string[], port: number): Promise<Nginx> {
+		await mkdir(dir, { recursive: true });
+		await writeFile(
+			join(dir, 'nginx.conf'),
+			[
+				'daemon off;',
+				'worker_processes 1;',
+				`pid ${dir}/nginx.pid;`,
+				`error_log ${dir}/error.log;`,
+				'events { worker_connections 4096; }',
+				'worker_rlimit_nofile 10000;',
+				'http {',
+				...['client_body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'].map(
+					(kind) => `    ${kind}_temp_path ${dir}/${kind};`,
+				),
+				...http.map((line) => `    ${line}`),
+				'}',
+				'',
+			].join('\n'),
+		);
+		const asRoot = process.getuid?.() === 0;
+		await chmod(dir, 0o777);
+		// As nobody it must also pass through the folder holding its own (a temporary folder is 0700).
+		if (asRoot) await chmod(dirname(dir), 0o755);
+		const server = new Service(
+			'/usr/sbin/nginx',
+			['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', join(dir, 'error.log')],
+			{ user: asRoot ? { uid: 65534, gid: 65534 } : undefined },
+		);
+		const nginx = new Nginx(server, dir);
+		const deadline = Date.now() + 10_000;
+		while (
+			!(await fetch(`http://127.0.0.1:${port}/`).then(
+				() => true,
+				() => false,
+			))
+		) {
+			if (server.hasExited || Date.now() > deadline) {
+				await server.stop();
+				throw new Error(
+					`nginx did not start: ${server.stdout}${await readFile(join(dir, 'error.log'), 'utf8').catch((error: unknown) => String(error))}`,
+				);
+			}
+			await new Promise((resolve) => setTimeout(resolve, 100));
+		}
+		return nginx;
+	}
+
+	/**
+	 * Round robin over `upstreams` on 127.0.0.1, as a load balancer in front of replicas: kept-alive
+	 * connections to them, and a replica that refuses the connection skipped for the next. One worker
+	 * process, so that it takes one share of the cores it shares with what it balances.
+	 */
+	static async balance(dir: string, port: number, upstreams: number[]): Promise<Nginx> {
+		return await Nginx.start(
+			dir,
+			[
+				"log_format served '$upstream_addr';",
+				`access_log ${dir}/access.log served;`,
+				'upstream replicas {',
+				// Never marked down: each request tries the next replica when one refuses it.
+				...upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=0;`),
+				'    keepalive 64;',
+				'}',
+				'server {',
+				`    listen 127.0.0.1:${port} backlog=4096;`,
+				'    location / {',
+				'        proxy_pass http://replicas;',
+				'        proxy_http_version 1.1;',
+				'        proxy_set_header Connection "";',
+				'        proxy_set_header Host $host;',
+				'        proxy_next_upstream error timeout;',
+				'    }',
+				'}',
+			],
+			port,
+		);
+	}
+
+	/** Its processes: the master and the workers it started (whose CPU time is their own). */
+	async pids(): Promise<number[]> {
+		const master = this.server.pid;
+		if (master === undefined) return [];
+		const workers: number[] = [];
+		for (const entry of await readdir('/proc')) {
+			if (!/^\d+$/.test(entry)) continue;
+			const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch((error: unknown) => {
+				// A process that ended since the listing.
+				if (
+					error instanceof Error &&
+					'code' in error &&
+					['ENOENT', 'ESRCH'].includes(String(error.code))
+				)
+					return '';
+				throw error;
+			});
+			// The parent's pid is the second field after the command's closing parenthesis.
+			if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === master)
+				workers.push(Number(entry));
+		}
+		return [master, ...workers];
+	}
+
+	/** Requests a balancer passed to each upstream port, from its access log. */
+	async served(): Promise<Map<number, number>> {
+		const counts = new Map<number, number>();
+		for (const line of (await readFile(this.accessLog, 'utf8')).split('\n')) {
+			// A request tried on several upstreams lists each; the last one answered it.
+			const port = Number(/:(\d+)$/.exec(line.trim())?.[1]);
+			if (port) counts.set(port, (counts.get(port) ?? 0) + 1);
+		}
+		return counts;
+	}
+
+	async stop(): Promise<void> {
+		await this.server.stop();
 	}
 }
