@@ -188,29 +188,43 @@ export class Standin {
 		await new Promise<void>((resolve) => this.server.close(() => resolve()));
 	}
 
-	/** Resolves when `predicate` holds for the workspace (checked now and on every change). */
+	/**
+	 * Resolves when `predicate` holds for the workspace: checked now and after changes, once per turn
+	 * of the event loop however many changes it made (a predicate reading thousands of threads, checked
+	 * on each of a burst's changes, would take the stand-in's CPU from the requests it serves).
+	 */
 	waitFor<T>(
 		predicate: () => T | undefined | false,
 		timeoutMs = 10_000,
 		what = 'the expected Slack state',
 	): Promise<T> {
 		return new Promise((resolve, reject) => {
+			let done = false;
+			let checkScheduled = false;
 			const check = () => {
+				checkScheduled = false;
+				if (done) return;
 				const value = predicate();
 				if (value) {
 					cleanup();
 					resolve(value);
 				}
 			};
+			const scheduleCheck = () => {
+				if (checkScheduled) return;
+				checkScheduled = true;
+				setImmediate(check);
+			};
 			const timer = setTimeout(() => {
 				cleanup();
 				reject(new Error(`Timed out after ${timeoutMs} ms waiting for ${what}.`));
 			}, timeoutMs);
 			const cleanup = () => {
+				done = true;
 				clearTimeout(timer);
-				this.workspace.off('change', check);
+				this.workspace.off('change', scheduleCheck);
 			};
-			this.workspace.on('change', check);
+			this.workspace.on('change', scheduleCheck);
 			check();
 		});
 	}

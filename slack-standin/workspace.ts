@@ -100,6 +100,21 @@ export interface IssuedTrigger {
 /** Slack's own rule: a trigger id is usable for 3 seconds. */
 export const TRIGGER_LIFETIME_MS = 3000;
 
+function key(channel: string, ts: string): string {
+	return `${channel}/${ts}`;
+}
+
+/** A message in the channel itself, not a reply in a thread (a parent's thread_ts is its own ts). */
+function isTopLevel(message: StoredMessage): boolean {
+	return !message.threadTs || message.threadTs === message.ts;
+}
+
+function listIn(lists: Map<string, StoredMessage[]>, at: string): StoredMessage[] {
+	const list = lists.get(at) ?? [];
+	lists.set(at, list);
+	return list;
+}
+
 export class Workspace extends EventEmitter {
 	readonly messages: StoredMessage[] = [];
 	readonly ephemerals: EphemeralMessage[] = [];
@@ -116,6 +131,14 @@ export class Workspace extends EventEmitter {
 	]);
 	private lastTs = 0;
 	private version = 0;
+	/**
+	 * The messages by where they are read from, so that a read costs the size of what it returns: a
+	 * burst's thousands of threads otherwise make every chat.postMessage and conversations.replies
+	 * scan all messages, and the stand-in falls behind the app it stands in for.
+	 */
+	private readonly byTs = new Map<string, StoredMessage>();
+	private readonly topLevel = new Map<string, StoredMessage[]>();
+	private readonly repliesByThread = new Map<string, StoredMessage[]>();
 
 	constructor(private readonly now: () => number = Date.now) {
 		super();
@@ -157,6 +180,9 @@ export class Workspace extends EventEmitter {
 			fileIds: message.fileIds ?? [],
 		};
 		this.messages.push(stored);
+		this.byTs.set(key(stored.channel, stored.ts), stored);
+		if (isTopLevel(stored)) listIn(this.topLevel, stored.channel).push(stored);
+		else listIn(this.repliesByThread, key(stored.channel, stored.threadTs ?? '')).push(stored);
 		// As in Slack, the app's reply in an assistant thread clears its status.
 		const assistant =
 			stored.threadTs && stored.user === BOT.userId
@@ -168,7 +194,7 @@ export class Workspace extends EventEmitter {
 	}
 
 	find(channel: string, ts: string): StoredMessage | undefined {
-		return this.messages.find((message) => message.channel === channel && message.ts === ts);
+		return this.byTs.get(key(channel, ts));
 	}
 
 	update(
@@ -185,23 +211,17 @@ export class Workspace extends EventEmitter {
 
 	/** Top-level messages of a channel, oldest first. */
 	channelMessages(channel: string): StoredMessage[] {
-		return this.messages.filter(
-			(message) =>
-				message.channel === channel && (!message.threadTs || message.threadTs === message.ts),
-		);
+		return [...(this.topLevel.get(channel) ?? [])];
 	}
 
 	/** The parent followed by its replies, oldest first, as conversations.replies returns them. */
 	thread(channel: string, ts: string): StoredMessage[] {
-		return this.messages.filter(
-			(message) => message.channel === channel && (message.ts === ts || message.threadTs === ts),
-		);
+		const parent = this.find(channel, ts);
+		return [...(parent ? [parent] : []), ...this.replies(channel, ts)];
 	}
 
 	replies(channel: string, ts: string): StoredMessage[] {
-		return this.messages.filter(
-			(message) => message.channel === channel && message.threadTs === ts && message.ts !== ts,
-		);
+		return [...(this.repliesByThread.get(key(channel, ts)) ?? [])];
 	}
 
 	postEphemeral(message: Omit<EphemeralMessage, 'id' | 'ts'>): EphemeralMessage {

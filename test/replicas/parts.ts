@@ -89,21 +89,13 @@ const replySchema = z.union([
 
 type Handlers = Record<string, (args: unknown) => unknown>;
 
-/**
- * The replies in each of the app's top-level messages of a channel, oldest first, in one pass over
- * the messages: checked on every change while a thousand threads fill, a look-up per thread (each a
- * pass of its own) would cost the stand-in seconds per change and slow its answers to the replicas.
- */
+/** The replies in each of the app's top-level messages of a channel, oldest first (from the workspace's indexes). */
 function repliesPerParent(standin: Standin, channel: string): number[] {
-	const parents: string[] = [];
-	const replies = new Map<string, number>();
-	for (const message of standin.workspace.messages) {
-		if (message.channel !== channel) continue;
-		if (!message.threadTs || message.threadTs === message.ts) {
-			if (message.user === BOT.userId) parents.push(message.ts);
-		} else replies.set(message.threadTs, (replies.get(message.threadTs) ?? 0) + 1);
-	}
-	return parents.map((ts) => replies.get(ts) ?? 0);
+	const { workspace } = standin;
+	return workspace
+		.channelMessages(channel)
+		.filter((message) => message.user === BOT.userId)
+		.map((parent) => workspace.replies(channel, parent.ts).length);
 }
 
 function waitFor(standin: Standin, args: unknown): Promise<Waited> {
