@@ -230,7 +230,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 		});
 		const cpuSince = await cpuMeter({
 			sender: [sender.pid],
-			proxy: await cluster.proxy.nginx.pids(),
+			nginx: await cluster.proxy.nginx.pids(),
 			replicas: cluster.replicas.map((replica) => replica.child.pid),
 			Redis: [await redisPid(cluster.redis.url)],
 			'Slack stand-in': [cluster.standin.part.child.pid],
@@ -309,7 +309,7 @@ export async function floor(
 			await sendTo(url, bodies.slice(0, WARM_UP_COMMANDS_PER_REPLICA));
 			const cpuSince = await cpuMeter({
 				sender: [sender.pid],
-				proxy: await proxy.pids(),
+				nginx: await proxy.pids(),
 				'bare server': [server.pid],
 			});
 			const sent = await sendTo(url, bodies);
