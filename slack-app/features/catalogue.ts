@@ -49,6 +49,16 @@ export class Catalogue {
 	 * list does not show it (it may be newer than the cache, or the listing may have failed).
 	 */
 	async find(name: string): Promise<InferenceEndpoint | undefined> {
+		// An expired list that shows the endpoint answers at once while a new one is fetched: the
+		// listing is paced with every other request to the key's budget, so while hundreds of creates
+		// wait their turn it takes minutes, and each command checked against it would wait as long
+		// before its user saw anything (a create for an endpoint removed since then fails on its own).
+		const cached = this.cached;
+		const known = cached?.items.find((endpoint) => endpoint.name === name);
+		if (cached && known) {
+			if (this.clock.now() - cached.at >= this.ttlMs) void this.all().catch(() => undefined);
+			return known;
+		}
 		const items = await this.all().catch(() => undefined);
 		const listed = items?.find((endpoint) => endpoint.name === name);
 		if (listed) return listed;
