@@ -39,6 +39,23 @@ export function loadN8nHarness(): HarnessModule {
 }
 
 /**
+ * The child's next message, or `onExit` if it exits first; the listeners of the one that did not
+ * happen are removed (a sender asked thousands of times would otherwise collect thousands).
+ */
+async function nextMessage(child: ChildProcess, onExit: unknown): Promise<unknown> {
+	const settled = new AbortController();
+	try {
+		const [message] = (await Promise.race([
+			once(child, 'message', { signal: settled.signal }),
+			once(child, 'exit', { signal: settled.signal }).then(() => [onExit]),
+		])) as unknown[];
+		return message;
+	} finally {
+		settled.abort();
+	}
+}
+
+/**
  * Starts `file` (a bench module) in a child Node process with tsx, talking over IPC. The child's
  * stdout is dropped (n8n prints a line about its encryption key); its stderr is kept.
  */
@@ -47,10 +64,7 @@ export async function forkBenchChild(file: string, execArgv: string[] = []): Pro
 		execArgv: ['--import', 'tsx', ...execArgv],
 		stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
 	});
-	const [message] = (await Promise.race([
-		once(child, 'message'),
-		once(child, 'exit').then(() => [undefined]),
-	])) as unknown[];
+	const message = await nextMessage(child, undefined);
 	if (message !== 'ready') throw new Error(`The bench child ${file} did not start`);
 	return child;
 }
@@ -62,10 +76,7 @@ export async function askChild<T>(
 	schema: z.ZodType<T>,
 ): Promise<T> {
 	child.send(request as object);
-	const [message] = (await Promise.race([
-		once(child, 'message'),
-		once(child, 'exit').then(() => [{ error: 'the bench child exited' }]),
-	])) as unknown[];
+	const message = await nextMessage(child, { error: 'the bench child exited' });
 	const failed = z.object({ error: z.string() }).safeParse(message);
 	if (failed.success) throw new Error(failed.data.error);
 	return schema.parse(message);
