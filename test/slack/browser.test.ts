@@ -204,6 +204,8 @@ describeWithChromium('the stand-in page in a browser', () => {
 		// Cancel from Home: asked like in the channel, and Home follows the job to its end.
 		const cancelsBefore = stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/);
 		const cancel = home.getByRole('button', { name: 'Cancel' });
+		// Home is published again once the job exists: a request still Pending has no job to cancel.
+		await cancel.first().waitFor({ timeout: 10_000 });
 		expect(await cancel.count()).toBe(1);
 		await cancel.click();
 		await page.locator('#confirm').getByRole('button', { name: 'Cancel job' }).click();
