@@ -22,20 +22,22 @@ afterEach(async () => {
 	await emulator.close();
 });
 
+/** A catalogue of the emulator's endpoints, cached for 60 s on a clock the test moves. */
+function catalogueOnEmulator(): { clock: ManualClock; catalogue: Catalogue } {
+	const clock = new ManualClock(Date.now());
+	const management = createManagementClient({
+		baseUrl: emulator.baseUrl,
+		organization: emulator.organization,
+		apiKey: emulator.apiKey,
+	});
+	return { clock, catalogue: new Catalogue(management, clock, 60_000) };
+}
+
 const listings = () =>
 	emulator.requests.filter((request) => request.path.endsWith('/inference-endpoints'));
 
 it('finds an endpoint it has listed at once after the cache has expired, and lists again in the background', async () => {
-	const clock = new ManualClock(Date.now());
-	const catalogue = new Catalogue(
-		createManagementClient({
-			baseUrl: emulator.baseUrl,
-			organization: emulator.organization,
-			apiKey: emulator.apiKey,
-		}),
-		clock,
-		60_000,
-	);
+	const { clock, catalogue } = catalogueOnEmulator();
 	const endpoint = emulator.genericEndpoint;
 	expect((await catalogue.find(endpoint))?.name).toBe(endpoint);
 	expect(listings()).toHaveLength(1);
@@ -52,16 +54,7 @@ it('finds an endpoint it has listed at once after the cache has expired, and lis
 });
 
 it('waits for the listing when the expired cache does not have the endpoint (it may be new)', async () => {
-	const clock = new ManualClock(Date.now());
-	const catalogue = new Catalogue(
-		createManagementClient({
-			baseUrl: emulator.baseUrl,
-			organization: emulator.organization,
-			apiKey: emulator.apiKey,
-		}),
-		clock,
-		60_000,
-	);
+	const { clock, catalogue } = catalogueOnEmulator();
 	expect(await catalogue.find('no-such-endpoint')).toBeUndefined();
 	await clock.advance(61_000);
 	expect(await catalogue.find('no-such-endpoint')).toBeUndefined();
