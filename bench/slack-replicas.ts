@@ -19,6 +19,7 @@ import { LIMITS } from '../shared/schemas';
 import { freePort, localSlackCredentials } from '../slack-app/local';
 import { ProcessCluster } from '../test/replicas/cluster';
 import { type EmulatorStats } from '../test/replicas/parts';
+import { cpuSeconds } from '../test/support/proc';
 import { Nginx } from '../test/support/services';
 import { askChild, forkBenchChild, stopChild } from './bulk-n8n';
 import { describeProfile, monotonicUs, summariseProfile, type Window } from './cpu-profile';
@@ -83,15 +84,6 @@ interface Run {
 
 type CpuShare = Record<string, number>;
 
-/** CPU seconds (user and system) a process has used so far, from /proc (Linux). */
-async function cpuSeconds(pid: number | undefined): Promise<number> {
-	if (pid === undefined) return 0;
-	const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
-	// Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
-	const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-	return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 async function redisPid(url: string): Promise<number> {
 	const admin = createClient({ url });
 	await admin.connect();
@@ -109,7 +101,9 @@ async function cpuMeter(pids: Record<string, Array<number | undefined>>) {
 	const read = async () => {
 		const now: CpuShare = {};
 		for (const [part, ids] of Object.entries(pids))
-			now[part] = (await Promise.all(ids.map(cpuSeconds))).reduce((a, b) => a + b, 0);
+			now[part] = (
+				await Promise.all(ids.map((pid) => (pid === undefined ? 0 : cpuSeconds(pid))))
+			).reduce((a, b) => a + b, 0);
 		return now;
 	};
 	const before = await read();

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { eventually } from '../support/eventually';
+import { descendants } from '../support/proc';
 
 /**
  * `npm start` stopped the way a process manager stops it: a signal to the npm process only. Every
@@ -13,33 +13,6 @@ import { eventually } from '../support/eventually';
 jest.setTimeout(120_000);
 
 const ROOT = join(__dirname, '..', '..');
-
-/** Parent of every process on the machine, from /proc. */
-async function parents(): Promise<Map<number, number>> {
-	const map = new Map<number, number>();
-	for (const entry of await readdir('/proc')) {
-		if (!/^\d+$/.test(entry)) continue;
-		const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch(() => '');
-		// The command name (2nd field) may hold spaces and parentheses: the ppid follows the last ')'.
-		const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-		if (ppid) map.set(Number(entry), ppid);
-	}
-	return map;
-}
-
-async function descendants(root: number): Promise<number[]> {
-	const map = await parents();
-	const found: number[] = [];
-	for (let added = true; added; ) {
-		added = false;
-		for (const [pid, ppid] of map)
-			if ((ppid === root || found.includes(ppid)) && !found.includes(pid)) {
-				found.push(pid);
-				added = true;
-			}
-	}
-	return found;
-}
 
 function alive(pid: number): boolean {
 	try {

@@ -1,5 +1,6 @@
 import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { descendants } from './proc';
 import { freePort } from '../../slack-app/local';
 import { Service, runOrThrow } from '../e2e/processes';
 
@@ -299,24 +300,7 @@ export class Nginx {
 	async pids(): Promise<number[]> {
 		const master = this.server.pid;
 		if (master === undefined) return [];
-		const workers: number[] = [];
-		for (const entry of await readdir('/proc')) {
-			if (!/^\d+$/.test(entry)) continue;
-			const stat = await readFile(`/proc/${entry}/stat`, 'utf8').catch((error: unknown) => {
-				// A process that ended since the listing.
-				if (
-					error instanceof Error &&
-					'code' in error &&
-					['ENOENT', 'ESRCH'].includes(String(error.code))
-				)
-					return '';
-				throw error;
-			});
-			// The parent's pid is the second field after the command's closing parenthesis.
-			if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === master)
-				workers.push(Number(entry));
-		}
-		return [master, ...workers];
+		return [master, ...(await descendants(master))];
 	}
 
 	/** Requests a balancer passed to each upstream port, from its access log. */
