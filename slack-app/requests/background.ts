@@ -14,6 +14,14 @@ const STARTS_PER_TURN = 2;
  */
 const QUIET_MS = 20;
 /**
+ * ...and until this many turns of the event loop have read Slack's sockets without an ack. A timer
+ * that has run out says no ack was sent, not that none is waiting: a replica the kernel kept off the
+ * cores for longer than QUIET_MS runs its expired timers before it reads the connections that
+ * arrived meanwhile (accepted in one turn, read in the next), and its work then takes the cores
+ * from those acks and from the other replicas'.
+ */
+const QUIET_TURNS = 2;
+/**
  * However long acks keep arriving, the oldest post-ack work starts within this: Slack waits 3 s for
  * an ack, and the work behind it (a parent message, a job) can come a little later.
  */
@@ -29,6 +37,10 @@ export class BackgroundTasks {
 	private readonly waiting: { start: () => void; since: number }[] = [];
 	private drainScheduled = false;
 	private lastAckAt = Number.NEGATIVE_INFINITY;
+	private acks = 0;
+	/** `acks` when the turn last checked, and how many turns in a row have seen it unchanged. */
+	private acksSeen = 0;
+	private quietTurns = 0;
 
 	/** `logError` receives one line per failed task, naming what failed. */
 	constructor(private readonly logError: (message: string) => void) {}
@@ -45,6 +57,7 @@ export class BackgroundTasks {
 			),
 		);
 		this.lastAckAt = performance.now();
+		this.acks++;
 		this.scheduleDrain();
 	}
 
@@ -61,8 +74,9 @@ export class BackgroundTasks {
 	}
 
 	/**
-	 * Starts waiting work a couple per turn once acks have paused for QUIET_MS; until then it sleeps
-	 * on a timer rather than checking every turn (a loop that never waits for I/O takes a core).
+	 * Starts waiting work a couple per turn once acks have paused for QUIET_MS and QUIET_TURNS; until
+	 * then it sleeps on a timer rather than checking every turn (a loop that never waits for I/O
+	 * takes a core), and checks a few turns after the timer.
 	 */
 	private scheduleDrain(): void {
 		if (this.drainScheduled || this.waiting.length === 0) return;
@@ -74,13 +88,21 @@ export class BackgroundTasks {
 		);
 		const drain = () => {
 			this.drainScheduled = false;
+			this.quietTurns = this.acks === this.acksSeen ? this.quietTurns + 1 : 0;
+			this.acksSeen = this.acks;
 			const later = performance.now();
-			const burstGoingOn =
-				later - this.lastAckAt < QUIET_MS && later - this.waiting[0].since < MAX_POSTPONE_MS;
-			if (!burstGoingOn) for (const { start } of this.waiting.splice(0, STARTS_PER_TURN)) start();
+			const overdue = later - this.waiting[0].since >= MAX_POSTPONE_MS;
+			const quiet = later - this.lastAckAt >= QUIET_MS && this.quietTurns >= QUIET_TURNS;
+			if (quiet || overdue)
+				for (const { start } of this.waiting.splice(0, STARTS_PER_TURN)) start();
 			this.scheduleDrain();
 		};
-		if (postponedFor > 0) setTimeout(drain, postponedFor);
-		else setImmediate(drain);
+		if (postponedFor > 0) {
+			setTimeout(() => {
+				this.quietTurns = 0;
+				this.acksSeen = this.acks;
+				setImmediate(drain);
+			}, postponedFor);
+		} else setImmediate(drain);
 	}
 }

@@ -1,4 +1,47 @@
+import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
+import { Worker } from 'node:worker_threads';
 import { BackgroundTasks } from '../../slack-app/requests/background';
+
+/** Keeps this thread off the CPU as the kernel can keep a process, timers expiring meanwhile. */
+function blockFor(ms: number): void {
+	const until = performance.now() + ms;
+	while (performance.now() < until);
+}
+
+/**
+ * A thread that, when told to, opens a connection to `port` and writes a byte: the kernel completes
+ * and buffers it while this thread is blocked, as a request arrives at a replica off the cores.
+ * Resolves to a function that sends and returns once the byte is with the kernel.
+ */
+async function connectorThread(
+	port: number,
+): Promise<{ send: () => void; stop: () => Promise<number> }> {
+	const sent = new Int32Array(new SharedArrayBuffer(4));
+	const worker = new Worker(
+		`const { connect } = require('node:net');
+		const { parentPort, workerData } = require('node:worker_threads');
+		parentPort.once('message', () => {
+			const socket = connect(workerData.port, '127.0.0.1', () =>
+				socket.write('x', () => {
+					Atomics.store(workerData.sent, 0, 1);
+					Atomics.notify(workerData.sent, 0);
+				}),
+			);
+			socket.on('error', () => undefined);
+		});`,
+		{ eval: true, workerData: { port, sent } },
+	);
+	await once(worker, 'online');
+	return {
+		send: () => {
+			worker.postMessage('go');
+			if (Atomics.wait(sent, 0, 0, 5000) === 'timed-out')
+				throw new Error('The connection was not made in 5 s');
+		},
+		stop: () => worker.terminate(),
+	};
+}
 
 /** Work behind an ack waits for the acks still arriving, and is never lost or silent. */
 describe('post-ack work', () => {
@@ -41,6 +84,34 @@ describe('post-ack work', () => {
 			await jest.runAllTimersAsync();
 			await tasks.idle();
 		});
+	});
+
+	it('after the process was held off the cores past 20 ms, reads the requests that arrived meanwhile before starting work', async () => {
+		const tasks = new BackgroundTasks(() => undefined);
+		const order: string[] = [];
+		const server = createServer((socket) =>
+			socket.once('data', () => {
+				order.push('request read');
+				tasks.afterAck('request', async () => undefined);
+				socket.destroy();
+			}),
+		);
+		server.listen(0, '127.0.0.1');
+		await once(server, 'listening');
+		const connector = await connectorThread((server.address() as AddressInfo).port);
+		try {
+			const since = performance.now();
+			tasks.afterAck('earlier work', async () => void order.push('earlier work started'));
+			// A request arrives while this process is off the cores, for longer than acks pause.
+			connector.send();
+			blockFor(30 - (performance.now() - since));
+			while (order.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+			expect(order).toEqual(['request read', 'earlier work started']);
+			await tasks.idle();
+		} finally {
+			await connector.stop();
+			server.close();
+		}
 	});
 
 	it('logs a failure by what failed, and idle() waits for work not yet started', async () => {
