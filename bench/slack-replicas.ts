@@ -22,9 +22,10 @@ import { type EmulatorStats } from '../test/replicas/parts';
 import { cpuSeconds } from '../test/support/proc';
 import { Nginx } from '../test/support/services';
 import { askChild, forkBenchChild, stopChild } from './bulk-n8n';
+import { CpuBudget } from './cpu-budget';
 import { describeProfile, monotonicUs, summariseProfile, type Window } from './cpu-profile';
 import { floorReplySchema } from './floor-server';
-import { median, percentile, type Figure, type Scenario } from './lib';
+import { median, percentile, type Figure, type Scenario, type ScenarioResult } from './lib';
 import { sendReplySchema, type SendRequest } from './slack-load';
 
 /** A burst's ack p99 target: Slack gives up at 3 s, and a busy host must leave room. */
@@ -46,6 +47,8 @@ const PARENTS_WAIT_MS = 180_000;
  */
 const WARM_UP_JOBS_PER_REPLICA = 3;
 const WARM_UP_COMMANDS_PER_REPLICA = 400;
+/** Each replica's CPU budget where replicas have cores of their own (half a core: three fit beside the rest). */
+const BUDGET_CORES_EACH = 0.5;
 
 /**
  * The replicas share one API key, which the emulator limits like the service (240 requests in any
@@ -83,6 +86,7 @@ interface Run {
 }
 
 type CpuShare = Record<string, number>;
+type Check = ScenarioResult['checks'][number];
 
 async function redisPid(url: string): Promise<number> {
 	const admin = createClient({ url });
@@ -159,6 +163,8 @@ interface BurstOptions {
 	nodeArgs?: string[];
 	/** Only the acks and the parents: the replicas are then stopped (SIGTERM, a profile is written). */
 	acksOnly?: boolean;
+	/** Each replica's CPU budget in cores (a container's CPU limit); none shares the machine's cores. */
+	coresEach?: number;
 }
 
 export async function burst(sender: Sender, options: BurstOptions): Promise<Run> {
@@ -174,7 +180,16 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 	});
 	const { standin } = cluster;
 	const channel = 'C0REPLBENCH';
+	const budgets: CpuBudget[] = [];
 	try {
+		const { coresEach } = options;
+		if (coresEach !== undefined)
+			for (const [index, replica] of cluster.replicas.entries()) {
+				const budget = await CpuBudget.create(`replica-${index}`, coresEach);
+				budgets.push(budget);
+				if (replica.child.pid === undefined) throw new Error(`Replica ${index} has no process`);
+				await budget.add(replica.child.pid);
+			}
 		const endpoint = cluster.emulator.service.genericEndpoint;
 		const send = (bodies: string[], perSecond?: number) =>
 			askChild(
@@ -277,6 +292,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 		};
 	} finally {
 		await cluster.close();
+		await Promise.all(budgets.map((budget) => budget.remove()));
 	}
 }
 
@@ -361,8 +377,14 @@ async function requireDeployedNode(): Promise<void> {
 }
 
 export const slackReplicas: Scenario = async ({ smoke, runs }) => {
-	// A smoke run only proves the scenario still runs, on whatever Node the tests run.
-	if (!smoke) await requireDeployedNode();
+	// A smoke run only proves the scenario still runs, on whatever Node the tests run, and gives the
+	// replicas a CPU budget where the machine lets it.
+	const budgetsUnavailable = CpuBudget.unavailable();
+	if (!smoke) {
+		await requireDeployedNode();
+		if (budgetsUnavailable)
+			throw new Error(`Scenario 10 gives replicas a CPU budget each: ${budgetsUnavailable}.`);
+	}
 	const commands = smoke ? 20 : 1000;
 	const users = smoke ? 2 : 20;
 	const sustainedPerSecond = smoke ? 20 : SUSTAINED_PER_SECOND;
@@ -373,6 +395,15 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 		{ label: '1 replica', replicas: 1, results: [] as Run[] },
 		{ label: '3 replicas', replicas: 3, results: [] as Run[] },
 	];
+	// Replicas as a deployment runs them, each with cores of its own: half a core each, so that three
+	// fit beside the sender, nginx and the stand-in. Acks and parents only (the key's budget paces the
+	// results however many replicas there are).
+	const budgeted = budgetsUnavailable
+		? []
+		: [
+				{ label: '1 replica, half a core', replicas: 1, results: [] as Run[] },
+				{ label: '3 replicas, half a core each', replicas: 3, results: [] as Run[] },
+			];
 	const floors: Array<Awaited<ReturnType<typeof floor>>> = [];
 	const sustained: Run[] = [];
 	const sender = await forkBenchChild(join(__dirname, 'slack-load.ts'));
@@ -382,6 +413,16 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			for (const configuration of configurations)
 				configuration.results.push(
 					await burst(sender, { replicas: configuration.replicas, commands, users }),
+				);
+			for (const configuration of budgeted)
+				configuration.results.push(
+					await burst(sender, {
+						replicas: configuration.replicas,
+						commands,
+						users,
+						acksOnly: true,
+						coresEach: BUDGET_CORES_EACH,
+					}),
 				);
 			// The 1-replica burst's commands again, signed anew by the sender.
 			floors.push(
@@ -408,7 +449,11 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	}
 	const sum = (results: Run[], pick: (r: Run) => number) =>
 		results.reduce((total, r) => total + pick(r), 0);
-	const figures = ({ label, results }: (typeof configurations)[number]): Figure[] => [
+	/** Acks and parents; the results too unless the runs stopped at the parents. */
+	const figures = (
+		{ label, results }: (typeof configurations)[number],
+		withResults = true,
+	): Figure[] => [
 		{
 			name: `${label}: ack latency p50`,
 			unit: 'ms',
@@ -427,58 +472,68 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			samples: results.map((r) => r.parentsSeconds),
 			better: 'lower',
 		},
-		{
-			name: `${label}: every result posted after`,
-			unit: 's',
-			samples: results.map((r) => r.resultsSeconds),
-			better: 'lower',
-		},
+		...(withResults
+			? [
+					{
+						name: `${label}: every result posted after`,
+						unit: 's',
+						samples: results.map((r) => r.resultsSeconds),
+						better: 'lower' as const,
+					},
+				]
+			: []),
 	];
-	const checks = ({ label, results }: (typeof configurations)[number]) =>
-		[
-			{
-				label: `${label}: commands acknowledged, all runs`,
-				value: sum(results, (r) => r.acknowledged),
-				unit: 'commands',
-				op: '>=',
-				target: commands * runs,
-			},
-			{
-				label: `${label}: ack latency p99 (worst run)`,
-				value: Math.max(...results.map((r) => percentile(r.ackMs, 99))),
-				unit: 'ms',
-				op: '<',
-				target: ACK_P99_TARGET_MS,
-			},
-			{
-				label: `${label}: parents posted, all runs`,
-				value: sum(results, (r) => r.parents),
-				unit: 'messages',
-				op: '>=',
-				target: commands * runs,
-			},
-			{
-				label: `${label}: results posted exactly once, all runs`,
-				value: sum(results, (r) => r.deliveredOnce),
-				unit: 'threads',
-				op: '>=',
-				target: commands * runs,
-			},
-			{
-				label: `${label}: results posted more than once, all runs`,
-				value: sum(results, (r) => r.deliveredTwice),
-				unit: 'threads',
-				op: '<=',
-				target: 0,
-			},
-			{
-				label: `${label}: waits timed out, all runs`,
-				value: sum(results, (r) => r.timedOut),
-				unit: 'waits',
-				op: '<=',
-				target: 0,
-			},
-		] as const;
+	const checks = (
+		{ label, results }: (typeof configurations)[number],
+		withResults = true,
+	): Check[] => [
+		{
+			label: `${label}: commands acknowledged, all runs`,
+			value: sum(results, (r) => r.acknowledged),
+			unit: 'commands',
+			op: '>=',
+			target: commands * runs,
+		},
+		{
+			label: `${label}: ack latency p99 (worst run)`,
+			value: Math.max(...results.map((r) => percentile(r.ackMs, 99))),
+			unit: 'ms',
+			op: '<',
+			target: ACK_P99_TARGET_MS,
+		},
+		{
+			label: `${label}: parents posted, all runs`,
+			value: sum(results, (r) => r.parents),
+			unit: 'messages',
+			op: '>=',
+			target: commands * runs,
+		},
+		...(withResults
+			? ([
+					{
+						label: `${label}: results posted exactly once, all runs`,
+						value: sum(results, (r) => r.deliveredOnce),
+						unit: 'threads',
+						op: '>=',
+						target: commands * runs,
+					},
+					{
+						label: `${label}: results posted more than once, all runs`,
+						value: sum(results, (r) => r.deliveredTwice),
+						unit: 'threads',
+						op: '<=',
+						target: 0,
+					},
+					{
+						label: `${label}: waits timed out, all runs`,
+						value: sum(results, (r) => r.timedOut),
+						unit: 'waits',
+						op: '<=',
+						target: 0,
+					},
+				] as const)
+			: []),
+	];
 	const servedNote = (results: Run[]) =>
 		results.map((r) => r.served.join('/')).join(', ') || 'none';
 	const emulatorNote = ({ label, results }: (typeof configurations)[number]) =>
@@ -570,22 +625,44 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			`Replicas run the production entry as deployed (the build's \`gpu-cloud-slack\` bin, \`slack-app/dist\`, compiled by the scenario first, under plain node, on the Node of \`.nvmrc\`) with job completion by webhook through nginx (polling every 5 s as the safety net); jobs take ${JOB_MS / 1000} s. ` +
 			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, so "every result posted after" measures the key's budget, and the results wait is sized from it (${resultsWaitMs(commands) / 1000} s). ` +
 			`Every part runs in a process of its own (the sender, nginx with one worker, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply. Each replica is warmed up first as a replica that has served a day's commands: ${WARM_UP_COMMANDS_PER_REPLICA} \`/gpu help\` commands, then ${WARM_UP_JOBS_PER_REPLICA} jobs answered in full. ` +
+			`Then the same bursts (acks and parents) with each replica given half a core of its own, as a container's CPU limit gives a replica of a deployment (\`limits.cpu: 500m\`, \`--cpus 0.5\`, systemd's \`CPUQuota=50%\`: the kernel's CFS quota in a cpu cgroup per replica; 1.5 cores for three, the rest of the machine for the sender, nginx, Redis and the stand-in): on the shared cores above, three processes are given no cores that one does not have, so they can only share them, each waking for a third of the requests and keeping its own heap and compiled code; a deployment runs replicas to add cores. ` +
 			`The floor is a bare Node HTTP server (bench/floor-server.ts: no Bolt, no app, the app's accept queue) that checks each request's signature and answers 200, warmed up with as many requests, then sent the 1-replica burst's commands through the same nginx by the same sender: the fastest acks this machine allows. ` +
 			`Sustained: ${sustainedPerSecond} commands a second for ${sustainedSeconds} s (${sustainedCommands} in all, each on a connection opened as it is sent) to 3 replicas, the emulator without its rate limit; each replica's client still paces itself to the key's ${LIMITS.rateLimitPerMinute}/min, so creating ${sustainedCommands} jobs takes ${(sustainedCommands / (3 * LIMITS.rateLimitPerMinute)).toFixed(1)} min: every parent is waited for (${PARENTS_WAIT_MS / 1000} s), the results for ${SUSTAINED_RESULTS_WAIT_MS / 1000} s, and those posted by then are counted, none of them twice.`,
-		figures: [...configurations.flatMap(figures), ...extraFigures],
+		figures: [
+			...configurations.flatMap((configuration) => figures(configuration)),
+			...budgeted.flatMap((configuration) => figures(configuration, false)),
+			...extraFigures,
+		],
 		comparisons: [
 			{
 				subject: '3 replicas: ack latency p99',
 				baseline: '1 replica: ack latency p99',
 				target: { op: '<=', value: 1 },
 			},
+			...(budgeted.length
+				? [
+						{
+							subject: `${budgeted[1].label}: ack latency p99`,
+							baseline: `${budgeted[0].label}: ack latency p99`,
+							target: { op: '<=' as const, value: 1 },
+						},
+						{
+							subject: `${budgeted[1].label}: every parent posted after`,
+							baseline: `${budgeted[0].label}: every parent posted after`,
+						},
+					]
+				: []),
 			{ subject: '1 replica: ack latency p99', baseline: 'floor (bare server): ack latency p99' },
 			{
 				subject: '3 replicas: every parent posted after',
 				baseline: '1 replica: every parent posted after',
 			},
 		],
-		checks: [...configurations.flatMap(checks), ...sustainedChecks].map((check) => ({ ...check })),
+		checks: [
+			...configurations.flatMap((configuration) => checks(configuration)),
+			...budgeted.flatMap((configuration) => checks(configuration, false)),
+			...sustainedChecks,
+		],
 		notes: [
 			cpuNote(
 				one.label,
@@ -594,6 +671,12 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			cpuNote(
 				three.label,
 				three.results.map((r) => r.cpu),
+			),
+			...budgeted.map((configuration) =>
+				cpuNote(
+					configuration.label,
+					configuration.results.map((r) => r.cpu),
+				),
 			),
 			cpuNote(
 				'floor (bare server)',
