@@ -24,19 +24,26 @@ function hierarchy(): Hierarchy | undefined {
 export class CpuBudget {
 	private constructor(private readonly dir: string) {}
 
-	/** Why budgets cannot be made on this machine, or undefined when they can. */
-	static unavailable(): string | undefined {
+	/**
+	 * Why budgets cannot be made on this machine, or undefined when they can: tried for real, since a
+	 * container may show the controller and still refuse a new cgroup.
+	 */
+	static async unavailable(): Promise<string | undefined> {
 		if (process.getuid?.() !== 0) return 'CPU budgets need root (they are cgroups of the kernel)';
 		if (!hierarchy())
 			return `CPU budgets need the kernel's cpu cgroup controller (${V1_CPU} or cgroup v2's cpu under ${V2_ROOT})`;
-		return undefined;
+		try {
+			await (await CpuBudget.create('probe', 1)).remove();
+			return undefined;
+		} catch (error) {
+			return `this machine refused a cpu cgroup (${error instanceof Error ? error.message : String(error)})`;
+		}
 	}
 
 	/** A budget of `cores` (0.5: half of one core in every period), named for what it holds. */
 	static async create(name: string, cores: number): Promise<CpuBudget> {
 		const found = hierarchy();
-		const why = CpuBudget.unavailable();
-		if (!found || why) throw new Error(why);
+		if (!found) throw new Error(await CpuBudget.unavailable());
 		const quotaUs = Math.round(cores * PERIOD_US);
 		const dir = join(found.root, `gpu-cloud-bench-${name}-${process.pid}`);
 		if (found.version === 2) {
@@ -45,22 +52,21 @@ export class CpuBudget {
 				await writeFile(subtree, '+cpu');
 		}
 		await mkdir(dir, { recursive: true });
-		if (found.version === 1) {
-			await writeFile(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US));
-			await writeFile(join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
-		} else await writeFile(join(dir, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
+		try {
+			if (found.version === 1) {
+				await writeFile(join(dir, 'cpu.cfs_period_us'), String(PERIOD_US));
+				await writeFile(join(dir, 'cpu.cfs_quota_us'), String(quotaUs));
+			} else await writeFile(join(dir, 'cpu.max'), `${quotaUs} ${PERIOD_US}`);
+		} catch (error) {
+			await rmdir(dir);
+			throw error;
+		}
 		return new CpuBudget(dir);
 	}
 
 	/** Moves a process, every thread of it, into the budget. */
 	add(pid: number): Promise<void> {
 		return writeFile(join(this.dir, 'cgroup.procs'), String(pid));
-	}
-
-	/** Times the kernel held the budget's processes back for having used their quota. */
-	async throttled(): Promise<number> {
-		const stat = await readFile(join(this.dir, 'cpu.stat'), 'utf8');
-		return Number(/^nr_throttled (\d+)$/m.exec(stat)?.[1] ?? 0);
 	}
 
 	/** Removes the budget once its processes have exited (the kernel keeps it while any is left). */

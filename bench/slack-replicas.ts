@@ -381,7 +381,7 @@ async function requireDeployedNode(): Promise<void> {
 export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	// A smoke run only proves the scenario still runs, on whatever Node the tests run, and gives the
 	// replicas a CPU budget where the machine lets it.
-	const budgetsUnavailable = CpuBudget.unavailable();
+	const budgetsUnavailable = await CpuBudget.unavailable();
 	if (!smoke) {
 		await requireDeployedNode();
 		if (budgetsUnavailable)
