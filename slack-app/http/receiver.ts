@@ -368,9 +368,18 @@ export function serveRoutes(
  * is 511; the kernel caps it at net.core.somaxconn (4096 by default).
  */
 const ACCEPT_QUEUE = 4096;
+/**
+ * How long an idle connection stays open: longer than a load balancer keeps its idle connections to
+ * the app (nginx's upstream keepalive and AWS's load balancers: 60 s), so that the balancer, not the
+ * app, closes them. Node's default, 5 s, closed them under requests the balancer was sending, which
+ * it answers 502 without sending a POST again. The header timer must outlast it.
+ */
+const IDLE_CONNECTION_MS = 65_000;
 
 /** Listens on the port (either receiver's own, or the health port while Slack is awaited). */
 export async function listen(server: Server, port: number, host: string): Promise<void> {
+	server.keepAliveTimeout = IDLE_CONNECTION_MS;
+	server.headersTimeout = IDLE_CONNECTION_MS + 1000;
 	await new Promise<void>((resolve, reject) => {
 		server.once('error', reject);
 		server.listen({ port, host, backlog: ACCEPT_QUEUE }, () => {
