@@ -418,9 +418,9 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	try {
 		for (let run = 0; run < runs; run++) {
 			for (const { replicas, bursts, full } of configurations) {
-				const run = await burst(sender, { replicas, commands, users });
-				bursts.push(run);
-				full.push(run);
+				const withResults = await burst(sender, { replicas, commands, users });
+				bursts.push(withResults);
+				full.push(withResults);
 			}
 			// One burst's p99 is its 10 slowest acks, which a moment of the machine's can decide:
 			// each configuration's ack figures are the median of several bursts, taken in turn.
