@@ -378,6 +378,40 @@ async function requireDeployedNode(): Promise<void> {
 		);
 }
 
+/** Every command of `runs` acknowledged within the p99 target and shown as a parent. */
+function ackChecks(
+	label: string,
+	runs: Run[],
+	commandsEach: number,
+	p99TargetMs: number,
+	each: 'burst' | 'run',
+): Check[] {
+	const total = (pick: (run: Run) => number) => runs.reduce((sum, run) => sum + pick(run), 0);
+	return [
+		{
+			label: `${label}: commands acknowledged, all ${each}s`,
+			value: total((run) => run.acknowledged),
+			unit: 'commands',
+			op: '>=',
+			target: commandsEach * runs.length,
+		},
+		{
+			label: `${label}: ack latency p99 (worst ${each})`,
+			value: Math.max(...runs.map((run) => percentile(run.ackMs, 99))),
+			unit: 'ms',
+			op: '<',
+			target: p99TargetMs,
+		},
+		{
+			label: `${label}: parents posted, all ${each}s`,
+			value: total((run) => run.parents),
+			unit: 'messages',
+			op: '>=',
+			target: commandsEach * runs.length,
+		},
+	];
+}
+
 export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	// A smoke run only proves the scenario still runs, on whatever Node the tests run, and gives the
 	// replicas a CPU budget where the machine lets it.
@@ -495,27 +529,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			: []),
 	];
 	const checks = ({ label, bursts, full }: (typeof configurations)[number]): Check[] => [
-		{
-			label: `${label}: commands acknowledged, all bursts`,
-			value: sum(bursts, (r) => r.acknowledged),
-			unit: 'commands',
-			op: '>=',
-			target: commands * bursts.length,
-		},
-		{
-			label: `${label}: ack latency p99 (worst burst)`,
-			value: Math.max(...bursts.map((r) => percentile(r.ackMs, 99))),
-			unit: 'ms',
-			op: '<',
-			target: ACK_P99_TARGET_MS,
-		},
-		{
-			label: `${label}: parents posted, all bursts`,
-			value: sum(bursts, (r) => r.parents),
-			unit: 'messages',
-			op: '>=',
-			target: commands * bursts.length,
-		},
+		...ackChecks(label, bursts, commands, ACK_P99_TARGET_MS, 'burst'),
 		...(full.length
 			? ([
 					{
@@ -593,27 +607,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 		},
 	];
 	const sustainedChecks = [
-		{
-			label: `${sustainedLabel}: commands acknowledged, all runs`,
-			value: sum(sustained, (r) => r.acknowledged),
-			unit: 'commands',
-			op: '>=',
-			target: sustainedCommands * runs,
-		},
-		{
-			label: `${sustainedLabel}: ack latency p99 (worst run)`,
-			value: Math.max(...sustained.map((r) => percentile(r.ackMs, 99))),
-			unit: 'ms',
-			op: '<',
-			target: SUSTAINED_P99_TARGET_MS,
-		},
-		{
-			label: `${sustainedLabel}: parents posted, all runs`,
-			value: sum(sustained, (r) => r.parents),
-			unit: 'messages',
-			op: '>=',
-			target: sustainedCommands * runs,
-		},
+		...ackChecks(sustainedLabel, sustained, sustainedCommands, SUSTAINED_P99_TARGET_MS, 'run'),
 		{
 			label: `${sustainedLabel}: results posted more than once, all runs`,
 			value: sum(sustained, (r) => r.deliveredTwice),
