@@ -378,6 +378,11 @@ async function requireDeployedNode(): Promise<void> {
 		);
 }
 
+/** `pick` of every run, added up. */
+function sum(runs: Run[], pick: (run: Run) => number): number {
+	return runs.reduce((total, run) => total + pick(run), 0);
+}
+
 /** Every command of `runs` acknowledged within the p99 target and shown as a parent. */
 function ackChecks(
 	label: string,
@@ -386,11 +391,10 @@ function ackChecks(
 	p99TargetMs: number,
 	each: 'burst' | 'run',
 ): Check[] {
-	const total = (pick: (run: Run) => number) => runs.reduce((sum, run) => sum + pick(run), 0);
 	return [
 		{
 			label: `${label}: commands acknowledged, all ${each}s`,
-			value: total((run) => run.acknowledged),
+			value: sum(runs, (run) => run.acknowledged),
 			unit: 'commands',
 			op: '>=',
 			target: commandsEach * runs.length,
@@ -404,7 +408,7 @@ function ackChecks(
 		},
 		{
 			label: `${label}: parents posted, all ${each}s`,
-			value: total((run) => run.parents),
+			value: sum(runs, (run) => run.parents),
 			unit: 'messages',
 			op: '>=',
 			target: commandsEach * runs.length,
@@ -495,8 +499,6 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	} finally {
 		await stopChild(sender);
 	}
-	const sum = (results: Run[], pick: (r: Run) => number) =>
-		results.reduce((total, r) => total + pick(r), 0);
 	/** Acks and parents; the results too unless the runs stopped at the parents. */
 	const figures = ({ label, bursts, full }: (typeof configurations)[number]): Figure[] => [
 		{

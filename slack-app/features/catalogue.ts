@@ -29,7 +29,7 @@ export class Catalogue {
 	) {}
 
 	async all(): Promise<InferenceEndpoint[]> {
-		if (this.cached && this.clock.now() - this.cached.at < this.ttlMs) return this.cached.items;
+		if (this.cached && this.fresh(this.cached)) return this.cached.items;
 		this.loading ??= (async () => {
 			try {
 				const items: InferenceEndpoint[] = [];
@@ -56,7 +56,7 @@ export class Catalogue {
 		const cached = this.cached;
 		const known = cached?.items.find((endpoint) => endpoint.name === name);
 		if (cached && known) {
-			if (this.clock.now() - cached.at >= this.ttlMs) void this.all().catch(() => undefined);
+			if (!this.fresh(cached)) void this.all().catch(() => undefined);
 			return known;
 		}
 		const items = await this.all().catch(() => undefined);
@@ -68,6 +68,10 @@ export class Catalogue {
 			if (error instanceof NotFoundError) return undefined;
 			throw error;
 		}
+	}
+
+	private fresh(cached: { at: number }): boolean {
+		return this.clock.now() - cached.at < this.ttlMs;
 	}
 
 	async exists(name: string): Promise<boolean> {
