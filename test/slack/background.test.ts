@@ -114,6 +114,22 @@ describe('post-ack work', () => {
 		}
 	});
 
+	it('after the process was held off the cores, waits until it gets them when it asks before starting work', async () => {
+		const tasks = new BackgroundTasks(() => undefined);
+		let startedAt: number | undefined;
+		tasks.afterAck('work', async () => void (startedAt = performance.now()));
+		// The 20 ms timer comes due while this process is off the cores (other processes, such as
+		// other replicas still acknowledging a burst, have them): it fires 30 ms late.
+		blockFor(50);
+		const heldUntil = performance.now();
+		// Timers are measured from the loop's last turn, before the block: wait by the clock.
+		while (performance.now() < heldUntil + 15)
+			await new Promise((resolve) => setTimeout(resolve, 1));
+		expect(startedAt).toBeUndefined();
+		await tasks.idle();
+		expect(startedAt).toBeGreaterThanOrEqual(heldUntil + 20);
+	});
+
 	it('logs a failure by what failed, and idle() waits for work not yet started', async () => {
 		const errors: string[] = [];
 		const tasks = new BackgroundTasks((message) => errors.push(message));
