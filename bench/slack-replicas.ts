@@ -298,31 +298,41 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 	}
 }
 
+/** What a part of the replicas' place is called in the floor's CPU figures. */
+const BARE_SERVERS = 'bare servers';
+
 /**
- * The floor: the same signed commands, from the same sender through the same nginx, to a bare
- * Node server that checks each signature and answers 200.
+ * The floor: the same signed commands, from the same sender through the same nginx balancing round
+ * robin, to as many bare Node servers as there are replicas, each checking each signature and
+ * answering 200.
  */
 export async function floor(
 	sender: Sender,
 	signingSecret: string,
 	bodies: string[],
+	servers: number,
 ): Promise<{ ackMs: number[]; acknowledged: number; cpu: CpuShare }> {
-	const server = await forkBenchChild(join(__dirname, 'floor-server.ts'));
+	const children = await Promise.all(
+		Array.from({ length: servers }, () => forkBenchChild(join(__dirname, 'floor-server.ts'))),
+	);
 	try {
-		const { port } = await askChild(server, { signingSecret }, floorReplySchema);
+		const ports: number[] = [];
+		for (const child of children)
+			ports.push((await askChild(child, { signingSecret }, floorReplySchema)).port);
 		const sendTo = (url: string, some: string[]) =>
 			askChild(sender, { url, signingSecret, bodies: some } satisfies SendRequest, sendReplySchema);
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-floor-'));
 		const proxyPort = await freePort();
-		const proxy = await Nginx.balance(join(dir, 'nginx'), proxyPort, [port]);
+		const proxy = await Nginx.balance(join(dir, 'nginx'), proxyPort, ports);
 		try {
 			const url = `http://127.0.0.1:${proxyPort}/slack/events`;
-			// Warmed up as the replicas are.
-			await sendTo(url, bodies.slice(0, WARM_UP_COMMANDS_PER_REPLICA));
+			// Warmed up as the replicas are: round robin gives each its share.
+			for (let server = 0; server < servers; server++)
+				await sendTo(url, bodies.slice(0, WARM_UP_COMMANDS_PER_REPLICA));
 			const cpuSince = await cpuMeter({
 				sender: [sender.pid],
 				nginx: await proxy.pids(),
-				'bare server': [server.pid],
+				[BARE_SERVERS]: children.map((child) => child.pid),
 			});
 			const sent = await sendTo(url, bodies);
 			return {
@@ -335,7 +345,7 @@ export async function floor(
 			await rm(dir, { recursive: true, force: true });
 		}
 	} finally {
-		await stopChild(server);
+		await Promise.all(children.map(stopChild));
 	}
 }
 
@@ -449,7 +459,12 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 				configuration('3 replicas, half a core each', 3),
 			];
 	const ackBursts = smoke ? 1 : ACK_BURSTS;
-	const floors: Array<Awaited<ReturnType<typeof floor>>> = [];
+	// As many bare servers as replicas: what the machine gives one process and three on its cores.
+	const floors = [1, 3].map((servers) => ({
+		label: `floor, ${servers} bare server${servers > 1 ? 's' : ''}`,
+		servers,
+		bursts: [] as Array<Awaited<ReturnType<typeof floor>>>,
+	}));
 	const sustained: Run[] = [];
 	const sender = await forkBenchChild(join(__dirname, 'slack-load.ts'));
 	let profile: string;
@@ -461,10 +476,22 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 				full.push(withResults);
 			}
 			// One burst's p99 is its 10 slowest acks, which a moment of the machine's can decide:
-			// each configuration's ack figures are the median of several bursts, taken in turn.
-			for (let more = 1; more < ackBursts; more++)
-				for (const { replicas, bursts } of configurations)
-					bursts.push(await burst(sender, { replicas, commands, users, acksOnly: true }));
+			// each configuration's ack figures are the median of several bursts, taken in turn with
+			// the floors' (the 1-replica burst's commands again, signed anew by the sender).
+			for (let more = 0; more < ackBursts; more++) {
+				if (more > 0)
+					for (const { replicas, bursts } of configurations)
+						bursts.push(await burst(sender, { replicas, commands, users, acksOnly: true }));
+				for (const { servers, bursts } of floors)
+					bursts.push(
+						await floor(
+							sender,
+							localSlackCredentials().signingSecret,
+							configurations[0].full[run].bodies,
+							servers,
+						),
+					);
+			}
 			for (let more = 0; more < ackBursts; more++)
 				for (const { replicas, bursts } of budgeted)
 					bursts.push(
@@ -476,14 +503,6 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 							coresEach: BUDGET_CORES_EACH,
 						}),
 					);
-			// The 1-replica burst's commands again, signed anew by the sender.
-			floors.push(
-				await floor(
-					sender,
-					localSlackCredentials().signingSecret,
-					configurations[0].full[run].bodies,
-				),
-			);
 			sustained.push(
 				await burst(sender, {
 					replicas: 3,
@@ -577,18 +596,20 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	};
 	const sustainedLabel = `sustained ${sustainedPerSecond}/s for ${sustainedSeconds} s, 3 replicas`;
 	const extraFigures: Figure[] = [
-		{
-			name: 'floor (bare server): ack latency p50',
-			unit: 'ms',
-			samples: floors.map((f) => median(f.ackMs)),
-			better: 'lower',
-		},
-		{
-			name: 'floor (bare server): ack latency p99',
-			unit: 'ms',
-			samples: floors.map((f) => percentile(f.ackMs, 99)),
-			better: 'lower',
-		},
+		...floors.flatMap(({ label, bursts }): Figure[] => [
+			{
+				name: `${label}: ack latency p50`,
+				unit: 'ms',
+				samples: bursts.map((f) => median(f.ackMs)),
+				better: 'lower',
+			},
+			{
+				name: `${label}: ack latency p99`,
+				unit: 'ms',
+				samples: bursts.map((f) => percentile(f.ackMs, 99)),
+				better: 'lower',
+			},
+		]),
 		{
 			name: `${sustainedLabel}: ack latency p50`,
 			unit: 'ms',
@@ -617,18 +638,18 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			op: '<=',
 			target: 0,
 		},
-		{
-			label: 'floor (bare server): commands acknowledged, all runs',
-			value: floors.reduce((total, f) => total + f.acknowledged, 0),
+		...floors.map(({ label, bursts }) => ({
+			label: `${label}: commands acknowledged, all bursts`,
+			value: bursts.reduce((total, f) => total + f.acknowledged, 0),
 			unit: 'commands',
-			op: '>=',
-			target: commands * runs,
-		},
+			op: '>=' as const,
+			target: commands * bursts.length,
+		})),
 	] as const;
-	const cpuNote = (label: string, shares: CpuShare[]) =>
+	const cpuNote = (label: string, shares: CpuShare[], part = 'replicas') =>
 		`${label}, CPU used from the first command sent to the last ack (first burst): ${shares[0] ? describeCpu(shares[0]) : 'none'}` +
 		(shares.length > 1
-			? `; the replicas in each burst: ${shares.map((share) => (share.replicas ?? 0).toFixed(2)).join(', ')} s.`
+			? `; the ${part} in each burst: ${shares.map((share) => (share[part] ?? 0).toFixed(2)).join(', ')} s.`
 			: '.');
 	const [one, three] = configurations;
 	return {
@@ -639,7 +660,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, so "every result posted after" measures the key's budget, and the results wait is sized from it (${resultsWaitMs(commands) / 1000} s). ` +
 			`Every part runs in a process of its own (the sender, nginx with one worker, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply; a burst's p99 is its ${commands / 100} slowest acks, which a moment of the machine's can decide, so each configuration is sent ${ackBursts} bursts per run, taken in turn with the other configurations (the first of each on the shared cores also waits for every result), and its ack and parent figures are their median with the spread. Each replica is warmed up first as a replica that has served a day's commands: ${WARM_UP_COMMANDS_PER_REPLICA} \`/gpu help\` commands, then ${WARM_UP_JOBS_PER_REPLICA} jobs answered in full. ` +
 			`Then the same bursts (acks and parents) with each replica given half a core of its own, as a container's CPU limit gives a replica of a deployment (\`limits.cpu: 500m\`, \`--cpus 0.5\`, systemd's \`CPUQuota=50%\`: the kernel's CFS quota in a cpu cgroup per replica; 1.5 cores for three, the rest of the machine for the sender, nginx, Redis and the stand-in): on the shared cores above, three processes are given no cores that one does not have, so they can only share them, each waking for a third of the requests and keeping its own heap and compiled code; a deployment runs replicas to add cores. ` +
-			`The floor is a bare Node HTTP server (bench/floor-server.ts: no Bolt, no app, the app's accept queue) that checks each request's signature and answers 200, warmed up with as many requests, then sent the 1-replica burst's commands through the same nginx by the same sender: the fastest acks this machine allows. ` +
+			`The floor is bare Node HTTP servers (bench/floor-server.ts: no Bolt, no app, the app's accept queue), 1 and then 3 behind the same nginx, each checking each request's signature and answering 200, warmed up with as many requests, then sent the 1-replica burst's commands by the same sender, as many bursts as each configuration, in turn with them: the fastest acks this machine allows one process and three on its cores. ` +
 			`Sustained: ${sustainedPerSecond} commands a second for ${sustainedSeconds} s (${sustainedCommands} in all, each on a connection opened as it is sent) to 3 replicas, the emulator without its rate limit; each replica's client still paces itself to the key's ${LIMITS.rateLimitPerMinute}/min, so creating ${sustainedCommands} jobs takes ${(sustainedCommands / (3 * LIMITS.rateLimitPerMinute)).toFixed(1)} min: every parent is waited for (${PARENTS_WAIT_MS / 1000} s), the results for ${SUSTAINED_RESULTS_WAIT_MS / 1000} s, and those posted by then are counted, none of them twice.`,
 		figures: [...configurations.flatMap(figures), ...budgeted.flatMap(figures), ...extraFigures],
 		comparisons: [
@@ -661,7 +682,12 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 						},
 					]
 				: []),
-			{ subject: '1 replica: ack latency p99', baseline: 'floor (bare server): ack latency p99' },
+			{
+				subject: `${floors[1].label}: ack latency p99`,
+				baseline: `${floors[0].label}: ack latency p99`,
+			},
+			{ subject: '1 replica: ack latency p99', baseline: `${floors[0].label}: ack latency p99` },
+			{ subject: '3 replicas: ack latency p99', baseline: `${floors[1].label}: ack latency p99` },
 			{
 				subject: '3 replicas: every parent posted after',
 				baseline: '1 replica: every parent posted after',
@@ -675,9 +701,12 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 					bursts.map((r) => r.cpu),
 				),
 			),
-			cpuNote(
-				'floor (bare server)',
-				floors.map((f) => f.cpu),
+			...floors.map(({ label, bursts }) =>
+				cpuNote(
+					label,
+					bursts.map((f) => f.cpu),
+					BARE_SERVERS,
+				),
 			),
 			cpuNote(
 				sustainedLabel,
