@@ -68,6 +68,21 @@ describe('post-ack work', () => {
 			await tasks.idle();
 		});
 
+		it('after a burst (10 acks within 100 ms), waits until no ack has been sent for 100 ms', async () => {
+			const tasks = new BackgroundTasks(() => undefined);
+			let started = 0;
+			for (let n = 0; n < 10; n++) {
+				tasks.afterAck(`command ${n}`, async () => void started++);
+				await jest.advanceTimersByTimeAsync(5);
+			}
+			// The rest of the burst may be waiting on a starved load balancer or other replicas.
+			await jest.advanceTimersByTimeAsync(90);
+			expect(started).toBe(0);
+			await jest.advanceTimersByTimeAsync(20);
+			expect(started).toBe(10);
+			await tasks.idle();
+		});
+
 		it('starts work within two seconds even while acks keep arriving', async () => {
 			const tasks = new BackgroundTasks(() => undefined);
 			let firstStartedAfterMs: number | undefined;
