@@ -17,8 +17,8 @@ const QUIET_MS = 20;
  * ...or this long after a burst, BURST_ACKS acks within BURST_QUIET_MS: a replica then acks faster
  * than the load balancer and the other replicas hand it the rest, and work started in those gaps
  * takes the cores (or a container's CPU quota) the burst's last acks need (scenario 10, three
- * replicas with half a core each: ack p99 0.8-1.1 s in four bursts of five with 20 ms, 0.16-0.55 s
- * with 100 ms). Below 100 acks a second the short wait applies; at or above it, acks never pause
+ * replicas with half a core each: ack p99 0.8-1.1 s in four bursts of five with 20 ms, 0.3-0.8 s
+ * with this rule). Below 100 acks a second the short wait applies; at or above it, acks never pause
  * for 20 ms anyway.
  */
 const BURST_QUIET_MS = 100;
@@ -35,7 +35,8 @@ const QUIET_TURNS = 2;
  * ...and until the process gets the cores when it asks for them: a quiet timer that fires later
  * than this past its time says other processes hold the cores (on shared cores, the other replicas
  * still acknowledging a burst: scenario 10's three replicas took 0.7-1.6 s of CPU during the acks
- * of 1,000 commands without this rule, 0.55-0.9 s with it, one replica 0.45-0.6 s), so the quiet wait starts again.
+ * of 1,000 commands without this rule, 0.55-0.9 s with it, one replica 0.45-0.6 s), so the quiet
+ * wait starts again.
  */
 const LATE_MS = 10;
 /**
@@ -110,9 +111,9 @@ export class BackgroundTasks {
 	}
 
 	/**
-	 * Starts waiting work a couple per turn once acks have paused for QUIET_MS and QUIET_TURNS and
-	 * its timer was not held off the cores for LATE_MS; until
-	 * then it sleeps on a timer rather than checking every turn (a loop that never waits for I/O
+	 * Starts waiting work a couple per turn once acks have paused for QUIET_MS (BURST_QUIET_MS after
+	 * a burst) and QUIET_TURNS and its timer was not held off the cores for LATE_MS; until then it
+	 * sleeps on a timer rather than checking every turn (a loop that never waits for I/O
 	 * takes a core), and checks a few turns after the timer.
 	 */
 	private scheduleDrain(): void {
