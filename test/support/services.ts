@@ -1,6 +1,8 @@
 import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { descendants } from './proc';
+
+const ROOT = join(__dirname, '..', '..');
 import { freePort } from '../../slack-app/local';
 import { Service, runOrThrow } from '../e2e/processes';
 
@@ -266,11 +268,15 @@ export class Nginx {
 	}
 
 	/**
-	 * Round robin over `upstreams` on 127.0.0.1, as a load balancer in front of replicas: kept-alive
-	 * connections to them, and a replica that refuses the connection skipped for the next. One worker
-	 * process, so that it takes one share of the cores it shares with what it balances.
+	 * Round robin over `upstreams` on 127.0.0.1, as a load balancer in front of replicas: as many
+	 * kept-alive connections to them as the shipped nginx.conf keeps, and a replica that refuses the
+	 * connection skipped for the next. One worker process, so that it takes one share of the cores it
+	 * shares with what it balances.
 	 */
 	static async balance(dir: string, port: number, upstreams: number[]): Promise<Nginx> {
+		const shipped = await readFile(join(ROOT, 'docs', 'deploy', 'nginx.conf'), 'utf8');
+		const keepalive = /^\s*keepalive (\d+);/m.exec(shipped)?.[1];
+		if (!keepalive) throw new Error('docs/deploy/nginx.conf has no upstream keepalive');
 		return await Nginx.start(
 			dir,
 			[
@@ -279,7 +285,7 @@ export class Nginx {
 				'upstream replicas {',
 				// Never marked down: each request tries the next replica when one refuses it.
 				...upstreams.map((upstream) => `    server 127.0.0.1:${upstream} max_fails=0;`),
-				'    keepalive 64;',
+				`    keepalive ${keepalive};`,
 				'}',
 				'server {',
 				`    listen 127.0.0.1:${port} backlog=4096;`,
