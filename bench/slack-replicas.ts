@@ -388,6 +388,24 @@ async function requireDeployedNode(): Promise<void> {
 		);
 }
 
+/** The ack latency p50 and p99 of each burst (or run) of `label`. */
+function ackFigures(label: string, bursts: Array<{ ackMs: number[] }>): Figure[] {
+	return [
+		{
+			name: `${label}: ack latency p50`,
+			unit: 'ms',
+			samples: bursts.map((burst) => median(burst.ackMs)),
+			better: 'lower',
+		},
+		{
+			name: `${label}: ack latency p99`,
+			unit: 'ms',
+			samples: bursts.map((burst) => percentile(burst.ackMs, 99)),
+			better: 'lower',
+		},
+	];
+}
+
 /** `pick` of every run, added up. */
 function sum(runs: Run[], pick: (run: Run) => number): number {
 	return runs.reduce((total, run) => total + pick(run), 0);
@@ -520,18 +538,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	}
 	/** Acks and parents; the results too unless the runs stopped at the parents. */
 	const figures = ({ label, bursts, full }: (typeof configurations)[number]): Figure[] => [
-		{
-			name: `${label}: ack latency p50`,
-			unit: 'ms',
-			samples: bursts.map((r) => median(r.ackMs)),
-			better: 'lower',
-		},
-		{
-			name: `${label}: ack latency p99`,
-			unit: 'ms',
-			samples: bursts.map((r) => percentile(r.ackMs, 99)),
-			better: 'lower',
-		},
+		...ackFigures(label, bursts),
 		{
 			name: `${label}: every parent posted after`,
 			unit: 's',
@@ -596,32 +603,8 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	};
 	const sustainedLabel = `sustained ${sustainedPerSecond}/s for ${sustainedSeconds} s, 3 replicas`;
 	const extraFigures: Figure[] = [
-		...floors.flatMap(({ label, bursts }): Figure[] => [
-			{
-				name: `${label}: ack latency p50`,
-				unit: 'ms',
-				samples: bursts.map((f) => median(f.ackMs)),
-				better: 'lower',
-			},
-			{
-				name: `${label}: ack latency p99`,
-				unit: 'ms',
-				samples: bursts.map((f) => percentile(f.ackMs, 99)),
-				better: 'lower',
-			},
-		]),
-		{
-			name: `${sustainedLabel}: ack latency p50`,
-			unit: 'ms',
-			samples: sustained.map((r) => median(r.ackMs)),
-			better: 'lower',
-		},
-		{
-			name: `${sustainedLabel}: ack latency p99`,
-			unit: 'ms',
-			samples: sustained.map((r) => percentile(r.ackMs, 99)),
-			better: 'lower',
-		},
+		...floors.flatMap(({ label, bursts }) => ackFigures(label, bursts)),
+		...ackFigures(sustainedLabel, sustained),
 		{
 			name: `${sustainedLabel}: results posted (once) within the wait`,
 			unit: 'threads',
