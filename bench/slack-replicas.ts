@@ -298,7 +298,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 	}
 }
 
-/** What a part of the replicas' place is called in the floor's CPU figures. */
+/** The floor's servers in its CPU figures, where the replicas' figures say "replicas". */
 const BARE_SERVERS = 'bare servers';
 
 /**
@@ -406,8 +406,8 @@ function ackFigures(label: string, bursts: Array<{ ackMs: number[] }>): Figure[]
 	];
 }
 
-/** `pick` of every run, added up. */
-function sum(runs: Run[], pick: (run: Run) => number): number {
+/** `pick` of every run (or burst), added up. */
+function sum<T>(runs: T[], pick: (run: T) => number): number {
 	return runs.reduce((total, run) => total + pick(run), 0);
 }
 
@@ -623,7 +623,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 		},
 		...floors.map(({ label, bursts }) => ({
 			label: `${label}: commands acknowledged, all bursts`,
-			value: bursts.reduce((total, f) => total + f.acknowledged, 0),
+			value: sum(bursts, (f) => f.acknowledged),
 			unit: 'commands',
 			op: '>=' as const,
 			target: commands * bursts.length,

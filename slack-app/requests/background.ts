@@ -54,7 +54,6 @@ export class BackgroundTasks {
 	private readonly running = new Set<Promise<void>>();
 	private readonly waiting: { start: () => void; since: number }[] = [];
 	private drainScheduled = false;
-	private lastAckAt = Number.NEGATIVE_INFINITY;
 	/** When the last BURST_ACKS acks were sent, oldest first. */
 	private readonly recentAcks: number[] = [];
 	private acks = 0;
@@ -78,8 +77,7 @@ export class BackgroundTasks {
 				task,
 			),
 		);
-		this.lastAckAt = performance.now();
-		this.recentAcks.push(this.lastAckAt);
+		this.recentAcks.push(performance.now());
 		if (this.recentAcks.length > BURST_ACKS) this.recentAcks.shift();
 		this.acks++;
 		this.scheduleDrain();
@@ -97,24 +95,28 @@ export class BackgroundTasks {
 		this.running.add(promise);
 	}
 
+	private lastAckAt(): number {
+		return this.recentAcks.at(-1) ?? Number.NEGATIVE_INFINITY;
+	}
+
 	/** How long acks must have paused: longer after a burst. */
 	private quietMs(): number {
 		const inBurst =
 			this.recentAcks.length === BURST_ACKS &&
-			this.lastAckAt - this.recentAcks[0] <= BURST_QUIET_MS;
+			this.lastAckAt() - this.recentAcks[0] <= BURST_QUIET_MS;
 		return inBurst ? BURST_QUIET_MS : QUIET_MS;
 	}
 
 	/** The last time the cores were wanted for something else: an ack, or other processes. */
 	private lastBusyAt(): number {
-		return Math.max(this.lastAckAt, this.lastHeldOffAt);
+		return Math.max(this.lastAckAt(), this.lastHeldOffAt);
 	}
 
 	/**
 	 * Starts waiting work a couple per turn once acks have paused for QUIET_MS (BURST_QUIET_MS after
 	 * a burst) and QUIET_TURNS and its timer was not held off the cores for LATE_MS; until then it
-	 * sleeps on a timer rather than checking every turn (a loop that never waits for I/O
-	 * takes a core), and checks a few turns after the timer.
+	 * sleeps on a timer rather than checking every turn (a loop that never waits for I/O takes a
+	 * core), and checks a few turns after the timer.
 	 */
 	private scheduleDrain(): void {
 		if (this.drainScheduled || this.waiting.length === 0) return;

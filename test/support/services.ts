@@ -1,10 +1,10 @@
 import { chmod, chown, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { descendants } from './proc';
-
-const ROOT = join(__dirname, '..', '..');
 import { freePort } from '../../slack-app/local';
 import { Service, runOrThrow } from '../e2e/processes';
+
+const ROOT = join(__dirname, '..', '..');
 
 /**
  * PostgreSQL, Redis and nginx from Debian's packages, each started as the caller's own server on 127.0.0.1
