@@ -62,9 +62,11 @@ export async function rediscoverJobs(
 				logger.warn(`Could not list jobs of ${endpoint} to resume them: ${errorSummary(error)}`);
 		}
 	}
-	const oldestFirst = [...listed.values()].sort(
-		(a, b) => Date.parse(a.create_time) - Date.parse(b.create_time),
-	);
+	// Jobs created in the same instant (a service may stamp whole seconds) tie on create_time; the
+	// listing, newest first, still orders them, so the later one there is the older.
+	const oldestFirst = [...listed.values()]
+		.reverse()
+		.sort((a, b) => Date.parse(a.create_time) - Date.parse(b.create_time));
 	const running: RunningJob[] = [];
 	const deliveries: Promise<void>[] = [];
 	for (const job of oldestFirst) {

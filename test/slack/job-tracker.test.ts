@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator } from '../../emulator';
 import type { ManagementClient } from '../../shared/client';
-import { createManagementClient } from '../../shared/runtime';
+import type { Clock } from '../../shared/clock';
+import { createManagementClient, systemClock } from '../../shared/runtime';
 import { isTerminalStatus, type Job } from '../../shared/schemas';
 import { jobResultParts } from '../../slack-app/messages/results';
 import { JobOriginSeal, JobOrigins, type JobOrigin } from '../../slack-app/state/job-metadata';
@@ -29,13 +30,20 @@ const POLL_MS = 1000;
 const REFRESH_MS = 15_000;
 const SECRET = 'tracker-test-secret-tracker-test-secret';
 
+const wholeSecondsClock: Clock = {
+	now: () => Math.floor(systemClock.now() / 1000) * 1000,
+	sleep: systemClock.sleep,
+};
+
 let standin: Standin;
 let threads: SlackThreads;
 let emulator: Emulator;
 let management: ManagementClient;
 beforeAll(async () => {
 	({ standin, threads } = await standinThreads());
-	emulator = await startEmulator({ port: 0, jobDurationMs: 100 });
+	// Creation times in whole seconds, as many services stamp them: jobs created together tie, and
+	// "oldest" must not depend on a millisecond between them.
+	emulator = await startEmulator({ port: 0, jobDurationMs: 100, clock: wholeSecondsClock });
 	management = createManagementClient({
 		baseUrl: emulator.baseUrl,
 		organization: emulator.organization,
