@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { subscriptionFor, type StandinAppConfig } from './app-config';
 import type { EnvelopeType } from './socket-mode';
 import { BOT, TEAM, Workspace, type StoredMessage } from './workspace';
 
@@ -19,6 +20,8 @@ export function slackSignature(
 export interface AppReply {
 	status: number;
 	body: string;
+	/** Set when Slack would not have sent it: the app does not subscribe to that event. */
+	notSubscribed?: string;
 }
 
 export interface SlashCommandOptions {
@@ -51,6 +54,8 @@ export interface ViewSubmission {
 
 export interface AppLinkOptions {
 	signingSecret: string;
+	/** The app as created from its manifest: which events Slack sends it. */
+	config: StandinAppConfig;
 	/** Where the app listens for Slack, e.g. `http://127.0.0.1:3000/slack/events`. */
 	eventsUrl: () => string | undefined;
 	/** Set when Socket Mode is on: everything goes over the app's WebSocket instead. */
@@ -138,6 +143,17 @@ export class AppLink {
 		});
 	}
 
+	/**
+	 * Delivers an Events API event, as Slack does only when the app subscribes to it
+	 * (https://docs.slack.dev/apis/events-api: "you'll only receive events you subscribe to").
+	 */
+	deliverEvent(event: Record<string, unknown> & { type: string }): Promise<AppReply> {
+		const needed = subscriptionFor(event);
+		if (!this.options.config.botEvents.has(needed))
+			return Promise.resolve({ status: 0, body: '', notSubscribed: needed });
+		return this.send(this.eventBody(event), 'application/json');
+	}
+
 	/** The person opened a new assistant thread (the stand-in has made its root message). */
 	assistantThreadStarted(
 		user: string,
@@ -155,21 +171,42 @@ export class AppLink {
 			},
 			event_ts: String(Date.now() / 1000),
 		};
-		return this.send(this.eventBody(event), 'application/json');
+		return this.deliverEvent(event);
 	}
 
-	/** The person opened the app's Home tab. */
-	appHomeOpened(user: string): Promise<AppReply> {
-		const home = this.workspace.homes.get(user);
+	/** The person opened the app's Home tab, or its Messages tab (where agent conversations live). */
+	appHomeOpened(user: string, tab: 'home' | 'messages' = 'home'): Promise<AppReply> {
+		const home = tab === 'home' ? this.workspace.homes.get(user) : undefined;
 		const event = {
 			type: 'app_home_opened',
 			user,
-			channel: `D${user.slice(1)}`,
-			tab: 'home',
+			channel: this.workspace.directMessageOf(user),
+			tab,
 			event_ts: String(Date.now() / 1000),
 			...(home ? { view: { ...home.view, id: home.id, hash: home.hash } } : {}),
 		};
-		return this.send(this.eventBody(event), 'application/json');
+		return this.deliverEvent(event);
+	}
+
+	/**
+	 * The person clicked Slack's stop button on a session in `processing`
+	 * (https://docs.slack.dev/reference/events/agent_session_stopped): `streaming_message_ts` lists
+	 * the streams Slack stopped itself.
+	 */
+	agentSessionStopped(
+		user: string,
+		channel: string,
+		threadTs: string,
+		streamingMessageTs: string[],
+	): Promise<AppReply> {
+		return this.deliverEvent({
+			type: 'agent_session_stopped',
+			user,
+			channel,
+			thread_ts: threadTs,
+			streaming_message_ts: streamingMessageTs,
+			event_ts: String(Date.now() / 1000),
+		});
 	}
 
 	/** What every interactive payload carries (who, which team and app, a trigger id), sent form-encoded as `payload`. */
@@ -314,29 +351,32 @@ export class AppLink {
 
 	/** A person's message in a channel or thread, as the Events API delivers it. */
 	messageEvent(message: StoredMessage): Promise<AppReply> {
-		return this.send(this.messageEventBody(message), 'application/json');
+		return this.deliverEvent(messageEventOf(message));
 	}
 
 	/** The body of that delivery (one event_id; Slack's retries of it send the same body). */
 	messageEventBody(message: StoredMessage): string {
-		const event = {
-			type: 'message',
-			channel: message.channel,
-			user: message.user,
-			text: message.text,
-			ts: message.ts,
-			...(message.threadTs ? { thread_ts: message.threadTs } : {}),
-			// Slack's ids say the kind: D… is a direct message, G… a private channel.
-			channel_type: message.channel.startsWith('D')
-				? 'im'
-				: message.channel.startsWith('G')
-					? 'group'
-					: 'channel',
-			event_ts: message.ts,
-			team: TEAM.id,
-		};
-		return this.eventBody(event);
+		return this.eventBody(messageEventOf(message));
 	}
+}
+
+function messageEventOf(message: StoredMessage): Record<string, unknown> & { type: string } {
+	return {
+		type: 'message',
+		channel: message.channel,
+		user: message.user,
+		text: message.text,
+		ts: message.ts,
+		...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+		// Slack's ids say the kind: D… is a direct message, G… a private channel.
+		channel_type: message.channel.startsWith('D')
+			? 'im'
+			: message.channel.startsWith('G')
+				? 'group'
+				: 'channel',
+		event_ts: message.ts,
+		team: TEAM.id,
+	};
 }
 
 /**

@@ -32,6 +32,8 @@ export function renderPage(): string {
   .replies-link:hover { text-decoration: underline; }
   .assistant-status { color: var(--muted); font-style: italic; font-size: 13px; margin: 4px 0; }
   .prompts { display: flex; flex-wrap: wrap; gap: 6px; margin: 8px 0; }
+  .session { display: flex; align-items: center; gap: 8px; font-size: 13px; color: var(--muted); margin: 4px 0; }
+  .session .stop { border: 1px solid #c00; color: #c00; background: none; border-radius: 4px; padding: 1px 8px; cursor: pointer; }
   .pane-replies { border-top: 1px solid #eee; margin-top: 6px; padding-top: 6px; }
   #confirm-backdrop { position: fixed; inset: 0; background: rgba(0,0,0,.45); display: none; align-items: center; justify-content: center; }
   #confirm { background: #fff; border-radius: 8px; width: min(440px, 94vw); padding: 18px 22px; }
@@ -114,7 +116,8 @@ export function renderPage(): string {
     for (const other of ['channel', 'home', 'dm']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
     document.getElementById('main').hidden = name === 'home';
     document.querySelector('footer').hidden = name === 'home';
-    document.getElementById('assistant-new').hidden = name !== 'dm';
+    // The older assistant container has its own "new chat" button; agent messaging uses the composer.
+    document.getElementById('assistant-new').hidden = name !== 'dm' || !state || state.experience !== 'assistant';
     document.getElementById('home').hidden = name !== 'home';
     if (name !== 'home' && state) {
       const wanted = state.conversations[name === 'dm' ? 1 : 0];
@@ -372,6 +375,7 @@ export function renderPage(): string {
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(userName(message.user)) + '</b>' + (message.bot ? '<span class="app-badge">APP</span>' : '') + ' ' + when + (message.edited ? ' (edited)' : '')));
     const source = { messageTs: message.ts };
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
+    if (message.session && !inThread) node.appendChild(renderSession(message));
     if (message.assistant && !inThread) body.appendChild(el('div', 'block', '<b>✨ ' + escapeHtml(message.assistant.title || 'New chat') + '</b>'));
     else if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
@@ -407,6 +411,7 @@ export function renderPage(): string {
     ].sort((a, b) => a.ts - b.ts);
     for (const item of items) replies.appendChild(item.node());
     thread.appendChild(replies);
+    if (parent.session) thread.appendChild(renderSession(parent));
     if (assistant && assistant.status) thread.appendChild(el('div', 'assistant-status', escapeHtml(state.bot.name + ' ' + assistant.status)));
     if (assistant && assistant.prompts.length && !parent.replies.some((m) => !m.bot)) {
       const prompts = el('div', 'prompts');
@@ -444,7 +449,10 @@ export function renderPage(): string {
   });
 
   document.getElementById('tab-channel').addEventListener('click', () => showTab('channel'));
-  document.getElementById('tab-dm').addEventListener('click', () => showTab('dm'));
+  document.getElementById('tab-dm').addEventListener('click', async () => {
+    showTab('dm');
+    await post('/ui/messages-opened', {});
+  });
   document.getElementById('assistant-new').addEventListener('click', async () => {
     const started = await post('/ui/assistant-new', {});
     if (started.threadTs) { openThread = started.threadTs; scheduleRefresh(); }
@@ -475,6 +483,36 @@ export function renderPage(): string {
     return node;
   }
 
+  /** An agent session's title and status; while it is processing, Slack's stop button. */
+  function renderSession(message) {
+    const session = message.session;
+    const node = el('div', 'session', (session.title ? '<b>' + escapeHtml(session.title) + '</b> · ' : '') + escapeHtml(session.status));
+    node.dataset.sessionStatus = session.status;
+    if (session.status === 'processing') {
+      const stop = el('button', 'stop', '■ Stop');
+      stop.type = 'button';
+      stop.setAttribute('aria-label', 'Stop');
+      stop.addEventListener('click', () => post('/ui/session-stop', { threadTs: message.ts }));
+      node.appendChild(stop);
+    }
+    return node;
+  }
+
+  /** Agent messaging: the app's suggested prompts at the top of its Messages tab; a click sends one. */
+  function renderMessagesTabPrompts() {
+    const offer = state.messagesTabPrompts;
+    if (tab !== 'dm' || !offer || !offer.prompts.length) return [];
+    const prompts = el('div', 'prompts', offer.title ? '<span class="context">' + escapeHtml(offer.title) + '</span>' : '');
+    prompts.id = 'messages-tab-prompts';
+    for (const prompt of offer.prompts) {
+      const chip = el('button', 'slack-button', escapeHtml(prompt.title));
+      chip.type = 'button';
+      chip.addEventListener('click', () => post('/ui/command', { text: prompt.message }));
+      prompts.appendChild(chip);
+    }
+    return [prompts];
+  }
+
   function renderFeed() {
     const feed = document.getElementById('feed');
     const nearBottom = feed.scrollHeight - feed.scrollTop - feed.clientHeight < 80;
@@ -482,7 +520,7 @@ export function renderPage(): string {
       ...state.messages.map((m) => ({ ts: Number(m.ts), node: () => renderMessage(m, false) })),
       ...visibleEphemerals().filter((m) => !m.threadTs).map((m) => ({ ts: Number(m.ts), node: () => renderEphemeral(m) })),
     ].sort((a, b) => a.ts - b.ts);
-    feed.replaceChildren(...items.map((item) => item.node()));
+    feed.replaceChildren(...renderMessagesTabPrompts(), ...items.map((item) => item.node()));
     if (nearBottom) feed.scrollTop = feed.scrollHeight;
   }
 

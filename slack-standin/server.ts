@@ -1,3 +1,4 @@
+import { createApp, type CreateAppOptions, type StandinAppConfig } from './app-config';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
@@ -28,7 +29,7 @@ function conversation(id: string | undefined): (typeof CONVERSATIONS)[number] {
  * 127.0.0.1 only. The signing secret stays here; the page never sees it.
  */
 
-export interface StandinOptions {
+export interface StandinOptions extends CreateAppOptions {
 	port?: number;
 	botToken: string;
 	signingSecret: string;
@@ -115,6 +116,8 @@ const text = (value: unknown): string | undefined =>
 
 export class Standin {
 	readonly workspace = new Workspace();
+	/** The app as created from its manifest (the repository's, unless a test gives another). */
+	readonly config: StandinAppConfig;
 	readonly api: WebApi;
 	readonly app: AppLink;
 	/** Set when Socket Mode is on. */
@@ -126,8 +129,10 @@ export class Standin {
 
 	constructor(options: StandinOptions) {
 		this.appEventsUrl = options.appEventsUrl;
+		this.config = createApp(options);
 		this.api = new WebApi(this.workspace, {
 			botToken: options.botToken,
+			config: this.config,
 			nativeStreaming: options.nativeStreaming ?? true,
 			baseUrl: () => this.origin,
 		});
@@ -139,6 +144,7 @@ export class Standin {
 			});
 		this.app = new AppLink(this.workspace, {
 			signingSecret: options.signingSecret,
+			config: this.config,
 			eventsUrl: () => this.appEventsUrl,
 			socketMode: this.socketMode,
 			responseUrl: (target) => this.createResponseUrl(target),
@@ -227,6 +233,27 @@ export class Standin {
 			this.workspace.on('change', scheduleCheck);
 			check();
 		});
+	}
+
+	/**
+	 * A person clicks the stop button of a session in `processing` (Slack shows it only then): Slack
+	 * ends the thread's streams itself and tells the app which, with `agent_session_stopped`; the
+	 * session stays `processing` until the app moves it (https://docs.slack.dev/ai/agent-sessions).
+	 * False when the session shows no stop button.
+	 */
+	async stopSession(user: string, channel: string, threadTs: string): Promise<boolean> {
+		if (this.workspace.session(channel, threadTs)?.status !== 'processing') return false;
+		const streams = this.workspace
+			.replies(channel, threadTs)
+			.filter((message) => message.streaming)
+			.map((message) => message.ts);
+		for (const ts of streams) this.workspace.update(channel, ts, { streaming: false });
+		this.reportFailure(
+			'Stopping',
+			await this.app.agentSessionStopped(user, channel, threadTs, streams),
+			channel,
+		);
+		return true;
 	}
 
 	/** A person posts in a channel or thread; the app hears it as a message event. */
@@ -400,6 +427,7 @@ export class Standin {
 			edited: message.edited,
 			streaming: message.streaming,
 			assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
+			session: ws.session(message.channel, message.ts) ?? null,
 			markdown: message.streamed,
 			files: message.fileIds.flatMap((fileId) => {
 				const file = ws.files.get(fileId);
@@ -431,6 +459,8 @@ export class Standin {
 			view: view ? { id: view.id, hash: view.hash, view: view.view, errors: view.errors } : null,
 			home: ws.homes.get(LOCAL_USER.id)?.view ?? null,
 			shortcuts: SHORTCUTS,
+			experience: this.config.experience,
+			messagesTabPrompts: ws.messagesTabPrompts.get(shown.id) ?? null,
 		};
 	}
 
@@ -456,6 +486,8 @@ export class Standin {
 		reply: AppReply,
 		channel: string = DEFAULT_CHANNEL.id,
 	): void {
+		// Slack did not send it (the app does not subscribe): nothing to fail.
+		if (reply.notSubscribed) return;
 		if (reply.status === 200) {
 			if (reply.body.trim().startsWith('{')) {
 				const body = JSON.parse(reply.body) as Record<string, unknown>;
@@ -560,6 +592,8 @@ export class Standin {
 				return send(res, 200, { ok: true });
 			}
 			case 'assistant-new': {
+				// Only an app created with the assistant container has it.
+				if (this.config.experience !== 'assistant') return send(res, 404, { ok: false });
 				// Slack opens the thread in the app's direct messages; its root names the thread until the app titles it.
 				const root = this.workspace.post({
 					channel: DIRECT_MESSAGE.id,
@@ -579,6 +613,20 @@ export class Standin {
 					DIRECT_MESSAGE.id,
 				);
 				return send(res, 200, { ok: true, threadTs: root.ts });
+			}
+			case 'messages-opened': {
+				this.reportFailure(
+					'Opening Messages',
+					await this.app.appHomeOpened(user, 'messages'),
+					DIRECT_MESSAGE.id,
+				);
+				return send(res, 200, { ok: true });
+			}
+			case 'session-stop': {
+				const threadTs = text(body.threadTs);
+				if (!threadTs) return send(res, 400, { ok: false });
+				const stopped = await this.stopSession(user, channel, threadTs);
+				return send(res, stopped ? 200 : 409, { ok: stopped });
 			}
 			case 'home-opened': {
 				this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);

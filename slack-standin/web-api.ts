@@ -1,5 +1,7 @@
+import type { StandinAppConfig } from './app-config';
 import { LimitCheck, truncated, type Surface } from './limits';
 import {
+	SESSION_STATUSES,
 	BOT,
 	LOCAL_USER,
 	TEAM,
@@ -170,6 +172,8 @@ function chunkText(params: Params): string {
 
 export interface WebApiOptions {
 	botToken: string;
+	/** The app as created from its manifest: agent methods only for an agent. */
+	config: StandinAppConfig;
 	/** Serves chat.startStream/appendStream/stopStream; off makes them `unknown_method` like older workspaces. */
 	nativeStreaming: boolean;
 	/** Absolute URL prefix for upload URLs and file links, e.g. `http://127.0.0.1:4321`. */
@@ -351,28 +355,11 @@ export class WebApi {
 			}
 			case 'assistant.threads.setSuggestedPrompts':
 			case 'assistant.threads.setTitle':
-			case 'assistant.threads.setStatus': {
-				const channel = required(params, 'channel_id');
-				const threadTs = required(params, 'thread_ts');
-				if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
-				const thread = this.workspace.assistantThread(channel, threadTs);
-				if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
-				if (method === 'assistant.threads.setStatus') thread.status = params.status || undefined;
-				if (method === 'assistant.threads.setSuggestedPrompts') {
-					const prompts = json(required(params, 'prompts'), undefined);
-					if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4)
-						fail('invalid_arguments');
-					thread.prompts = prompts.map((prompt: unknown) => {
-						const record =
-							prompt && typeof prompt === 'object' ? (prompt as Record<string, unknown>) : {};
-						if (typeof record.title !== 'string' || typeof record.message !== 'string')
-							fail('invalid_arguments');
-						return { title: record.title, message: record.message };
-					});
-				}
-				this.workspace.changed();
-				return {};
-			}
+			case 'assistant.threads.setStatus':
+				return this.assistantThreads(method, params);
+			case 'agents.sessions.setStatus':
+			case 'agents.sessions.rename':
+				return this.agentSessions(method, params);
 			case 'views.publish': {
 				const user = required(params, 'user_id');
 				const view = json(required(params, 'view'), undefined);
@@ -474,6 +461,82 @@ export class WebApi {
 		}
 		this.workspace.update(channel, ts, change);
 		return { channel, ts };
+	}
+
+	/**
+	 * The assistant container's methods. For an agent app Slack bridges them onto sessions
+	 * (https://docs.slack.dev/ai/migrating-to-agent-messaging): a status sets `processing`, an empty
+	 * one `active`, a title names the session; suggested prompts go to the top of the Messages tab,
+	 * and with a `thread_ts` they "silently fail" (https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts).
+	 */
+	private assistantThreads(method: string, params: Params): Record<string, unknown> {
+		const channel = required(params, 'channel_id');
+		const agent = this.options.config.experience === 'agent';
+		if (this.options.config.experience === 'none') fail('not_allowed');
+		if (method === 'assistant.threads.setSuggestedPrompts') {
+			const prompts = suggestedPrompts(params);
+			if (agent) {
+				if (!params.thread_ts) {
+					this.workspace.messagesTabPrompts.set(channel, { title: params.title, prompts });
+					this.workspace.changed();
+				}
+				return {};
+			}
+			const threadTs = required(params, 'thread_ts');
+			if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+			this.workspace.assistantThread(channel, threadTs).prompts = prompts;
+			this.workspace.changed();
+			return {};
+		}
+		const threadTs = required(params, 'thread_ts');
+		if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+		if (agent) {
+			if (method === 'assistant.threads.setTitle') {
+				const session = this.workspace.session(channel, threadTs);
+				if (session) session.title = required(params, 'title');
+				else this.workspace.setSession(channel, threadTs, 'active', required(params, 'title'));
+			} else this.workspace.setSession(channel, threadTs, params.status ? 'processing' : 'active');
+			this.workspace.changed();
+			return {};
+		}
+		const thread = this.workspace.assistantThread(channel, threadTs);
+		if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
+		else thread.status = params.status || undefined;
+		this.workspace.changed();
+		return {};
+	}
+
+	/**
+	 * Agent sessions (https://docs.slack.dev/reference/methods/agents.sessions.setStatus): only apps
+	 * declared as agents create them ("Only apps declared as agents in the app settings can create
+	 * sessions"; Slack's docs name no error code for the refusal, `not_allowed` here). The first
+	 * setStatus creates the session with its title (at most 200 characters); without the
+	 * `agent_session_stopped` subscription Slack warns `missing_agent_session_stopped_event_subscription`
+	 * and shows no working stop button.
+	 */
+	private agentSessions(method: string, params: Params): Record<string, unknown> {
+		const { config } = this.options;
+		if (config.experience !== 'agent') fail('not_allowed');
+		const channel = required(params, 'channel_id');
+		const threadTs = required(params, 'thread_ts');
+		if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
+		const title = params.title;
+		if (title !== undefined && (title.length === 0 || title.length > 200)) fail('invalid_title');
+		if (method === 'agents.sessions.rename') {
+			const session = this.workspace.session(channel, threadTs);
+			if (!session) fail('session_not_found');
+			session.title = required(params, 'title');
+			this.workspace.changed();
+			return {};
+		}
+		const status = SESSION_STATUSES.find((known) => known === params.status);
+		if (!status) fail('invalid_status');
+		// The title counts only when the call creates the session.
+		const session = this.workspace.setSession(channel, threadTs, status, title);
+		const warning = config.botEvents.has('agent_session_stopped')
+			? {}
+			: { warning: 'missing_agent_session_stopped_event_subscription' };
+		return { status: session.status, title: session.title ?? '', ...warning };
 	}
 
 	private replies(params: Params): Record<string, unknown> {
@@ -623,4 +686,18 @@ export function mimeType(filename: string): string {
 		json: 'application/json',
 	};
 	return types[extension ?? ''] ?? 'application/octet-stream';
+}
+
+/** Slack's suggested prompts: one to four, each a title and a message. */
+function suggestedPrompts(params: Params): { title: string; message: string }[] {
+	const prompts = json(required(params, 'prompts'), undefined);
+	if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4)
+		fail('invalid_arguments');
+	return prompts.map((prompt: unknown) => {
+		const record = prompt && typeof prompt === 'object' ? { ...prompt } : {};
+		const title: unknown = 'title' in record ? record.title : undefined;
+		const message: unknown = 'message' in record ? record.message : undefined;
+		if (typeof title !== 'string' || typeof message !== 'string') fail('invalid_arguments');
+		return { title, message };
+	});
 }

@@ -91,6 +91,18 @@ export interface AssistantThread {
 	prompts: { title: string; message: string }[];
 }
 
+/** Agent session states (https://docs.slack.dev/ai/agent-sessions). */
+export const SESSION_STATUSES = ['active', 'processing', 'suspended', 'closed'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/** A thread-based agent session, set by agents.sessions.* (or the assistant.threads.* bridge). */
+export interface AgentSession {
+	status: SessionStatus;
+	title?: string;
+	/** How often the app set each status, so tests can tell a session left `processing` once. */
+	history: SessionStatus[];
+}
+
 export interface IssuedTrigger {
 	id: string;
 	user: string;
@@ -122,6 +134,13 @@ export class Workspace extends EventEmitter {
 	readonly views = new Map<string, OpenView>();
 	/** Assistant threads by `channel/thread_ts`. */
 	readonly assistantThreads = new Map<string, AssistantThread>();
+	/** Agent sessions by `channel/thread_ts`. */
+	readonly sessions = new Map<string, AgentSession>();
+	/** Suggested prompts at the top of a Messages tab (agent messaging), by DM channel. */
+	readonly messagesTabPrompts = new Map<
+		string,
+		{ title?: string; prompts: { title: string; message: string }[] }
+	>();
 	/** Published Home tabs, by user. */
 	readonly homes = new Map<string, OpenView>();
 	readonly triggers = new Map<string, IssuedTrigger>();
@@ -297,6 +316,31 @@ export class Workspace extends EventEmitter {
 		const thread = this.assistantThreads.get(key) ?? { prompts: [] };
 		this.assistantThreads.set(key, thread);
 		return thread;
+	}
+
+	/** Sets a session's status, creating it (with its title) on the first call, as Slack does. */
+	setSession(
+		channel: string,
+		threadTs: string,
+		status: SessionStatus,
+		title?: string,
+	): AgentSession {
+		const key = `${channel}/${threadTs}`;
+		const session = this.sessions.get(key) ?? { status, title, history: [] };
+		session.status = status;
+		session.history.push(status);
+		this.sessions.set(key, session);
+		this.changed();
+		return session;
+	}
+
+	session(channel: string, threadTs: string): AgentSession | undefined {
+		return this.sessions.get(`${channel}/${threadTs}`);
+	}
+
+	/** A person's direct messages with the app: the local person's is the page's DM. */
+	directMessageOf(user: string): string {
+		return user === LOCAL_USER.id ? DIRECT_MESSAGE.id : `D${user.slice(1)}`;
 	}
 
 	closeView(id: string): void {

@@ -4,82 +4,166 @@ import {
 	assistantGreeting,
 	assistantThreadTitle,
 	SUGGESTED_PROMPTS,
+	SUGGESTED_PROMPTS_TITLE,
 } from '../messages/assistant';
+import { decodeValue, jobRefSchema, ACTIONS } from '../messages/actions';
 import type { ThreadRef } from '../model';
 import type { ChatService, ThreadReply } from './chat';
 import { conversationFromThread, plainText } from './conversation';
+import type { JobService } from './jobs';
 import { errorSummary } from '../slack/errors';
+import type { AgentSessions } from '../slack/agent-sessions';
 import type { PrivateReply } from '../requests/outcome';
-import { REQUEST_EVENT, type SlackThreads, type ThreadMessage } from '../slack/slack-thread';
+import type { SharedState } from '../state/shared-state';
+import { redisInTime } from '../state/timeout';
+import {
+	REQUEST_EVENT,
+	writtenByApp,
+	type SlackThreads,
+	type ThreadMessage,
+} from '../slack/slack-thread';
 
 type WebClient = webApi.WebClient;
 
-export interface AssistantOptions {
+export interface AgentConversationsOptions {
 	client: WebClient;
 	threads: SlackThreads;
 	chat: ChatService;
+	jobs: JobService;
+	sessions: AgentSessions;
+	team: string;
+	/** Which stop clicks this process or any replica has taken up. */
+	claims: Pick<SharedState, 'claimOnce'>;
 	botUserId: () => string | undefined;
 	logger: Logger;
 }
 
-/**
- * Slack's assistant surface (Agents & AI Apps): a thread the person opens beside any channel, in
- * the app's direct messages. Started: a greeting and suggested prompts. Each message: the thread
- * is named after the first question, a status shows while the model works, and the answer streams
- * in below with Regenerate and feedback buttons, as every chat answer of the app does.
- */
-export class AssistantThreads {
-	constructor(private readonly options: AssistantOptions) {}
+/** A stop click is remembered well past Slack's redeliveries and a second click on the same job. */
+const STOP_MEMORY_MS = 3600_000;
 
+/**
+ * The app as an agent in Slack (https://docs.slack.dev/ai/migrating-to-agent-messaging): people talk
+ * to it in its Messages tab, where each message they send starts a thread and the answer streams in
+ * below it (Regenerate, feedback), the thread being an agent session titled after the question.
+ * Apps created before agent messaging keep the assistant container: its threads start with
+ * `assistant_thread_started` and a root message of the app's, titled and given a status by the
+ * assistant.threads methods. Slack's stop button on any request thread lands in `stopped`.
+ */
+export class AgentConversations {
+	constructor(private readonly options: AgentConversationsOptions) {}
+
+	/** The person opened the Messages tab: the suggested prompts at its top (no thread there). */
+	async messagesOpened(channel: string): Promise<void> {
+		await this.options.client.assistant.threads.setSuggestedPrompts({
+			channel_id: channel,
+			title: SUGGESTED_PROMPTS_TITLE,
+			prompts: SUGGESTED_PROMPTS.map((prompt) => ({ ...prompt })),
+		});
+	}
+
+	/** The assistant container (apps created before agent messaging) opened a new thread. */
 	async started(thread: ThreadRef): Promise<void> {
 		const { client, threads } = this.options;
 		await client.assistant.threads.setSuggestedPrompts({
 			channel_id: thread.channel,
 			thread_ts: thread.threadTs,
-			title: 'Try one of these',
+			title: SUGGESTED_PROMPTS_TITLE,
 			prompts: SUGGESTED_PROMPTS.map((prompt) => ({ ...prompt })),
 		});
 		await threads.reply(thread, assistantGreeting());
 	}
 
-	/** A person's message in an assistant thread; `/gpu chat` threads in the same DM are the chat service's. */
+	/**
+	 * A person's message in the app's direct messages: a new conversation (its own thread) or a turn
+	 * of one; `/gpu chat` threads there are the chat service's.
+	 */
 	async message(reply: ThreadReply): Promise<PrivateReply> {
-		const { threads, chat, client, botUserId, logger } = this.options;
+		const { threads, chat, botUserId } = this.options;
 		const thread = { channel: reply.channel, threadTs: reply.threadTs };
-		const [root, ...replies] = await threads.read(thread);
+		const messages = reply.threadTs === reply.ts ? [] : await threads.read(thread);
+		const [root] = messages;
 		if (root?.metadata?.eventType === REQUEST_EVENT) return undefined;
-		if (!replies.some((message) => message.ts === reply.ts))
-			replies.push({ ts: reply.ts, user: reply.user, text: reply.text, fileNames: [] });
+		if (!messages.some((message) => message.ts === reply.ts))
+			messages.push({
+				ts: reply.ts,
+				user: reply.user,
+				text: reply.text,
+				fileNames: [],
+				buttons: [],
+			});
 		const fromPerson = (message: ThreadMessage) =>
 			message.botId === undefined && message.user !== botUserId() && message.text.trim() !== '';
-		const first = replies.findIndex(fromPerson);
+		const first = messages.findIndex(fromPerson);
 		if (first < 0) return undefined;
 		// The first question stands where a /gpu chat keeps its question, so the conversation reads the same way.
 		const question: ThreadMessage = {
-			...replies[first],
-			metadata: { eventType: REQUEST_EVENT, payload: { prompt: plainText(replies[first].text) } },
+			...messages[first],
+			metadata: { eventType: REQUEST_EVENT, payload: { prompt: plainText(messages[first].text) } },
 		};
 		const conversation = conversationFromThread(
-			[question, ...replies.slice(first + 1)],
+			[question, ...messages.slice(first + 1)],
 			botUserId(),
 		);
-		const ids = { channel_id: thread.channel, thread_ts: thread.threadTs };
-		try {
-			if (replies[first].ts === reply.ts)
-				await client.assistant.threads.setTitle({
-					...ids,
-					title: assistantThreadTitle(plainText(reply.text)),
-				});
-			// Slack clears the status when the answer is posted.
-			await client.assistant.threads.setStatus({ ...ids, status: ASSISTANT_THINKING });
-		} catch (error) {
-			logger.debug(`Could not set the assistant thread's title or status: ${errorSummary(error)}`);
-		}
+		const title = assistantThreadTitle(plainText(messages[first].text));
+		// The assistant container's root is the app's own message; agent messaging's is the person's.
+		if (root !== undefined && writtenByApp(root, botUserId()))
+			await this.titleAssistantThread(thread, messages[first].ts === reply.ts ? title : undefined);
 		return chat.answer(
 			{ user: reply.user, channel: reply.channel },
 			thread,
 			conversation,
 			reply.ts,
+			title,
 		);
 	}
+
+	/**
+	 * Slack's stop button on a request's thread (`agent_session_stopped`; Slack has already ended
+	 * the thread's streams). A running job is cancelled in GPU Cloud, once whichever replica hears it,
+	 * and its thread says so when it has stopped; the session leaves `processing` at once, as Slack
+	 * leaves that to the app. Resolves with what only the person who clicked sees.
+	 */
+	async stopped(stop: { channel: string; threadTs: string; user: string }): Promise<PrivateReply> {
+		const { threads, jobs, sessions, claims, team, botUserId } = this.options;
+		const thread = { channel: stop.channel, threadTs: stop.threadTs };
+		const [root] = await threads.read(thread);
+		const request = root && writtenByApp(root, botUserId()) ? root.metadata : undefined;
+		const cancel = root && request?.eventType === REQUEST_EVENT ? runningJob(root) : undefined;
+		if (!cancel) {
+			// A conversation: Slack stopped the answer's stream, and the answer ends there. A request
+			// that follows no running job (it ended, or an image under way) has nothing to stop.
+			if (request?.eventType !== REQUEST_EVENT || request.payload.kind === 'chat')
+				await sessions.settle(thread, 'active');
+			return undefined;
+		}
+		const first = await redisInTime(
+			claims.claimOnce(`session-stopped:${team}/${cancel.jobId}/${stop.user}`, STOP_MEMORY_MS),
+		);
+		if (!first) return undefined;
+		const { accepted, reply } = await jobs.requestCancel(
+			{ user: stop.user, channel: stop.channel },
+			cancel.jobId,
+			cancel.endpoint,
+		);
+		if (accepted) await sessions.settle(thread, 'active');
+		return reply;
+	}
+
+	private async titleAssistantThread(thread: ThreadRef, title: string | undefined): Promise<void> {
+		const { client, logger } = this.options;
+		const ids = { channel_id: thread.channel, thread_ts: thread.threadTs };
+		try {
+			if (title) await client.assistant.threads.setTitle({ ...ids, title });
+			// Slack clears the status when the answer is posted.
+			await client.assistant.threads.setStatus({ ...ids, status: ASSISTANT_THINKING });
+		} catch (error) {
+			logger.debug(`Could not set the assistant thread's title or status: ${errorSummary(error)}`);
+		}
+	}
+}
+
+/** The job a parent follows while it runs: its Cancel button carries the job's id and endpoint. */
+function runningJob(parent: ThreadMessage) {
+	const button = parent.buttons.find((candidate) => candidate.actionId === ACTIONS.cancel);
+	return button ? decodeValue(jobRefSchema, button.value) : undefined;
 }

@@ -163,18 +163,20 @@ export class ChatService {
 		);
 	}
 
-	/** Answers a conversation gathered elsewhere (an assistant thread), below in its thread. */
+	/** Answers a conversation gathered elsewhere (an agent thread), below in its thread. */
 	answer(
 		context: RequestContext,
 		thread: ThreadRef,
 		conversation: ChatMessage[],
 		messageTs: string,
+		title: string,
 	): Promise<PrivateReply> {
 		const { workload } = this.options;
 		if (!workload) return Promise.resolve(this.off(context));
 		return this.respond(workload, context, conversation, {
 			place: { kind: 'thread', thread, messageTs },
 			remember: {},
+			title,
 		});
 	}
 
@@ -221,7 +223,7 @@ export class ChatService {
 		workload: WorkloadClient,
 		context: RequestContext,
 		conversation: ChatMessage[] | (() => ChatMessage[]),
-		how: Pick<RequestPlan, 'checks' | 'place' | 'remember'>,
+		how: Pick<RequestPlan, 'checks' | 'place' | 'remember' | 'title'>,
 		replaces?: string,
 	): Promise<PrivateReply> {
 		const { lifecycle, writer, model, team } = this.options;

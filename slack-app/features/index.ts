@@ -1,6 +1,6 @@
 import type { Logger } from '@slack/bolt';
 import type { AccessPolicy } from '../requests/access';
-import type { AssistantThreads } from './assistant';
+import type { AgentConversations } from './agent-conversations';
 import type { ChatService } from './chat';
 import type { CommandRouter } from './commands';
 import type { HomeTab } from './home';
@@ -15,7 +15,7 @@ export interface AppServices {
 	jobForm: JobForm;
 	images: ImageService;
 	chat: ChatService;
-	assistant: AssistantThreads;
+	conversations: AgentConversations;
 	access: AccessPolicy;
 	home: HomeTab;
 	logger: Logger;

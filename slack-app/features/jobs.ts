@@ -236,29 +236,49 @@ export class JobService {
 
 	/** `/gpu cancel <id>` and the Cancel button. Only the person who started a job may cancel it. */
 	async cancel(context: RequestContext, jobId: string, endpoint?: string): Promise<PrivateReply> {
+		return (await this.requestCancel(context, jobId, endpoint)).reply;
+	}
+
+	/**
+	 * Asks the service to cancel the user's own running job; `accepted` when it was asked (the
+	 * thread shows the end once the job has stopped).
+	 */
+	async requestCancel(
+		context: RequestContext,
+		jobId: string,
+		endpoint?: string,
+	): Promise<{ accepted: boolean; reply: PrivateReply }> {
+		const refused = (reply: PrivateReply) => ({ accepted: false, reply });
 		const denied = this.options.access.refusal(context.user, context.channel);
-		if (denied) return denied;
+		if (denied) return refused(denied);
 		const { management, tracker } = this.options;
 		try {
 			const found = endpoint ? await this.get(endpoint, jobId) : await this.find(jobId);
 			const own = await this.own(found);
 			if (!own)
-				return found && (await this.options.sharedOrigin?.(found))
-					? noticeMessage(
-							`Job ${jobId} was started in another workspace; only the person who started it can cancel it, there.`,
-						)
-					: this.notFound(jobId, 'cancel');
+				return refused(
+					found && (await this.options.sharedOrigin?.(found))
+						? noticeMessage(
+								`Job ${jobId} was started in another workspace; only the person who started it can cancel it, there.`,
+							)
+						: this.notFound(jobId, 'cancel'),
+				);
 			const { job, origin } = own;
-			if (origin.user !== context.user) return notOwnerMessage(origin.user, jobId);
+			if (origin.user !== context.user) return refused(notOwnerMessage(origin.user, jobId));
 			if (isTerminalStatus(job.status))
-				return noticeMessage(
-					`Job ${jobId} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}.`,
+				return refused(
+					noticeMessage(
+						`Job ${jobId} has already ${job.status === 'cancelled' ? 'been cancelled' : job.status}.`,
+					),
 				);
 			tracker.noteCancelledBy(jobId, context.user);
 			await management.jobs.cancel(job.inference_endpoint_name, jobId);
-			return noticeMessage(`Cancelling job ${jobId}; its thread will show when it has stopped.`);
+			return {
+				accepted: true,
+				reply: noticeMessage(`Cancelling job ${jobId}; its thread will show when it has stopped.`),
+			};
 		} catch (error) {
-			return serviceErrorMessage('Cancelling the job', describeError(error));
+			return refused(serviceErrorMessage('Cancelling the job', describeError(error)));
 		}
 	}
 

@@ -1,7 +1,9 @@
 import type { SlackMessage } from '../model';
 import { section, truncate } from './format';
 
-/** What the assistant surface shows: its greeting, suggested prompts and thread titles. */
+/** What the app shows as an agent: suggested prompts, thread titles and the container's greeting. */
+
+export const SUGGESTED_PROMPTS_TITLE = 'Try one of these';
 
 export const SUGGESTED_PROMPTS = [
 	{

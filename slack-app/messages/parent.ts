@@ -172,3 +172,25 @@ export function jobParentMessage(
 		note,
 	});
 }
+
+/** Slack's agent session titles are at most 200 characters (agents.sessions.setStatus). */
+const SESSION_TITLE_LIMIT = 200;
+
+/** A request's thread, named in Slack's session list: what was asked, in plain words. */
+export function sessionTitle(subject: RequestSubject): string {
+	const title = (() => {
+		switch (subject.kind) {
+			case 'job':
+				return `GPU job on ${subject.endpoint}`;
+			case 'transcribe':
+				return `Transcription of ${subject.url}`;
+			case 'image':
+				return `Image: ${subject.request.prompt}`;
+			case 'chat':
+				return subject.message;
+			case 'queue':
+				return `Queue ${subject.name}`;
+		}
+	})();
+	return truncate(title.replace(/\s+/g, ' ').trim(), SESSION_TITLE_LIMIT) || 'GPU Cloud request';
+}

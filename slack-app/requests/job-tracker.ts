@@ -1,3 +1,4 @@
+import type { AgentSessions } from '../slack/agent-sessions';
 import type { Logger } from '@slack/bolt';
 import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
@@ -52,6 +53,8 @@ export interface JobTrackerOptions {
 	leases?: Pick<SharedState, 'lease' | 'releaseLease' | 'leaseMs'>;
 	/** Told each phase a job enters, with the job's status where the phase has one (metrics). */
 	onPhase?: (phase: JobPhaseName, status?: string) => void;
+	/** The job's thread is an agent session: closed once its end is posted. */
+	sessions?: AgentSessions;
 }
 
 export class JobTracker {
@@ -297,7 +300,7 @@ export class JobTracker {
 
 	/** Posts the result and shows the end on the parent, through the one record of what was delivered. */
 	private async deliver(entry: TrackedJob, job: Job, cancelledBy?: string): Promise<void> {
-		const { threads, deliveries, clock, logger } = this.options;
+		const { threads, deliveries, clock, logger, sessions } = this.options;
 		const thread = entry.origin.thread;
 		try {
 			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
@@ -312,6 +315,7 @@ export class JobTracker {
 					),
 			});
 			this.phases.enter(entry, { name: 'delivered' });
+			await sessions?.settle(thread, 'closed');
 		} catch (error) {
 			logger.error(
 				`Could not post the result of job ${job.id}; it will be retried when the app restarts: ${errorSummary(error)}`,

@@ -2,13 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
 import { noticeMessage } from '../messages/errors';
-import { parentMessage, type ParentView } from '../messages/parent';
+import { parentMessage, sessionTitle, type ParentView } from '../messages/parent';
 import { errorParts } from '../messages/results';
 import type { RequestKind, ResultPart, ThreadRef } from '../model';
 import type { AccessPolicy } from './access';
 import { describeError, errorSummary, isLastingRefusal, slackErrorCode } from '../slack/errors';
 import type { PrivateReply, RequestContext } from './outcome';
 import type { DeliveryRecord } from './delivery-record';
+import type { AgentSessions } from '../slack/agent-sessions';
 import { cannotPostMessage } from '../slack/slack-errors';
 import type { MessagePayload, SlackThreads } from '../slack/slack-thread';
 import type { InflightRecords, InflightRequest } from '../state/state-file';
@@ -62,6 +63,8 @@ export interface RequestPlan {
 	remember?: Pick<InflightRequest, 'image' | 'prompt'>;
 	/** What a failure is called in the thread ("Creating the queue"); without it a failure is only logged. */
 	failure?: string;
+	/** The thread's session title where no parent names the request (a conversation's question). */
+	title?: string;
 	work: (request: ActiveRequest) => Promise<Ending>;
 }
 
@@ -95,6 +98,8 @@ export interface RequestLifecycleOptions {
 	deliveries: DeliveryRecord;
 	clock: Clock;
 	logger: Logger;
+	/** Each request's thread is an agent session while the work runs (Slack's stop button). */
+	sessions?: AgentSessions;
 }
 
 interface Started {
@@ -104,6 +109,8 @@ interface Started {
 	usesSlot: boolean;
 	startedAt: number;
 	failure?: string;
+	/** Set for a request started here: its session is opened with this title (adopted ones have theirs). */
+	title?: string;
 	work: (request: ActiveRequest) => Promise<Ending>;
 }
 
@@ -140,6 +147,9 @@ export class RequestLifecycle {
 			usesSlot: plan.usesSlot,
 			startedAt: clock.now(),
 			failure: plan.failure,
+			title:
+				plan.title ??
+				(plan.place.parent ? sessionTitle(plan.place.parent.subject) : sessionTitleOf(plan.kind)),
 			work: plan.work,
 		};
 		const place = plan.place;
@@ -289,7 +299,10 @@ export class RequestLifecycle {
 		parent: ParentView | undefined,
 		handedOver: () => void,
 	): Promise<void> {
-		const { deliveries, threads, clock, logger } = this.options;
+		const { deliveries, threads, clock, logger, sessions } = this.options;
+		// Slack shows the work (and its stop button) while it runs; the two go on side by side.
+		const opened =
+			request.title === undefined ? undefined : sessions?.processing(thread, request.title);
 		let ending: Ending;
 		try {
 			ending = await request.work({ ref: request.ref, user: request.user, thread, handedOver });
@@ -302,6 +315,8 @@ export class RequestLifecycle {
 					: [],
 			};
 		}
+		await opened;
+		// A followed job's session ends with the job (JobTracker).
 		if (ending.state === 'followed') return;
 		// The parent says how it ended, never why: the why is in the thread, once.
 		const finish = (state: 'succeeded' | 'failed') =>
@@ -340,6 +355,7 @@ export class RequestLifecycle {
 				finish: finish('failed'),
 			});
 		}
+		await sessions?.settle(thread, request.kind === 'chat' ? 'active' : 'closed');
 	}
 }
 
@@ -350,4 +366,8 @@ function inflightKind(kind: RequestKind): InflightRequest['kind'] {
 
 function describeKind(request: Started): string {
 	return `${request.kind[0].toUpperCase()}${request.kind.slice(1)} request`;
+}
+
+function sessionTitleOf(kind: RequestKind): string {
+	return `GPU Cloud ${kind}`;
 }

@@ -36,6 +36,8 @@ export interface ThreadMessage {
 	markdown?: string;
 	metadata?: { eventType: string; payload: Record<string, unknown> };
 	fileNames: string[];
+	/** Its buttons' action ids and values (a running job's parent carries its Cancel). */
+	buttons: { actionId: string; value: string }[];
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {
@@ -51,10 +53,21 @@ function toThreadMessage(raw: unknown): ThreadMessage | undefined {
 	const metadata = asRecord(message.metadata);
 	const payload = asRecord(metadata?.event_payload);
 	const files = Array.isArray(message.files) ? message.files : [];
-	const markdown = (Array.isArray(message.blocks) ? message.blocks : []).flatMap((block) => {
+	const blocks = (Array.isArray(message.blocks) ? message.blocks : []).flatMap((block) => {
 		const record = asRecord(block);
-		return record?.type === 'markdown' && typeof record.text === 'string' ? [record.text] : [];
+		return record ? [record] : [];
 	});
+	const markdown = blocks.flatMap((block) =>
+		block.type === 'markdown' && typeof block.text === 'string' ? [block.text] : [],
+	);
+	const buttons = blocks.flatMap((block) =>
+		(Array.isArray(block.elements) ? block.elements : []).flatMap((element) => {
+			const record = asRecord(element);
+			return typeof record?.action_id === 'string' && typeof record.value === 'string'
+				? [{ actionId: record.action_id, value: record.value }]
+				: [];
+		}),
+	);
 	return {
 		ts: message.ts,
 		user: typeof message.user === 'string' ? message.user : undefined,
@@ -69,6 +82,7 @@ function toThreadMessage(raw: unknown): ThreadMessage | undefined {
 			const record = asRecord(file);
 			return typeof record?.name === 'string' ? [record.name] : [];
 		}),
+		buttons,
 	};
 }
 

@@ -5,7 +5,8 @@ import type { Job } from '../../shared/schemas';
 import type { AppConfig } from '../config';
 import { AccessPolicy } from '../requests/access';
 import { AnswerWriter } from '../features/answer-stream';
-import { AssistantThreads } from '../features/assistant';
+import { AgentConversations } from '../features/agent-conversations';
+import { AgentSessions } from '../slack/agent-sessions';
 import { Catalogue } from '../features/catalogue';
 import { ChatService } from '../features/chat';
 import { CommandRouter } from '../features/commands';
@@ -82,6 +83,7 @@ export function createContainer(options: ContainerOptions): Container {
 	};
 	const webhookUrl = config.publicUrl ? `${config.publicUrl}${config.webhookPath}` : undefined;
 	const deliveries = new DeliveryRecord(threads, state, clock, shared);
+	const sessions = new AgentSessions(client, logger);
 	const lifecycle = new RequestLifecycle({
 		team: identity.team,
 		access,
@@ -90,6 +92,7 @@ export function createContainer(options: ContainerOptions): Container {
 		deliveries,
 		clock,
 		logger,
+		sessions,
 	});
 	const tracker = new JobTracker({
 		management,
@@ -105,6 +108,7 @@ export function createContainer(options: ContainerOptions): Container {
 		resumeWindowHours: config.resumeWindowHours,
 		leases: shared,
 		onPhase: options.onJobPhase,
+		sessions,
 	});
 	const jobs = new JobService({
 		management,
@@ -146,11 +150,21 @@ export function createContainer(options: ContainerOptions): Container {
 		botUserId,
 		claims: shared,
 	});
-	const assistant = new AssistantThreads({ client, threads, chat, botUserId, logger });
+	const conversations = new AgentConversations({
+		client,
+		threads,
+		chat,
+		jobs,
+		sessions,
+		team: identity.team,
+		claims: shared,
+		botUserId,
+		logger,
+	});
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
 	return {
 		team: identity.team,
-		services: { router, jobs, jobForm, images, chat, assistant, access, home, logger },
+		services: { router, jobs, jobForm, images, chat, conversations, access, home, logger },
 		lifecycle,
 		tracker,
 		origins,

@@ -289,16 +289,17 @@ describeWithChromium('the stand-in page in a browser', () => {
 		await page.close();
 	});
 
-	it('direct messages: a message to the app starts a chat, and a reply in its thread continues it', async () => {
+	it('agent messaging: each message to the app is a session in its own thread; a reply there continues it', async () => {
 		const { page, problems } = await openPage();
 		await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
 		await type(page, 'What is an interruptible GPU?');
-		const parent = page
+		const question = page
 			.locator('#feed > .message')
-			.filter({ hasText: 'asked: What is an interruptible GPU?' });
-		await parent.getByText('Succeeded in').waitFor({ timeout: 15_000 });
-		expect(stack.parents(DIRECT_MESSAGE.id)).toHaveLength(1);
-		await parent.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
+			.filter({ hasText: 'What is an interruptible GPU?' });
+		// The session, named after the question, goes back to active once the answer is in.
+		await question.locator('.session[data-session-status="active"]').waitFor({ timeout: 15_000 });
+		expect(stack.parents(DIRECT_MESSAGE.id)).toHaveLength(0);
+		await question.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
 		const pane = page.locator('#pane');
 		await pane.locator('.markdown').first().waitFor({ timeout: 10_000 });
 		await pane
@@ -315,36 +316,31 @@ describeWithChromium('the stand-in page in a browser', () => {
 		await page.close();
 	});
 
-	it('assistant surface: suggested prompts, a title, a status while the model works, a streamed answer with feedback buttons', async () => {
+	it('agent messaging: suggested prompts atop the Messages tab, a session titled after the question, an answer with feedback buttons', async () => {
 		const { page, problems } = await openPage();
 		await page.getByRole('button', { name: 'GPU Cloud · Messages' }).click();
-		await page.getByRole('button', { name: '✨ New assistant chat' }).click();
-		const pane = page.locator('#pane');
-		await pane.getByText('Ask me anything').waitFor({ timeout: 10_000 });
-		const prompt = pane.locator('.prompts').getByRole('button', { name: 'Explain GPU jobs' });
-		await prompt.waitFor();
-		const statusesBefore = stack.standin.api.callsOf('assistant.threads.setStatus').length;
+		// A new app has no assistant container, so no button of its own for a new chat.
+		expect(await page.getByRole('button', { name: '✨ New assistant chat' }).isVisible()).toBe(
+			false,
+		);
+		const prompt = page
+			.locator('#messages-tab-prompts')
+			.getByRole('button', { name: 'Explain GPU jobs' });
+		await prompt.waitFor({ timeout: 10_000 });
 		await prompt.click();
-		// The thread is named after the first question; the answer streams in with Slack's feedback buttons.
-		await pane
-			.locator('.pane-head')
+		const question = page
+			.locator('#feed > .message')
+			.filter({ hasText: 'How do GPU jobs, queues and interruptible nodes work here?' });
+		await question
+			.locator('.session[data-session-status="active"]')
 			.getByText('How do GPU jobs, queues and interruptible nodes work here?')
-			.waitFor({ timeout: 10_000 });
+			.waitFor({ timeout: 15_000 });
+		await question.getByRole('button', { name: /^\d+ repl(y|ies)$/ }).click();
+		const pane = page.locator('#pane');
 		const good = pane.getByRole('button', { name: 'Good answer' });
 		await good.waitFor({ timeout: 15_000 });
-		expect(
-			stack.standin.api
-				.callsOf('assistant.threads.setStatus')
-				.slice(statusesBefore)
-				.map((call) => call.params.status),
-		).toEqual(['is thinking…']);
 		expect(stack.standin.api.callsOf('chat.startStream').at(-1)?.params.channel).toBe(
 			DIRECT_MESSAGE.id,
-		);
-		await page.waitForFunction(
-			`!document.querySelector('#pane .streaming') && !document.querySelector('#pane .assistant-status')`,
-			undefined,
-			{ timeout: 15_000 },
 		);
 		await page.screenshot({ path: join(SCREENSHOTS, 'slack-assistant.png') });
 		await good.click();
@@ -352,6 +348,25 @@ describeWithChromium('the stand-in page in a browser', () => {
 		expect(
 			stack.logger.lines.some((line) => /Chat feedback: good on D0GPUCLOUD\/\d+\.\d+/.test(line)),
 		).toBe(true);
+		expect(problems).toEqual([]);
+		await page.close();
+	});
+
+	it("Slack's stop button on a running job's thread cancels the job", async () => {
+		const { page, problems } = await openPage();
+		const cancelsBefore = stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/);
+		await type(page, `/gpu job ${stack.emulator.slowEndpoint} {"stop": "me"}`);
+		const parent = page
+			.locator('#feed > .message')
+			.filter({ hasText: 'GPU job on batch-echo' })
+			.last();
+		const stop = parent.getByRole('button', { name: 'Stop' });
+		await stop.waitFor({ timeout: 15_000 });
+		await page.screenshot({ path: join(SCREENSHOTS, 'slack-stop-button.png') });
+		await stop.click();
+		await parent.getByText('Cancelled').first().waitFor({ timeout: 15_000 });
+		await parent.locator('.session[data-session-status="closed"]').waitFor({ timeout: 10_000 });
+		expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/)).toBe(cancelsBefore + 1);
 		expect(problems).toEqual([]);
 		await page.close();
 	});

@@ -15,6 +15,7 @@ import {
 } from '../../slack-standin';
 import { BOT } from '../../slack-standin';
 import { TEAM } from '../../slack-standin/workspace';
+import type { CreateAppOptions } from '../../slack-standin/app-config';
 import type { Container } from '../../slack-app/workspaces/container';
 
 /**
@@ -74,6 +75,8 @@ export interface StackOptions {
 	 * WebSocket (with these timings, shorter than Slack's); the app connects instead of listening.
 	 */
 	socketMode?: NonNullable<StandinOptions['socketMode']>;
+	/** The app as Slack created it (its manifest, its age); the repository's manifest, new, by default. */
+	slackApp?: CreateAppOptions;
 }
 
 export class Stack {
@@ -100,6 +103,7 @@ export class Stack {
 		};
 		const standin = await startStandin({
 			...credentials,
+			...options.slackApp,
 			socketMode: options.socketMode,
 			nativeStreaming: options.nativeStreaming ?? true,
 		});

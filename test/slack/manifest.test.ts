@@ -6,6 +6,8 @@ import { SHORTCUTS } from '../../slack-app/messages/actions';
 import { SUGGESTED_PROMPTS } from '../../slack-app/messages/assistant';
 import { BOT_SCOPES } from '../../slack-app/workspaces/distribution';
 import { SHORTCUTS as STANDIN_SHORTCUTS } from '../../slack-standin/workspace';
+import { createApp, MANIFEST_PATH, ManifestRefused } from '../../slack-standin/app-config';
+import { legacyManifest } from './legacy-app';
 
 /** The manifest declares what the app listens for; the stand-in offers what the manifest declares. */
 
@@ -16,9 +18,9 @@ const manifestSchema = z.looseObject({
 			messages_tab_enabled: z.boolean(),
 			messages_tab_read_only_enabled: z.boolean(),
 		}),
-		assistant_view: z.looseObject({
-			assistant_description: z.string().min(1),
-			suggested_prompts: z.array(z.object({ title: z.string(), message: z.string() })),
+		agent_view: z.looseObject({
+			agent_description: z.string().min(1).max(300),
+			suggested_prompts: z.array(z.object({ title: z.string(), message: z.string() })).max(4),
 		}),
 		shortcuts: z.array(
 			z.looseObject({
@@ -51,7 +53,7 @@ it('declares both shortcuts with the callback ids the app listens for, as the st
 	);
 });
 
-it('enables the Home and Messages tabs and the assistant view, with the scopes and events they need', () => {
+it('enables the Home and Messages tabs and agent messaging, with the scopes and events they need', () => {
 	expect(manifest.features.app_home).toEqual({
 		home_tab_enabled: true,
 		messages_tab_enabled: true,
@@ -67,12 +69,48 @@ it('enables the Home and Messages tabs and the assistant view, with the scopes a
 		]),
 	);
 	expect(manifest.settings.event_subscriptions.bot_events).toEqual(
-		expect.arrayContaining(['message.im', 'app_home_opened', 'assistant_thread_started']),
+		expect.arrayContaining(['message.im', 'app_home_opened', 'agent_session_stopped']),
+	);
+	// Slack sends it only to apps created with the assistant container.
+	expect(manifest.settings.event_subscriptions.bot_events).not.toContain(
+		'assistant_thread_started',
 	);
 });
 
-it('suggests in the manifest the prompts the app sets on each new assistant thread', () => {
-	expect(manifest.features.assistant_view.suggested_prompts).toEqual(SUGGESTED_PROMPTS);
+it('suggests in the manifest the prompts the app sets at the top of its Messages tab', () => {
+	expect(manifest.features.agent_view.suggested_prompts).toEqual(SUGGESTED_PROMPTS);
+});
+
+describe('creating the app from it, as Slack does', () => {
+	const raw: unknown = parse(readFileSync(MANIFEST_PATH, 'utf8'));
+	const withAssistantView = legacyManifest();
+
+	it('is accepted as a new app, with agent messaging and the stop button subscribed', () => {
+		const app = createApp({ manifest: raw });
+		expect(app.experience).toBe('agent');
+		expect(app.botEvents.has('agent_session_stopped')).toBe(true);
+	});
+
+	it('is refused as a new app when it still declares assistant_view, naming the field', () => {
+		expect(() => createApp({ manifest: withAssistantView })).toThrow(ManifestRefused);
+		expect(() => createApp({ manifest: withAssistantView })).toThrow(
+			/\/features\/assistant_view: New apps can only use the agent messaging experience/,
+		);
+	});
+
+	it('keeps assistant_view for an app created before agent messaging', () => {
+		const app = createApp({ manifest: withAssistantView, createdBeforeAgentMessaging: true });
+		expect(app.experience).toBe('assistant');
+	});
+
+	it("refuses more than four suggested prompts, as Slack's manifest schema does", () => {
+		const tooMany = structuredClone(manifest);
+		tooMany.features.agent_view.suggested_prompts = Array.from({ length: 5 }, (_, i) => ({
+			title: `Prompt ${i}`,
+			message: 'Hello',
+		}));
+		expect(() => createApp({ manifest: tooMany })).toThrow(/suggested_prompts/);
+	});
 });
 
 it('asks a workspace installing through OAuth for exactly the bot scopes of the manifest', () => {

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { ACTIONS, SHORTCUTS } from '../../slack-app/messages/actions';
 import { ASK_FORM } from '../../slack-app/messages/ask';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
+import { LOCAL_USER } from '../../slack-standin';
 import { Stack } from './harness';
 
 /**
- * Home, shortcuts, feedback and the assistant as Slack's signed requests, including what a tampered
+ * Home, shortcuts and feedback as Slack's signed requests, including what a tampered
  * client could send: every value is checked before anything is done with it.
  */
 
@@ -158,32 +158,7 @@ describe('shortcuts', () => {
 	});
 });
 
-describe('assistant and feedback', () => {
-	it('ignores a malformed assistant_thread_started and answers a well-formed one with prompts', async () => {
-		const root = stack.standin.workspace.post({
-			channel: DIRECT_MESSAGE.id,
-			user: 'U0GPUBOT',
-			botId: 'B0GPUBOT',
-			text: 'New assistant thread',
-		});
-		const before = stack.standin.api.callsOf('assistant.threads.setSuggestedPrompts').length;
-		await stack.standin.app.assistantThreadStarted(
-			'U0AI',
-			DIRECT_MESSAGE.id,
-			'not-a-ts',
-			'C0GENERAL',
-		);
-		await stack.app.idle();
-		expect(stack.standin.api.callsOf('assistant.threads.setSuggestedPrompts')).toHaveLength(before);
-		await stack.standin.app.assistantThreadStarted('U0AI', DIRECT_MESSAGE.id, root.ts, 'C0GENERAL');
-		await stack.standin.waitFor(
-			() =>
-				stack.standin.api.callsOf('assistant.threads.setSuggestedPrompts').length === before + 1,
-			10_000,
-			'suggested prompts',
-		);
-	});
-
+describe('feedback', () => {
 	it('takes only 👍 or 👎 as feedback', async () => {
 		const answer = stack.standin.workspace.post({
 			channel: 'C0FEED',

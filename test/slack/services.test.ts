@@ -140,6 +140,7 @@ describe('chat thread as conversation', () => {
 		ts,
 		text: '',
 		fileNames: [],
+		buttons: [],
 		...fields,
 	});
 	const thread: ThreadMessage[] = [

@@ -1,3 +1,4 @@
+import { createApp } from '../../slack-standin/app-config';
 import {
 	ARGUMENT_RULES,
 	BLOCK_KIT_RULES,
@@ -154,6 +155,7 @@ function api(): { api: WebApi; workspace: Workspace } {
 		workspace,
 		api: new WebApi(workspace, {
 			botToken: TOKEN,
+			config: createApp(),
 			nativeStreaming: true,
 			baseUrl: () => 'http://127.0.0.1:9',
 		}),

@@ -10,7 +10,7 @@ const startedSchema = z.looseObject({
 	}),
 });
 
-/** The person opened a new assistant thread beside a channel: greet them and suggest prompts. */
+/** An app created before agent messaging: the person opened a new assistant thread; greet them and suggest prompts. */
 export function assistantThreadStarted(services: AppServices) {
 	return async ({
 		event,
@@ -18,6 +18,6 @@ export function assistantThreadStarted(services: AppServices) {
 		const started = startedSchema.safeParse(event);
 		if (!started.success) return;
 		const { channel_id: channel, thread_ts: threadTs } = started.data.assistant_thread;
-		await services.assistant.started({ channel, threadTs });
+		await services.conversations.started({ channel, threadTs });
 	};
 }

@@ -1,8 +1,8 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { AppServices } from '../../features';
 
-/** A person's message in a thread of the app's direct messages: an assistant thread's turn. */
-export function assistantMessage(services: AppServices) {
+/** A person's message in a thread of the app's direct messages: a conversation's next turn. */
+export function conversationReply(services: AppServices) {
 	return async ({
 		event,
 		client,
@@ -10,7 +10,7 @@ export function assistantMessage(services: AppServices) {
 		if (event.channel_type !== 'im' || event.subtype !== undefined) return;
 		if (!('thread_ts' in event) || !event.thread_ts || event.thread_ts === event.ts) return;
 		if (!('user' in event) || !event.user || ('bot_id' in event && event.bot_id)) return;
-		const reply = await services.assistant.message({
+		const reply = await services.conversations.message({
 			channel: event.channel,
 			threadTs: event.thread_ts,
 			ts: event.ts,

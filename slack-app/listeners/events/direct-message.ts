@@ -1,10 +1,9 @@
 import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import type { AppServices } from '../../features';
-import { plainText } from '../../features/conversation';
 
 /**
- * A message to the app in a direct message (its Messages tab): a chat, as `/gpu chat` would start
- * it there. Replies in the answer's thread continue it (the thread-reply listener).
+ * A message to the app in its Messages tab: in agent messaging each one starts a conversation in
+ * its own thread, answered below it; replies there continue it (conversation-reply).
  */
 export function directMessage(services: AppServices) {
 	return async ({
@@ -14,14 +13,19 @@ export function directMessage(services: AppServices) {
 		if (event.channel_type !== 'im' || event.subtype !== undefined) return;
 		if ('thread_ts' in event && event.thread_ts && event.thread_ts !== event.ts) return;
 		if (!('user' in event) || !event.user || ('bot_id' in event && event.bot_id)) return;
-		// Slack's escapes and mention markup, as plain words for the model.
-		const text = plainText(event.text ?? '').trim();
-		if (!text) return;
-		const reply = await services.chat.ask({ user: event.user, channel: event.channel }, text);
+		if (!(event.text ?? '').trim()) return;
+		const reply = await services.conversations.message({
+			channel: event.channel,
+			threadTs: event.ts,
+			ts: event.ts,
+			user: event.user,
+			text: event.text ?? '',
+		});
 		if (reply)
 			await client.chat.postEphemeral({
 				channel: event.channel,
 				user: event.user,
+				thread_ts: event.ts,
 				text: reply.text,
 				blocks: reply.blocks,
 			});
