@@ -3,14 +3,12 @@ import type { AppServices } from '../../features';
 import { agentSessionStopped } from './agent-session-stopped';
 import { appHomeOpened } from './app-home-opened';
 import { assistantThreadStarted } from './assistant-thread-started';
-import { conversationReply } from './conversation-reply';
 import { directMessage } from './direct-message';
 import { threadReply } from './thread-reply';
 
 export function registerEvents(app: App, services: AppServices): void {
 	app.event('message', threadReply(services));
 	app.event('message', directMessage(services));
-	app.event('message', conversationReply(services));
 	// Only installations of an app created before agent messaging send it (manifest.yaml has agent_view).
 	app.event('assistant_thread_started', assistantThreadStarted(services));
 	app.event('agent_session_stopped', agentSessionStopped(services));
