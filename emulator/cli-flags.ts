@@ -4,6 +4,7 @@ import {
 	DEV_API_KEY,
 	DEV_WEBHOOK_SECRET,
 	FAULT_SURFACES,
+	REQUEST_FAULT_KINDS,
 	type EmulatorOptions,
 	type FaultOptions,
 	type RunningEmulator,
@@ -30,14 +31,24 @@ Options:
   --quiet                      Do not print job transitions and webhook deliveries
 Faults (all off by default; rates are probabilities from 0 to 1):
   --error-rate <p>             503 problem instead of the answer
-  --rate-limit-fault-rate <p>  429 problem with Retry-After: 1
+  --rate-limit-fault-rate <p>  429 problem with Retry-After
+  --retry-after <s>            Retry-After of that 429 in seconds (default 1)
   --latency-ms <n>             Added to every request
   --reset-rate <p>             Connection reset after the request was processed
   --malformed-rate <p>         Truncated JSON body with the success status
-  --html-error-rate <p>        502 with an HTML page
+  --stall-rate <p>             Half the reply, then silence, after the request was processed
+  --html-error-rate <p>        502 with an HTML page from the edge
+  --gateway-timeout-rate <p>   504 with an HTML page from the edge
+  --drop-rate <p>              Connection closed before any reply
+  --hang-rate <p>              No reply at all
+  --late-arrival-ms <n>        Requests hit by the four edge faults above reach the service n ms
+                               later and are processed (default: never)
   --webhook-failure-rate <p>   A webhook delivery attempt fails and is retried
   --interruption-rate <p>      A running job drops back to pending and restarts
   --stream-error-rate <p>      A chat stream ends with an error event (needs chat in --fault-surfaces)
+  --stream-cut-rate <p>        A chat stream stops part-way without [DONE] (needs chat too)
+  --fault-sequence <list>      Faults for the next requests, one each, before the rates: e.g.
+                               drop,none,error (kinds: ${REQUEST_FAULT_KINDS.join(',')},none)
   --fault-surfaces <list>      Where request faults apply: ${FAULT_SURFACES.join(',')} (default management)
   --seed <n>                   Seed of the fault sequence (default 1)
   --help                       Show this text`;
@@ -113,6 +124,24 @@ const flagsSchema = z.object({
 	'webhook-failure-rate': probability('webhook-failure-rate').optional(),
 	'interruption-rate': probability('interruption-rate').optional(),
 	'stream-error-rate': probability('stream-error-rate').optional(),
+	'retry-after': integer('retry-after', 0, 86_400).optional(),
+	'stall-rate': probability('stall-rate').optional(),
+	'gateway-timeout-rate': probability('gateway-timeout-rate').optional(),
+	'drop-rate': probability('drop-rate').optional(),
+	'hang-rate': probability('hang-rate').optional(),
+	'late-arrival-ms': integer('late-arrival-ms', 0, 86_400_000).optional(),
+	'stream-cut-rate': probability('stream-cut-rate').optional(),
+	'fault-sequence': z
+		.string()
+		.transform((value) => value.split(',').map((part) => part.trim()))
+		.pipe(
+			z.array(
+				z.enum([...REQUEST_FAULT_KINDS, 'none'], {
+					error: `--fault-sequence must list ${[...REQUEST_FAULT_KINDS, 'none'].join(', ')} (comma-separated)`,
+				}),
+			),
+		)
+		.optional(),
 	'fault-surfaces': z
 		.string()
 		.transform((value) => value.split(',').map((part) => part.trim()))
@@ -172,6 +201,14 @@ export function optionsOf(flags: Flags): EmulatorOptions {
 		webhookFailureRate: flags['webhook-failure-rate'],
 		interruptionRate: flags['interruption-rate'],
 		streamErrorRate: flags['stream-error-rate'],
+		retryAfterSeconds: flags['retry-after'],
+		stallRate: flags['stall-rate'],
+		gatewayTimeoutRate: flags['gateway-timeout-rate'],
+		dropRate: flags['drop-rate'],
+		hangRate: flags['hang-rate'],
+		lateArrivalMs: flags['late-arrival-ms'],
+		streamCutRate: flags['stream-cut-rate'],
+		sequence: flags['fault-sequence'],
 		surfaces: flags['fault-surfaces'],
 	};
 	// Unset flags stay undefined: startEmulator fills its defaults for them.
@@ -193,9 +230,21 @@ export function optionsOf(flags: Flags): EmulatorOptions {
 
 /** What the command prints on start: one line per URL, the development credentials, the faults. */
 export function banner(emulator: RunningEmulator): string {
-	const faults = Object.entries(emulator.faults)
-		.filter(([name, value]) => typeof value === 'number' && value > 0 && name !== 'seed')
+	const { seed, retryAfterSeconds, lateArrivalMs, sequence, surfaces, ...switches } =
+		emulator.faults;
+	const on = Object.entries(switches)
+		.filter(([, value]) => value > 0)
 		.map(([name, value]) => `${name}=${String(value)}`);
+	if (sequence.length > 0) on.push(`sequence=${sequence.join(',')}`);
+	// The settings that shape a fault are worth printing only with a fault on.
+	const faults =
+		on.length === 0
+			? on
+			: [
+					...on,
+					...(retryAfterSeconds === 1 ? [] : [`retryAfterSeconds=${retryAfterSeconds}`]),
+					...(lateArrivalMs === undefined ? [] : [`lateArrivalMs=${lateArrivalMs}`]),
+				];
 	return [
 		'GPU Cloud emulator is running.',
 		`Management API:  ${emulator.baseUrl}`,
@@ -211,7 +260,7 @@ export function banner(emulator: RunningEmulator): string {
 				(org) =>
 					`Further organization: ${org.name}   API key: (the one given)   Webhook secret: ${org.webhookSecret}`,
 			),
-		`Faults: ${faults.length > 0 ? `${faults.join(' ')} on ${emulator.faults.surfaces.join(', ')} (seed ${emulator.faults.seed})` : 'none'}`,
+		`Faults: ${faults.length > 0 ? `${faults.join(' ')} on ${surfaces.join(', ')} (seed ${seed})` : 'none'}`,
 		'Press Ctrl+C to stop.',
 	].join('\n');
 }

@@ -3,18 +3,11 @@ import {
 	type FaultOptions,
 	type FaultSettings,
 	type FaultSurface,
+	type RequestFaultKind,
 } from './options';
 import { prng } from './prng';
 
-export type FaultKind =
-	| 'error'
-	| 'rate-limit'
-	| 'html-error'
-	| 'reset'
-	| 'malformed'
-	| 'webhook-failure'
-	| 'interruption'
-	| 'stream-error';
+export type FaultKind = RequestFaultKind | 'webhook-failure' | 'interruption';
 
 const RATE_OF: Record<FaultKind, keyof FaultSettings> = {
 	error: 'errorRate',
@@ -25,6 +18,12 @@ const RATE_OF: Record<FaultKind, keyof FaultSettings> = {
 	'webhook-failure': 'webhookFailureRate',
 	interruption: 'interruptionRate',
 	'stream-error': 'streamErrorRate',
+	// Later kinds last: each kind's stream is seeded by its place here, so older ones keep theirs.
+	'gateway-timeout': 'gatewayTimeoutRate',
+	drop: 'dropRate',
+	hang: 'hangRate',
+	stall: 'stallRate',
+	'stream-cut': 'streamCutRate',
 };
 const KINDS = Object.keys(RATE_OF) as FaultKind[];
 
@@ -77,8 +76,25 @@ export class Faults {
 			s.errorRate > 0 ||
 			s.rateLimitRate > 0 ||
 			s.htmlErrorRate > 0 ||
+			s.gatewayTimeoutRate > 0 ||
+			s.dropRate > 0 ||
+			s.hangRate > 0 ||
 			s.resetRate > 0 ||
-			s.malformedRate > 0;
+			s.malformedRate > 0 ||
+			s.stallRate > 0 ||
+			s.sequence.length > 0;
+	}
+
+	/**
+	 * The sequence's fault for this request, consumed: a kind, `null` for one left alone, or
+	 * `undefined` once the sequence is used up (the rates decide).
+	 */
+	takeScripted(): RequestFaultKind | null | undefined {
+		const [next, ...rest] = this.settings.sequence;
+		if (next === undefined) return undefined;
+		this.settings = { ...this.settings, sequence: rest };
+		if (rest.length === 0) this.refresh();
+		return next === 'none' ? null : next;
 	}
 
 	/** Whether request faults may touch this surface at all. */
@@ -92,6 +108,14 @@ export class Faults {
 
 	get latencyMs(): number {
 		return this.settings.latencyMs;
+	}
+
+	get retryAfterSeconds(): number {
+		return this.settings.retryAfterSeconds;
+	}
+
+	get lateArrivalMs(): number | undefined {
+		return this.settings.lateArrivalMs;
 	}
 
 	/** Draws from the kind's stream only when its rate is on, so a zero rate costs nothing. */

@@ -1,6 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod/v4';
 import { issuesOf } from '../shared/validation';
+import type { FaultKind } from './faults';
+import type { RequestFaultKind } from './options';
 
 /** What a route answers; the server applies faults to it and writes it. */
 export interface Reply {
@@ -23,6 +25,10 @@ export interface RequestContext {
 	/** Path without the query string. */
 	path: string;
 	query: string;
+	/** The fault a sequence chose for this request: null for none, undefined when the rates decide. */
+	scripted?: RequestFaultKind | null;
+	/** Set by a route that applied a fault itself (a chat stream), for the request log. */
+	fault?: FaultKind;
 	/** Reads the body as JSON: `{ ok: false }` when it is not JSON. */
 	readJson(): Promise<{ ok: true; value: unknown } | { ok: false; reason: string }>;
 }

@@ -34,6 +34,7 @@ export type {
 export type { RequestRecord, Surface } from './server';
 export type { DeliveryAttempt } from './webhooks';
 export type { FaultKind } from './faults';
+export { REQUEST_FAULT_KINDS, type RequestFaultKind } from './options';
 export { WORKFLOWS } from './image/routes';
 export { CHAT_MODEL_ID } from './chat/routes';
 
@@ -138,6 +139,7 @@ export async function startEmulator(
 				chat_workload: urls.chatUrl,
 			}),
 		log: options.log,
+		signal: stop.signal,
 	});
 
 	const server = createServer(handler.listener);

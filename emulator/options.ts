@@ -13,6 +13,22 @@ export const DEV_WEBHOOK_SECRET = 'ZW11bGF0b3Itd2ViaG9vay1zZWNyZXQtMDAwMDAwMDA='
 export const FAULT_SURFACES = ['management', 'image', 'chat'] as const;
 export type FaultSurface = (typeof FAULT_SURFACES)[number];
 
+/** The faults that hit one request (not a delivery or a job), so a sequence may name them. */
+export const REQUEST_FAULT_KINDS = [
+	'error',
+	'rate-limit',
+	'html-error',
+	'gateway-timeout',
+	'drop',
+	'hang',
+	'reset',
+	'malformed',
+	'stall',
+	'stream-error',
+	'stream-cut',
+] as const;
+export type RequestFaultKind = (typeof REQUEST_FAULT_KINDS)[number];
+
 const rate = z
 	.number({ error: 'must be a number' })
 	.min(0, { error: 'must be 0-1' })
@@ -28,8 +44,15 @@ export const faultSettingsSchema = z.strictObject({
 		.default(1),
 	/** A 5xx problem instead of the real answer. */
 	errorRate: rate.default(0),
-	/** A 429 problem with `Retry-After: 1`, independent of the real rate limit. */
+	/** A 429 problem with `Retry-After`, independent of the real rate limit. */
 	rateLimitRate: rate.default(0),
+	/** The `Retry-After` of the injected 429, in seconds (the real service's vary). */
+	retryAfterSeconds: z
+		.number()
+		.int({ error: 'must be a whole number' })
+		.min(0, { error: 'must be 0 or more' })
+		.max(86_400, { error: 'must be at most 86400' })
+		.default(1),
 	/** Added to every request on the faulted surfaces. */
 	latencyMs: z
 		.number()
@@ -42,12 +65,38 @@ export const faultSettingsSchema = z.strictObject({
 	malformedRate: rate.default(0),
 	/** A 502 with an HTML page, as an edge proxy sends. */
 	htmlErrorRate: rate.default(0),
+	/** A 504 with an HTML page: the edge gave up waiting for the service. */
+	gatewayTimeoutRate: rate.default(0),
+	/** The connection is closed before any reply. */
+	dropRate: rate.default(0),
+	/** No reply at all: the client's own timeout ends the request. */
+	hangRate: rate.default(0),
+	/**
+	 * When requests hit by an edge fault (html-error, gateway-timeout, drop, hang) on the management
+	 * API reach the service: unset, never; 0, before the fault is answered; n, n ms later.
+	 */
+	lateArrivalMs: z
+		.number()
+		.int({ error: 'must be a whole number' })
+		.min(0, { error: 'must be 0 or more' })
+		.optional(),
+	/** The request is processed; the status line and half the body go out, then nothing more. */
+	stallRate: rate.default(0),
 	/** A webhook delivery attempt fails (recorded, not sent) and is retried. */
 	webhookFailureRate: rate.default(0),
 	/** A running job drops back to pending once, then restarts. */
 	interruptionRate: rate.default(0),
 	/** A chat stream ends with `data: {"error": ...}` part-way. */
 	streamErrorRate: rate.default(0),
+	/** A chat stream stops part-way and the response ends, with neither an error event nor `[DONE]`. */
+	streamCutRate: rate.default(0),
+	/**
+	 * Faults for the next requests on the faulted surfaces, one each in order (`none` leaves one
+	 * alone), before any rate is consulted: a whole story, exactly, for a test or a demonstration.
+	 */
+	sequence: z
+		.array(z.enum([...REQUEST_FAULT_KINDS, 'none'], { error: 'must name request faults or none' }))
+		.default([]),
 	/** Which HTTP surfaces the request faults hit. */
 	surfaces: z.array(z.enum(FAULT_SURFACES)).default(['management']),
 });

@@ -13,6 +13,7 @@ import {
 	type RouteResult,
 } from './http';
 import type { FaultSurface } from './options';
+import { EDGE_FAULTS, faultAfter, faultBefore, faultReply, sendSpoiled } from './request-faults';
 
 export type Surface = FaultSurface | 'files' | 'root';
 
@@ -22,6 +23,7 @@ export interface RequestRecord {
 	path: string;
 	/** The query string without its `?`, when the request had one (e.g. a listing's page). */
 	query?: string;
+	/** 0 when no reply was sent (the drop and hang faults). */
 	status: number;
 	/** clock.now() when the reply was written. */
 	time: number;
@@ -43,6 +45,8 @@ interface HandlerDeps {
 	chat: Route;
 	index: () => Reply;
 	log: (line: string) => void;
+	/** Aborted when the emulator closes: late arrivals still waiting are dropped. */
+	signal: AbortSignal;
 }
 
 /** The log keeps the newest requests only, so a long-running emulator does not grow without bound. */
@@ -60,37 +64,16 @@ function surfaceOf(path: string): Surface {
 	return 'root';
 }
 
-function bodyOf(reply: Reply): Buffer | string {
-	return reply.body ?? '';
-}
-
-function send(res: ServerResponse, reply: Reply, body: Buffer | string = bodyOf(reply)): void {
-	const headers: Record<string, string | number> = {
-		...reply.headers,
-		'content-length': Buffer.byteLength(body),
-	};
-	res.writeHead(reply.status, headers);
+function send(res: ServerResponse, reply: Reply): void {
+	const body = reply.body ?? '';
+	res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(body) });
 	res.end(body);
 }
 
-/** Sends the headers and half the body (or nothing), then destroys the socket. */
-function sendAndReset(res: ServerResponse, reply: Reply): void {
-	const body = Buffer.from(bodyOf(reply));
-	if (body.length === 0) {
-		res.destroy();
-		return;
-	}
-	res.writeHead(reply.status, { ...reply.headers, 'content-length': body.length });
-	res.write(body.subarray(0, Math.floor(body.length / 2)), () => res.destroy());
-}
-
-const HTML_502 =
-	'<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head><body><center><h1>502 Bad Gateway</h1></center><hr><center>edge</center></body></html>';
-
 /**
- * One handler for every surface: request faults first (latency, 429, 5xx, HTML), then the route,
- * then reply faults (reset, malformed) on what the route answered — so a create that gets a reset or
- * a malformed reply has still created its job, as on the real edge.
+ * One handler for every surface: request faults first (latency, 429, 5xx, edge pages, drop, hang),
+ * then the route, then reply faults (reset, malformed, stall) on what the route answered — so a
+ * create that gets a reset or a malformed reply has still created its job, as on the real edge.
  */
 export function createRequestHandler(deps: HandlerDeps) {
 	const { clock, faults, files } = deps;
@@ -134,30 +117,23 @@ export function createRequestHandler(deps: HandlerDeps) {
 		}
 	}
 
-	function requestFault(path: string): { reply: Reply; fault: FaultKind } | undefined {
-		if (faults.roll('rate-limit')) {
-			return {
-				fault: 'rate-limit',
-				reply: problem(429, 'Too many requests (injected fault).', path, { 'retry-after': '1' }),
-			};
-		}
-		if (faults.roll('error')) {
-			return {
-				fault: 'error',
-				reply: problem(503, 'The service is temporarily unavailable (injected fault).', path),
-			};
-		}
-		if (faults.roll('html-error')) {
-			return {
-				fault: 'html-error',
-				reply: {
-					status: 502,
-					headers: { 'content-type': 'text/html; charset=utf-8' },
-					body: HTML_502,
-				},
-			};
-		}
-		return undefined;
+	/**
+	 * A request an edge fault answered reaching the service anyway, when lateArrivalMs says so: it is
+	 * processed and its reply goes nowhere, as when the edge gave up on a request the service kept.
+	 */
+	async function arriveLate(surface: Surface, ctx: RequestContext): Promise<void> {
+		const delay = faults.lateArrivalMs;
+		if (delay === undefined) return;
+		const process = async () => {
+			try {
+				await route(surface, ctx);
+			} catch (error) {
+				deps.log(`internal error on late ${ctx.method} ${ctx.path}: ${String(error)}`);
+			}
+		};
+		// At 0 the service has acted before the client hears of the fault: no race with its look-up.
+		if (delay === 0) return process();
+		void clock.sleep(delay, deps.signal).then(process, () => undefined);
 	}
 
 	async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -173,6 +149,8 @@ export function createRequestHandler(deps: HandlerDeps) {
 			faults.active(surface)
 				? surface
 				: undefined;
+		// Read once: a late arrival and the request log see the same text as the route.
+		const readText = async () => (body ??= await readBody(req));
 		const ctx: RequestContext = {
 			req,
 			res,
@@ -180,8 +158,7 @@ export function createRequestHandler(deps: HandlerDeps) {
 			path,
 			query,
 			async readJson() {
-				const text = await readBody(req);
-				body = text;
+				const text = await readText();
 				if (text.trim() === '') return { ok: false, reason: 'the body is empty' };
 				try {
 					return { ok: true, value: JSON.parse(text) as unknown };
@@ -194,10 +171,21 @@ export function createRequestHandler(deps: HandlerDeps) {
 		let fault: FaultKind | undefined;
 		try {
 			if (faulted && faults.latencyMs > 0) await clock.sleep(faults.latencyMs);
-			const injected = faulted ? requestFault(path) : undefined;
-			if (injected) {
-				fault = injected.fault;
-				result = injected.reply;
+			if (faulted) ctx.scripted = faults.takeScripted();
+			const before = faulted ? faultBefore(faults, ctx.scripted) : undefined;
+			if (before) {
+				fault = before;
+				// The edge has taken the whole request before it fails, as real ones do.
+				await readText().catch(() => undefined);
+				if (surface === 'management' && EDGE_FAULTS.has(before)) await arriveLate(surface, ctx);
+				const reply = faultReply(before, path, faults);
+				if (!reply) {
+					// drop closes the connection; hang leaves it open until the client gives up.
+					if (before === 'drop') res.destroy();
+					record(method, path, query, 0, surface, before, body);
+					return;
+				}
+				result = reply;
 			} else {
 				result = await route(surface, ctx);
 			}
@@ -212,22 +200,15 @@ export function createRequestHandler(deps: HandlerDeps) {
 			}
 		}
 		if (result === STREAMED) {
-			record(method, path, query, res.statusCode, surface, undefined, body);
+			record(method, path, query, res.statusCode, surface, ctx.fault, body);
 			return;
 		}
 		if (res.headersSent || res.destroyed) return;
-		if (faulted && !fault) {
-			if (faults.roll('reset')) {
-				sendAndReset(res, result);
-				record(method, path, query, result.status, surface, 'reset', body);
-				return;
-			}
-			if (result.json && result.status < 300 && faults.roll('malformed')) {
-				const reply = String(bodyOf(result));
-				send(res, result, reply.slice(0, Math.max(1, Math.floor(reply.length / 2))));
-				record(method, path, query, result.status, surface, 'malformed', body);
-				return;
-			}
+		const after = faulted && !fault ? faultAfter(faults, ctx.scripted, result) : undefined;
+		if (after) {
+			sendSpoiled(res, result, after);
+			record(method, path, query, result.status, surface, after, body);
+			return;
 		}
 		send(res, result);
 		record(method, path, query, result.status, surface, fault, body);

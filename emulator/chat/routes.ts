@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
 import { MAX_STOP_SEQUENCES, chatRequestSchema, type ChatRequest } from '../../shared/schemas';
 import type { Faults } from '../faults';
 import { gatewayRefusal } from '../gateway';
@@ -12,6 +11,7 @@ import {
 	type RouteResult,
 } from '../http';
 import type { ResolvedOptions } from '../options';
+import { streamFault } from '../request-faults';
 import { promptTokens } from './reply';
 import { prepareReply, type PreparedReply } from './wire';
 
@@ -53,11 +53,12 @@ export function createChatRoutes(deps: ChatDeps) {
 	}
 
 	async function stream(
-		res: ServerResponse,
+		ctx: RequestContext,
 		request: ChatRequest,
 		reply: PreparedReply,
 		usage: object,
 	) {
+		const { res } = ctx;
 		const id = `chatcmpl-${randomUUID()}`;
 		const created = Math.floor(clock.now() / 1000);
 		const includeUsage = request.stream_options?.include_usage === true;
@@ -71,13 +72,19 @@ export function createChatRoutes(deps: ChatDeps) {
 			connection: 'keep-alive',
 		});
 		const { pieces } = reply;
-		const failAt =
-			faults.hits('chat') && faults.roll('stream-error') ? Math.floor(pieces.length / 2) : -1;
+		const fault = streamFault(faults, ctx.scripted);
+		ctx.fault = fault;
+		const failAt = fault ? Math.floor(pieces.length / 2) : -1;
 		const gone = () => res.destroyed || res.writableEnded;
 		res.write(chunk({ role: 'assistant', content: reply.kind === 'tools' ? null : '' }, null));
 		for (let index = 0; index < pieces.length; index++) {
 			await clock.sleep(CHUNK_PAUSE_MS);
 			if (gone()) return;
+			if (index === failAt && fault === 'stream-cut') {
+				// The workload's node is lost: the gateway ends the response, with no word of why.
+				res.end();
+				return;
+			}
 			if (index === failAt) {
 				// As the real server does: an error event after a 200, then the stream ends without [DONE].
 				res.end(
@@ -121,7 +128,7 @@ export function createChatRoutes(deps: ChatDeps) {
 			total_tokens: prompt + reply.completionTokens,
 		};
 		if (request.stream) {
-			await stream(ctx.res, request, reply, usage);
+			await stream(ctx, request, reply, usage);
 			return STREAMED;
 		}
 		return json(200, {
