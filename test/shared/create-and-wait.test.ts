@@ -4,47 +4,46 @@
  */
 import type { Job } from '../../shared';
 import type { ManagementClient } from '../../shared/client';
+import { emulatorClient, useEmulator } from '../support/emulator';
 import { FakeClock } from '../support/fake-clock';
-import { jobFixture } from '../support/fixtures';
-import { jsonReply, scriptedManagementClient, useScriptedServer } from '../support/scripted-server';
 
 describe('jobs.createAndWait', () => {
-	const { server, transport } = useScriptedServer();
+	const setup = useEmulator();
 	let client: ManagementClient;
 
 	beforeEach(() => {
-		server.reset();
-		client = scriptedManagementClient(server, transport, new FakeClock());
+		client = emulatorClient(setup.emulator, setup.transport, new FakeClock());
 	});
 
 	const stopped = () => AbortSignal.abort(new Error('stopped'));
+	const jobs = () => setup.emulator.jobsOf(setup.emulator.organization);
 
 	it('creates despite a stopped `signal` when the create has its own, and reports the job', async () => {
-		const job = jobFixture();
-		server.script(jsonReply(201, job));
 		const created: Job[] = [];
 		await expect(
 			client.jobs.createAndWait(
-				'transcribe',
+				'echo',
 				{ input: {} },
 				{ createSignal: undefined, signal: stopped(), onCreated: (c) => created.push(c) },
 			),
 		).rejects.toThrow();
-		expect(created.map((c) => c.id)).toEqual([job.id]);
-		expect(server.received.map((r) => r.method)).toEqual(['POST']);
+		expect(created.map((c) => c.id)).toEqual(jobs().map((job) => job.id));
+		expect(created).toHaveLength(1);
+		expect(setup.emulator.requests.map((r) => r.method)).toEqual(['POST']);
 	});
 
 	it('lets `signal` stop the create when the create has no signal of its own', async () => {
-		server.script(jsonReply(201, jobFixture()));
 		const created: Job[] = [];
 		await expect(
 			client.jobs.createAndWait(
-				'transcribe',
+				'echo',
 				{ input: {} },
 				{ signal: stopped(), onCreated: (c) => created.push(c) },
 			),
 		).rejects.toThrow();
 		expect(created).toEqual([]);
-		expect(server.received).toEqual([]);
+		// The call has ended; a listing answered after it shows that nothing reached the service.
+		await expect(client.jobs.list('echo')).resolves.toMatchObject({ total_size: 0 });
+		expect(setup.emulator.requests.map((r) => r.method)).toEqual(['GET']);
 	});
 });

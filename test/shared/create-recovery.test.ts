@@ -3,8 +3,10 @@
  * "not found" means "no job" depends on how the create failed: only an answer from the service
  * itself proves it has finished with the request. After a lost connection, a timeout, a gateway
  * error or a garbled 2xx the job may still appear later, and a second create would be a paid job
- * run twice.
+ * run twice. The emulator plays each failure: its edge faults reach the service at once, later
+ * (lateArrivalMs, on a clock the client's pauses move) or never.
  */
+import type { RequestFaultKind } from '../../emulator';
 import {
 	CreateOutcomeUnknownError,
 	REQUEST_ID_METADATA_KEY,
@@ -12,135 +14,154 @@ import {
 } from '../../shared/client';
 import { ServerError } from '../../shared/errors';
 import { AmbiguousOutcomeError } from '../../shared/request';
-import { FakeClock } from '../support/fake-clock';
-import { jobFixture } from '../support/fixtures';
-import {
-	jsonReply,
-	problem,
-	scriptedManagementClient,
-	useScriptedServer,
-	type ScriptedReply,
-} from '../support/scripted-server';
+import type { Transport } from '../../shared/transport';
+import { ClientClock } from '../support/client-clock';
+import { emulatorClient, useEmulator } from '../support/emulator';
+import { ManualClock } from '../support/manual-clock';
 
-const emptyPage = jsonReply(200, { items: [], page: 1, page_size: 100, total_size: 0 });
+/** The edge failed: whether the request reached the service, the client cannot tell. */
+const edgeFaults: Array<[string, RequestFaultKind]> = [
+	['the connection is dropped before any reply', 'drop'],
+	['no reply comes before the timeout', 'hang'],
+	['the gateway answers 502 with an HTML page', 'html-error'],
+	['the gateway times out (504)', 'gateway-timeout'],
+];
 
-const lostReplies: Array<[string, ScriptedReply]> = [
-	['the connection is dropped before any reply', { status: 0, reset: true }],
-	['no reply comes before the timeout', { status: 0, hang: true }],
-	[
-		'the gateway answers 502',
-		{ status: 502, headers: { 'content-type': 'text/html' }, body: '<html>Bad gateway</html>' },
-	],
-	['the gateway times out (504)', problem(504, 'Gateway Timeout')],
-	['a 201 arrives with a garbled body', { status: 201, body: '{"id": "trunc' }],
+/** The service made the job; its reply was spoiled on the way back. */
+const spoiledReplies: Array<[string, RequestFaultKind]> = [
+	['the connection is cut mid-reply', 'reset'],
+	['a 201 arrives with a garbled body', 'malformed'],
+	['a 201 stops arriving half-way', 'stall'],
 ];
 
 describe('jobs.create when the outcome of the create is unknown', () => {
-	const { server, transport } = useScriptedServer();
-	let clock: FakeClock;
+	let timeline: ManualClock;
+	const setup = useEmulator(() => {
+		timeline = new ManualClock();
+		return { clock: timeline };
+	});
+	const running = () => setup.emulator;
+	let clock: ClientClock;
 	let client: ManagementClient;
 
 	beforeEach(() => {
-		server.reset();
-		clock = new FakeClock();
-		client = scriptedManagementClient(server, transport, clock, { timeoutMs: 300 });
+		clock = new ClientClock(timeline);
+		client = emulatorClient(running(), setup.transport, clock, { timeoutMs: 300 });
 	});
 
-	const sentRequestId = () =>
-		(JSON.parse(server.received[0].body) as { metadata: Record<string, string> }).metadata[
+	const posts = () => running().requests.filter((r) => r.method === 'POST');
+	const requestIdOf = (body: string | undefined) =>
+		(JSON.parse(body ?? '{}') as { metadata?: Record<string, string> }).metadata?.[
 			REQUEST_ID_METADATA_KEY
 		];
-	const methods = () => server.received.map((r) => r.method);
+	const sentRequestId = () => requestIdOf(posts()[0]?.body);
+	const methods = () => running().requests.map((r) => r.method);
+	const jobs = () => running().jobsOf(running().organization);
 
-	it.each(lostReplies)(
+	it.each(edgeFaults)(
 		'finds the job that appears only after the first look-up when %s, creating once',
-		async (_, lost) => {
-			const job = jobFixture();
-			const listingTheJob = () =>
-				jsonReply(200, {
-					items: [{ ...job, metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() } }],
-					page: 1,
-					page_size: 100,
-					total_size: 1,
-				});
-			server.script(lost, emptyPage, listingTheJob);
-			server.always(problem(500, 'Not part of the script'));
-			await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
-				id: job.id,
-			});
+		async (_name, fault) => {
+			running().setFaults({ sequence: [fault], lateArrivalMs: 300 });
+			const job = await client.jobs.create('echo', { input: 1 });
+			expect(jobs().map((made) => made.id)).toEqual([job.id]);
+			expect(job.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(sentRequestId());
 			expect(methods()).toEqual(['POST', 'GET', 'GET']);
 			expect(clock.sleeps).toEqual([500]);
 		},
 	);
 
-	it.each(lostReplies)(
+	it.each(spoiledReplies)(
+		'finds the job the create made when %s, at the first look-up, creating once',
+		async (_name, fault) => {
+			running().setFaults({ sequence: [fault] });
+			const job = await client.jobs.create('echo', { input: 1 });
+			expect(jobs().map((made) => made.id)).toEqual([job.id]);
+			expect(methods()).toEqual(['POST', 'GET']);
+			expect(clock.sleeps).toEqual([]);
+		},
+	);
+
+	it.each(edgeFaults)(
 		'reports the request id instead of creating twice when %s and the job never shows',
-		async (_, lost) => {
-			server.script(lost);
-			server.always(emptyPage);
-			const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
+		async (_name, fault) => {
+			running().setFaults({ sequence: [fault] });
+			const error = await client.jobs.create('echo', { input: 1 }).catch((e: unknown) => e);
 			expect(methods()).toEqual(['POST', 'GET', 'GET', 'GET', 'GET']);
 			expect(clock.sleeps).toEqual([500, 2_000, 5_000]);
 			expect(error).toBeInstanceOf(AmbiguousOutcomeError);
 			expect(error).toBeInstanceOf(CreateOutcomeUnknownError);
 			expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
 			expect((error as Error).message).toContain(`${REQUEST_ID_METADATA_KEY} "${sentRequestId()}"`);
+			expect(jobs()).toEqual([]);
 		},
 	);
 
+	it('names the request id that finds a job arriving after the client stopped looking', async () => {
+		running().setFaults({ sequence: ['gateway-timeout'], lateArrivalMs: 60_000 });
+		const error = await client.jobs.create('echo', { input: 1 }).catch((e: unknown) => e);
+		expect(error).toBeInstanceOf(CreateOutcomeUnknownError);
+		expect(jobs()).toEqual([]);
+		await timeline.advance(60_000);
+		expect(jobs().map((job) => job.metadata?.[REQUEST_ID_METADATA_KEY])).toEqual([
+			(error as CreateOutcomeUnknownError).clientRequestId,
+		]);
+	});
+
 	it('takes the first job made with the request id, not a later copy of its metadata', async () => {
 		// Anyone with the key can copy a job's metadata, request id included, onto a job of their own:
-		// the create made the oldest job carrying it.
-		const original = jobFixture({ create_time: '2026-01-01T00:00:00.000Z' });
-		const copy = jobFixture({ create_time: '2026-01-01T00:00:03.000Z' });
-		const tagged = (job: typeof original) => ({
-			...job,
-			metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() },
-		});
-		server.script({ status: 0, reset: true }, () =>
-			jsonReply(200, {
-				items: [tagged(copy), tagged(original)],
-				page: 1,
-				page_size: 100,
-				total_size: 2,
-			}),
-		);
-		server.always(problem(500, 'Not part of the script'));
-		await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
-			id: original.id,
-		});
+		// the create made the oldest job carrying it. Here the copy is made while the reply is lost.
+		const copying: Transport = {
+			send: async (request) => {
+				try {
+					return await setup.transport.send(request);
+				} catch (error) {
+					if (request.method !== 'POST') throw error;
+					await timeline.advance(3_000);
+					await emulatorClient(running(), setup.transport, clock).jobs.create('echo', {
+						input: 'copy',
+						metadata: { [REQUEST_ID_METADATA_KEY]: sentRequestId() },
+					});
+					throw error;
+				}
+			},
+		};
+		running().setFaults({ sequence: ['reset'] });
+		const copied = emulatorClient(running(), copying, clock);
+		const job = await copied.jobs.create('echo', { input: 'original' });
+		expect(job.input).toBe('original');
+		expect(jobs().map((made) => made.input)).toEqual(['original', 'copy']);
+		expect(methods()).toEqual(['POST', 'POST', 'GET']);
 	});
 
 	it('reports the request id when the look-up itself fails', async () => {
-		server.script({ status: 0, reset: true });
-		server.always(problem(503, 'Unavailable'));
-		const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
-		expect(methods().filter((method) => method === 'POST')).toHaveLength(1);
+		running().setFaults({ sequence: ['drop'], errorRate: 1 });
+		const error = await client.jobs.create('echo', { input: 1 }).catch((e: unknown) => e);
+		expect(posts()).toHaveLength(1);
+		expect(error).toBeInstanceOf(CreateOutcomeUnknownError);
 		expect((error as CreateOutcomeUnknownError).clientRequestId).toBe(sentRequestId());
 	});
 
 	it("reports the service's own error, not an unknown outcome, when every create is answered 503 and no job was made", async () => {
-		for (let attempt = 0; attempt < 10; attempt++)
-			server.script(problem(503, 'Unavailable'), emptyPage);
-		const error = await client.jobs.create('transcribe', { input: 1 }).catch((e: unknown) => e);
+		// The service refuses each create and answers each look-up.
+		running().setFaults({
+			sequence: Array.from({ length: 10 }, () => ['error', 'none'] as const).flat(),
+		});
+		const error = await client.jobs.create('echo', { input: 1 }).catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(ServerError);
 		expect(error).not.toBeInstanceOf(CreateOutcomeUnknownError);
 		expect((error as ServerError).status).toBe(503);
-		expect(methods().filter((method) => method === 'POST').length).toBeGreaterThan(1);
+		expect(posts().length).toBeGreaterThan(1);
+		expect(running().requests.every((r) => r.method === 'GET' || r.fault === 'error')).toBe(true);
+		expect(jobs()).toEqual([]);
 	});
 
 	it('creates again, with the same request id, when the service itself answered 503 and the look-up finds nothing', async () => {
-		const job = jobFixture();
-		server.script(problem(503, 'Unavailable'), emptyPage, jsonReply(201, job));
-		await expect(client.jobs.create('transcribe', { input: 1 })).resolves.toMatchObject({
-			id: job.id,
-		});
+		running().setFaults({ sequence: ['error'] });
+		const job = await client.jobs.create('echo', { input: 1 });
 		expect(methods()).toEqual(['POST', 'GET', 'POST']);
-		const [first, , second] = server.received.map(
-			(r) => JSON.parse(r.body || '{}') as { metadata?: Record<string, string> },
-		);
-		expect(second.metadata?.[REQUEST_ID_METADATA_KEY]).toBe(
-			first.metadata?.[REQUEST_ID_METADATA_KEY],
-		);
+		const [first, second] = posts().map((post) => requestIdOf(post.body));
+		expect(first).toEqual(expect.any(String));
+		expect(second).toBe(first);
+		expect(jobs().map((made) => made.id)).toEqual([job.id]);
 	});
 });
