@@ -1,11 +1,10 @@
+import { CHAT_MODEL_ID } from '../../emulator';
 import { StreamError } from '../../shared/errors';
 import { WorkloadClient } from '../../shared/client';
+import { chatCompletionSchema } from '../../shared/schemas';
 import { sseData } from '../../shared/sse';
+import { useEmulator } from '../support/emulator';
 import { FakeClock } from '../support/fake-clock';
-import { useScriptedServer } from '../support/scripted-server';
-
-const chunk = (content: string, extra: Record<string, unknown> = {}) =>
-	`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }], ...extra })}\n\n`;
 
 async function collect(iterable: AsyncIterable<string>): Promise<string[]> {
 	const out: string[] = [];
@@ -44,74 +43,65 @@ describe('server-sent events', () => {
 });
 
 describe('chat streaming over loopback HTTP', () => {
-	const { server, transport } = useScriptedServer();
+	const setup = useEmulator();
 	let client: WorkloadClient;
-	beforeAll(() => {
-		client = new WorkloadClient({ serviceUrl: server.url, transport, clock: new FakeClock() });
+	beforeEach(() => {
+		client = new WorkloadClient({
+			serviceUrl: setup.emulator.chatUrl,
+			transport: setup.transport,
+			clock: new FakeClock(),
+		});
 	});
-	beforeEach(() => server.reset());
 
-	const sse = (body: string) => ({
-		status: 200,
-		headers: { 'content-type': 'text/event-stream' },
-		body,
-	});
-	const request = { messages: [{ role: 'user' as const, content: 'hello' }] };
+	const request = { messages: [{ role: 'user' as const, content: 'hello, how are you today?' }] };
 
 	it('yields deltas and collects the whole reply with usage', async () => {
-		const usage = { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 };
-		server.script(
-			sse(
-				chunk('Hel') +
-					': keep-alive\n\n' +
-					chunk('lo') +
-					`data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage })}\n\n` +
-					'data: [DONE]\n\n',
-			),
-		);
+		// The same request unstreamed, asked without the client: what the stream must add up to.
+		const whole = await fetch(`${setup.emulator.chatUrl}/v1/chat/completions`, {
+			method: 'POST',
+			headers: { 'content-type': 'application/json' },
+			body: JSON.stringify(request),
+		});
+		const completion = chatCompletionSchema.parse(await whole.json());
+		setup.emulator.resetLogs();
 		await expect(client.chat.collect(request)).resolves.toEqual({
-			id: 'c1',
-			model: 'm',
-			text: 'Hello',
+			id: expect.stringMatching(/^chatcmpl-/),
+			model: CHAT_MODEL_ID,
+			text: completion.choices[0]?.message.content,
 			toolCalls: [],
 			finishReason: 'stop',
-			usage,
+			usage: completion.usage,
 		});
 		// Servers that report usage only when asked are asked.
-		expect(JSON.parse(server.received[0].body)).toMatchObject({
+		expect(JSON.parse(setup.emulator.requests[0]?.body ?? '{}')).toMatchObject({
 			stream: true,
 			stream_options: { include_usage: true },
 		});
 	});
 
 	it('surfaces an error sent after the stream started', async () => {
-		server.script(
-			sse(
-				chunk('partial ') +
-					'data: {"error": {"message": "CUDA out of memory"}, "error_type": "generation"}\n\n',
-			),
-		);
+		setup.emulator.setFaults({ surfaces: ['chat'], sequence: ['stream-error'] });
 		const error = await client.chat.collect(request).catch((e: unknown) => e);
 		expect(error).toBeInstanceOf(StreamError);
 		expect(error).toMatchObject({ errorType: 'generation' });
-		expect((error as Error).message).toContain('CUDA out of memory');
+		expect((error as Error).message).toContain('the emulated GPU stopped responding');
+		expect(setup.emulator.requests).toEqual([
+			expect.objectContaining({ status: 200, fault: 'stream-error' }),
+		]);
 	});
 
 	it('treats a stream cut short (no [DONE]) as an error', async () => {
-		server.script(sse(chunk('half')));
+		setup.emulator.setFaults({ surfaces: ['chat'], sequence: ['stream-cut'] });
 		await expect(client.chat.collect(request)).rejects.toThrow('ended before it was complete');
+		expect(setup.emulator.requests).toEqual([
+			expect.objectContaining({ status: 200, fault: 'stream-cut' }),
+		]);
 	});
 
 	it('reports a 422 before any stream with the server text', async () => {
-		server.script({
-			status: 422,
-			body: JSON.stringify({
-				error: 'Input validation error: max_tokens too large',
-				error_type: 'validation',
-			}),
-		});
-		await expect(client.chat.collect(request)).rejects.toThrow(
-			'Input validation error: max_tokens too large',
+		await expect(client.chat.collect({ ...request, max_tokens: 10_000 })).rejects.toThrow(
+			'Input validation error: inputs tokens + max_tokens must be at most 8192',
 		);
+		expect(setup.emulator.requests.map((r) => r.status)).toEqual([422]);
 	});
 });

@@ -1,6 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { startEmulator } from '../../emulator';
 import { WorkloadClient } from '../../shared/client';
 import { ResponseFormatError, TimeoutError } from '../../shared/errors';
@@ -8,8 +6,8 @@ import { readImageReply } from '../../shared/image-reply';
 import { replyChecks } from '../../shared/request';
 import { systemClock, UndiciTransport } from '../../shared/runtime';
 import type { Transport } from '../../shared/transport';
+import { useEmulator } from '../support/emulator';
 import { FakeClock } from '../support/fake-clock';
-import { jsonReply, useScriptedServer } from '../support/scripted-server';
 
 const checks = replyChecks(
 	'GPU Cloud workload',
@@ -110,47 +108,39 @@ describe('generating images over loopback HTTP', () => {
 	});
 
 	describe('a reply that breaks', () => {
-		const { server, transport } = useScriptedServer();
+		const setup = useEmulator();
+		const client = (timeoutMs?: number) =>
+			new WorkloadClient({
+				serviceUrl: setup.emulator.imageUrl,
+				transport: setup.transport,
+				clock: new FakeClock(),
+				...(timeoutMs ? { timeoutMs } : {}),
+			});
 
 		it('reports a malformed reply with the request it answered', async () => {
-			server.script(jsonReply(200, { id: 'x', images: ['ab$d'] }));
-			const client = new WorkloadClient({
-				serviceUrl: server.url,
-				transport,
-				clock: new FakeClock(),
-			});
-			const error = await client.images.generate(source).catch((e: unknown) => e);
+			setup.emulator.setFaults({ surfaces: ['image'], sequence: ['malformed'] });
+			const error = await client()
+				.images.generate(source)
+				.catch((e: unknown) => e);
 			expect(error).toBeInstanceOf(ResponseFormatError);
 			expect((error as Error).message).toBe(
-				'GPU Cloud workload sent a reply to POST /workflow/txt2img that has an image that is not base64 (HTTP 200).',
+				'GPU Cloud workload sent a reply to POST /workflow/txt2img that was cut off (HTTP 200).',
 			);
+			expect(setup.emulator.requests.map((r) => r.fault)).toEqual(['malformed']);
 		});
 
 		it('reports a reply that stops arriving as a timeout, without asking again', async () => {
-			let requests = 0;
-			const stalling = createServer((_req, res) => {
-				requests++;
-				res.writeHead(200, { 'content-type': 'application/json' });
-				res.write('{"id":"x","images":["abcd');
-			});
-			await new Promise<void>((resolve) => stalling.listen(0, '127.0.0.1', resolve));
-			try {
-				const client = new WorkloadClient({
-					serviceUrl: `http://127.0.0.1:${(stalling.address() as AddressInfo).port}`,
-					transport,
-					clock: new FakeClock(),
-					timeoutMs: 300,
-				});
-				const error = await client.images.generate(source).catch((e: unknown) => e);
-				expect(error).toBeInstanceOf(TimeoutError);
-				expect((error as Error).message).toBe(
-					'GPU Cloud workload did not answer POST /workflow/txt2img within 300 ms.',
-				);
-				expect(requests).toBe(1);
-			} finally {
-				stalling.closeAllConnections();
-				stalling.close();
-			}
+			setup.emulator.setFaults({ surfaces: ['image'], sequence: ['stall'] });
+			const error = await client(300)
+				.images.generate(source)
+				.catch((e: unknown) => e);
+			expect(error).toBeInstanceOf(TimeoutError);
+			expect((error as Error).message).toBe(
+				'GPU Cloud workload did not answer POST /workflow/txt2img within 300 ms.',
+			);
+			expect(setup.emulator.requests).toEqual([
+				expect.objectContaining({ method: 'POST', status: 200, fault: 'stall' }),
+			]);
 		});
 	});
 });
