@@ -1,6 +1,7 @@
 import { jobSchema, webhookSecretKeySchema } from '../../shared/schemas';
 import { parseJobWebhook, verifyWebhook } from '../../shared/webhooks';
 import type { RunningEmulator } from '../../emulator';
+import { eventually } from '../support/eventually';
 import { api, emulatorFor, orgPath, startReceiver, waitFor, type Received } from './helpers';
 
 let emulator: RunningEmulator;
@@ -192,8 +193,16 @@ describe('job completion webhooks', () => {
 	});
 
 	it('sends nothing for jobs without a webhook', async () => {
-		await createJob('echo', { input: 1 });
-		await new Promise((resolve) => setTimeout(resolve, 150));
+		const job = await createJob('echo', { input: 1 });
+		// A delivery starts as the job ends: wait for the end, then for any delivery under way.
+		await eventually('the job to succeed', async () => {
+			const reply = await api(
+				emulator,
+				'GET',
+				orgPath(emulator, `/inference-endpoints/echo/jobs/${job.id}`),
+			);
+			return jobSchema.parse(reply.json()).status === 'succeeded';
+		});
 		await emulator.deliveriesSettled();
 		expect(emulator.deliveries).toHaveLength(0);
 	});
