@@ -89,12 +89,6 @@ describe('long but ordinary input stays within what Slack accepts', () => {
 			);
 		await stack.command(`image ${prompt} --count 2`, 'U0PAINTER', channel);
 		const parent = await stack.waitForParent(1, channel);
-		await new Promise((r) => setTimeout(r, 8000));
-		console.log(
-			stack.standin.workspace.find(channel, parent.ts)?.blocks,
-			stack.standin.api.calls.slice(-6).map((c) => [c.method, c.error]),
-			stack.logger.lines.filter((l) => /^(warn|error)/.test(l)).slice(-5),
-		);
 		await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000, channel);
 		await stack.app.idle();
 		expect(overLimit(stack.standin.api.calls)).toEqual([]);
