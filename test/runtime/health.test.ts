@@ -75,6 +75,7 @@ it('gives a probe that hangs up after its timeout, and asks each dependency at m
 	const probes: ReadinessProbe[] = [
 		{
 			name: 'service',
+			// Never answers: only the health check's own timeout can end it.
 			check: (signal) => {
 				calls++;
 				return new Promise((_, reject) =>
@@ -86,9 +87,8 @@ it('gives a probe that hangs up after its timeout, and asks each dependency at m
 	const health = new Health({ probes, logger: logs().logger, timeoutMs: 200, cacheMs: 60_000 });
 	const { server, get } = await serve(health);
 	try {
-		const started = Date.now();
+		// The probe never answers, so these replies come from its timeout (no stopwatch needed).
 		const answers = await Promise.all([get('/readyz'), get('/readyz'), get('/readyz')]);
-		expect(Date.now() - started).toBeLessThan(5000);
 		expect(answers.map((answer) => answer.status)).toEqual([503, 503, 503]);
 		expect(await get('/readyz')).toEqual({
 			status: 503,

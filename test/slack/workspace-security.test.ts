@@ -48,9 +48,9 @@ describe('the /gpu setup modal', () => {
 				organization: rig.emulator.organization,
 				apiKey: `${key.slice(0, 8)}${character}${key.slice(8)}`,
 			});
+			// At once: the refusal is the submission's own answer, with no call to the service behind
+			// it (how fast that answer is on a given machine is bench/'s question, not this test's).
 			expect(reply.errors?.api_key).toMatch(message);
-			// Well inside Slack's 3 s for a view submission's answer.
-			expect(reply.ms).toBeLessThan(1500);
 			expect(rig.emulator.requests.length).toBe(checks);
 			expect(await rig.app.workspaces.installations?.findLink('T0ALPHA')).toMatchObject({
 				organization: rig.emulator.organization,
