@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { inferenceEndpointPageSchema, jobPageSchema, jobSchema } from '../../shared/schemas';
 import type { FaultOptions, RunningEmulator } from '../../emulator';
 import { api, call, emulatorFor, expectProblem, ManualClock, orgPath, settle } from './helpers';
+import { eventually } from '../support/eventually';
 
 let emulator: RunningEmulator;
 afterEach(() => emulator.close());
@@ -90,7 +91,8 @@ describe('request faults on the management API', () => {
 			answered = true;
 			return reply;
 		});
-		await new Promise((resolve) => setTimeout(resolve, 50));
+		// The request has reached the emulator once its latency timer is waiting on the clock.
+		await eventually('the latency timer', () => clock.pendingTimers === 1);
 		await clock.advance(1999);
 		expect(answered).toBe(false);
 		await clock.advance(1);
