@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmulator, type RunningEmulator } from '../../emulator';
 import { Catalogue } from '../../slack-app/features/catalogue';
 import { createManagementClient } from '../../shared/runtime';
@@ -13,9 +12,12 @@ import { ManualClock } from '../support/manual-clock';
  */
 
 let emulator: RunningEmulator;
+/** The emulator's clock: a listing held by its latency fault waits until the test moves it. */
+let serviceClock: ManualClock;
 
 beforeEach(async () => {
-	emulator = await startEmulator({ port: 0 });
+	serviceClock = new ManualClock();
+	emulator = await startEmulator({ port: 0, clock: serviceClock });
 });
 
 afterEach(async () => {
@@ -43,14 +45,18 @@ it('finds an endpoint it has listed at once after the cache has expired, and lis
 	expect(listings()).toHaveLength(1);
 
 	await clock.advance(61_000);
-	// The refresh now takes 5 s, as it would behind a queue of creates.
+	// The refresh now waits at the service until the test lets it through, as it would behind a
+	// queue of creates.
 	emulator.setFaults({ latencyMs: 5_000, surfaces: ['management'] });
-	const found = await Promise.race([catalogue.find(endpoint), sleep(1_000).then(() => 'waited')]);
-	expect(found).toEqual(expect.objectContaining({ name: endpoint }));
-	await eventually('the background listing', async () => listings().length === 2, {
-		timeoutMs: 10_000,
-		intervalMs: 100,
-	});
+	let answered = false;
+	const finding = catalogue.find(endpoint).finally(() => (answered = true));
+	// Answered while the refresh is still held: it did not wait for the listing (however slow the
+	// machine, the listing never ends until the test moves the service's clock).
+	await eventually('the answer from the expired cache', () => answered);
+	expect(await finding).toEqual(expect.objectContaining({ name: endpoint }));
+	await eventually('the refresh held at the service', () => serviceClock.pendingTimers === 1);
+	await serviceClock.advance(5_000);
+	await eventually('the background listing', async () => listings().length === 2);
 });
 
 it('waits for the listing when the expired cache does not have the endpoint (it may be new)', async () => {
