@@ -94,7 +94,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	'slack/delivery.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'slack/distributed-restart.test.ts': { sleeps: 4, why: 'issue 36, not yet reworked' },
 	'slack/job-origin.test.ts': { sleeps: 3, why: 'issue 36, not yet reworked' },
-	'slack/job-tracker.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'slack/kill.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'slack/workspace-security.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 };

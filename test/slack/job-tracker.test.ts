@@ -14,6 +14,7 @@ import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
 import { StateFile } from '../../slack-app/state/state-file';
 import { BOT, TEAM, type Standin } from '../../slack-standin';
+import { eventually } from '../support/eventually';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
 import { standinThreads } from './standin-threads';
@@ -127,12 +128,12 @@ async function createJob(
 	return { job, origin };
 }
 
-async function ended(job: Job): Promise<Job> {
-	for (;;) {
+/** The job as the service has it once it has ended (read on the real clock: the service's own). */
+function ended(job: Job): Promise<Job> {
+	return eventually(`job ${job.id} to end`, async () => {
 		const now = await management.jobs.get(job.inference_endpoint_name, job.id);
-		if (isTerminalStatus(now.status)) return now;
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
+		return isTerminalStatus(now.status) && now;
+	});
 }
 
 function replies(origin: JobOrigin) {
@@ -145,13 +146,7 @@ function parentEdits(origin: JobOrigin): number {
 		.filter((call) => call.params.ts === origin.thread.threadTs && !call.error).length;
 }
 
-async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!predicate()) {
-		if (Date.now() > deadline) throw new Error('Timed out');
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
+const waitUntil = (predicate: () => boolean, what = 'the tracker') => eventually(what, predicate);
 
 describe('a followed job', () => {
 	it('moves following → delivering → delivered only as the injected clock moves', async () => {
@@ -161,12 +156,17 @@ describe('a followed job', () => {
 		void tracker.watch(job, origin).then(() => (watchEnded = true));
 		expect(tracker.phaseOf(job.id)).toBe('following');
 		await ended(job);
-		// The job is over in the service, but the next read is due on the tracker's clock, which has not moved.
-		await new Promise((resolve) => setTimeout(resolve, 1500));
+		// The job is over in the service, but the next read is due on the tracker's clock, which has
+		// not moved. The tracker has done what it does at once (the parent shows the job) and both its
+		// loops (reads, parent refresh) wait on that clock: only then does "nothing yet" mean anything.
+		await waitUntil(
+			() => parentEdits(origin) >= 1 && clock.pendingTimers === 2,
+			'the tracker parked',
+		);
+		await tracker.idle();
 		expect(tracker.phaseOf(job.id)).toBe('following');
 		expect(replies(origin)).toHaveLength(0);
 		expect(watchEnded).toBe(false);
-		expect(clock.pendingTimers).toBeGreaterThanOrEqual(1);
 
 		await clock.advance(POLL_MS);
 		await waitUntil(() => tracker.phaseOf(job.id) === 'delivered');
@@ -184,9 +184,12 @@ describe('a followed job', () => {
 		const { job, origin } = await createJob(origins, emulator.slowEndpoint);
 		let watchEnded = false;
 		void tracker.watch(job, origin).then(() => (watchEnded = true));
-		await waitUntil(() => parentEdits(origin) === 1);
+		// Parked: the parent shows the job, the refresh and read loops wait on the clock.
+		await waitUntil(() => parentEdits(origin) === 1 && clock.pendingTimers === 2);
 		await clock.advance(REFRESH_MS - 1);
-		await new Promise((resolve) => setTimeout(resolve, 200));
+		// Both timers still wait (advance fires only what is due): no edit can follow yet.
+		expect(clock.pendingTimers).toBe(2);
+		await tracker.idle();
 		expect(parentEdits(origin)).toBe(1);
 		await clock.advance(1);
 		await waitUntil(() => parentEdits(origin) === 2);
