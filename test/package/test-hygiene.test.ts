@@ -84,7 +84,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 		why: 'jest fake timers: performance.now() there is virtual time',
 	},
 	// Not yet reworked (issue 36, item 2): each waits a fixed time before a "nothing happened" check.
-	'reliability/restart-slack.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'reliability/soak.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'replicas/event-retry.e2e.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
