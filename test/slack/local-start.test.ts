@@ -2,6 +2,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { kill, spawnApp } from '../reliability/slack-process';
+import { eventually } from '../support/eventually';
 
 /**
  * `npm start` with no settings at all: the emulator, the Slack stand-in and the app. The emulator
@@ -23,16 +24,23 @@ it('starts the emulator as a child process, serves the local page, and stops it 
 	};
 	const { child, output } = spawnApp(env);
 	try {
-		const deadline = Date.now() + 45_000;
-		while (!/Open (http:\/\/\S+) and type/.test(output())) {
-			if (Date.now() > deadline || child.exitCode !== null)
-				throw new Error(`npm start did not get ready:\n${output()}`);
-			await new Promise((resolve) => setTimeout(resolve, 100));
-		}
-		const pageUrl = /Open (http:\/\/\S+) and type/.exec(output())?.[1] ?? '';
+		const pageUrl = await eventually(
+			'npm start to get ready',
+			() => {
+				if (child.exitCode !== null) throw new Error(`npm start exited:\n${output()}`);
+				return /Open (http:\/\/\S+) and type/.exec(output())?.[1];
+			},
+			{ timeoutMs: 45_000, intervalMs: 100 },
+		);
 		const managementUrl = /GPU Cloud: (http:\/\/[^,\s]+)/.exec(output())?.[1] ?? '';
 		expect((await fetch(pageUrl)).status).toBe(200);
-		expect((await fetch(`${managementUrl}/organizations/x`)).status).toBeGreaterThan(0);
+		// The emulator's management API answers (as GPU Cloud does without a key), not just anything.
+		const unauthenticated = await fetch(`${managementUrl}/organizations/x`);
+		expect(unauthenticated.status).toBe(401);
+		expect(await unauthenticated.json()).toMatchObject({
+			status: 401,
+			detail: 'The Service-Api-Key header is missing.',
+		});
 		const [emulatorPid] = await children(child.pid ?? 0);
 		expect(emulatorPid).toBeGreaterThan(0);
 
