@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import { problemDetailsSchema, type ProblemDetails } from '../../shared/schemas';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
+import { eventually } from '../support/eventually';
 
 export interface HttpReply {
 	status: number;
@@ -77,16 +78,13 @@ export function expectProblem(reply: HttpReply, status: number, instance?: strin
 
 export { ManualClock, settle } from '../support/manual-clock';
 
+/** support/eventually with the emulator tests' shorter default timeout. */
 export async function waitFor(
 	predicate: () => boolean,
 	what: string,
 	timeoutMs = 5000,
 ): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!predicate()) {
-		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
+	await eventually(what, predicate, { timeoutMs, intervalMs: 10 });
 }
 
 export interface Received {

@@ -1,6 +1,7 @@
 import { SHORTCUTS } from '../../slack-app/messages/actions';
 import { ASK_FORM } from '../../slack-app/messages/ask';
 import type { ApiCall } from '../../slack-standin/web-api';
+import { eventually } from '../support/eventually';
 import { Stack } from './harness';
 
 /**
@@ -24,13 +25,8 @@ function overLimit(calls: ApiCall[]): string[] {
 }
 
 /** Polls: the stand-in's call log changes without a workspace event. */
-async function until(done: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-	const end = Date.now() + timeoutMs;
-	while (!done()) {
-		if (Date.now() > end) throw new Error(`Timed out waiting for ${what}.`);
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
-}
+const until = (done: () => boolean, what: string, timeoutMs = 10_000) =>
+	eventually(what, done, { timeoutMs, intervalMs: 50 });
 
 /** A pasted CSV: quotes and line breaks, which JSON escaping makes longer. */
 function csv(characters: number): string {

@@ -12,6 +12,7 @@ import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
 import type { SlackThreads } from '../../slack-app/slack/slack-thread';
 import { StateFile } from '../../slack-app/state/state-file';
 import { BOT, type Standin } from '../../slack-standin';
+import { eventually } from '../support/eventually';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger, content } from './harness';
 import { standinThreads } from './standin-threads';
@@ -324,10 +325,4 @@ describe('drain', () => {
 	});
 });
 
-async function waitUntil(predicate: () => boolean, timeoutMs = 10_000): Promise<void> {
-	const deadline = Date.now() + timeoutMs;
-	while (!predicate()) {
-		if (Date.now() > deadline) throw new Error('Timed out');
-		await new Promise((resolve) => setTimeout(resolve, 10));
-	}
-}
+const waitUntil = (predicate: () => boolean) => eventually('the lifecycle', predicate);
