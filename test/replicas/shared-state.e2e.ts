@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from 'redis';
 import { systemClock } from '../../shared/runtime';
 import { errorParts } from '../../slack-app/messages/results';
 import { DeliveryRecord } from '../../slack-app/requests/delivery-record';
@@ -34,6 +35,37 @@ async function replica(logger = new CapturingLogger()): Promise<RedisSharedState
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * A replica that can die: it reaches Redis through a proxy the test cuts (no release, no renewal,
+ * as a SIGKILLed process), without reaching into the store's own fields.
+ */
+async function mortalReplica(): Promise<{ store: RedisSharedState; die(): void }> {
+	const target = new URL(redis.url);
+	const sockets = new Set<Socket>();
+	const server = createServer((client) => {
+		const upstream = connect(Number(target.port), target.hostname);
+		sockets.add(client).add(upstream);
+		client.pipe(upstream).pipe(client);
+		for (const socket of [client, upstream])
+			socket.on('error', () => undefined).on('close', () => (client.destroy(), upstream.destroy()));
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const { port } = server.address() as AddressInfo;
+	const store = await RedisSharedState.connect({
+		url: `redis://127.0.0.1:${port}`,
+		logger: new CapturingLogger(),
+		leaseMs: LEASE_MS,
+	});
+	open.push(store);
+	return {
+		store,
+		die: () => {
+			server.close();
+			for (const socket of sockets) socket.destroy();
+		},
+	};
+}
+
 beforeAll(async () => {
 	dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-shared-state-'));
 	redis = await Redis.start(dir, { appendOnly: true });
@@ -60,13 +92,12 @@ it('gives a lease to one replica, keeps it renewed while held, and frees it on r
 });
 
 it("lets another replica take a dead replica's lease and slots once they expire", async () => {
-	const [a, b] = [await replica(), await replica()];
+	const [{ store: a, die }, b] = [await mortalReplica(), await replica()];
 	expect(await a.lease('deliver:r1')).toBe(true);
 	expect(await a.acquireSlot('U1', 'r1', 1)).toBeUndefined();
 	expect(await b.acquireSlot('U1', 'r2', 1)).toBe(1);
-	// A dies: no release, no renewal (destroying the client without giving anything back).
-	(a as unknown as { client: { destroy(): void } }).client.destroy();
-	open.splice(open.indexOf(a), 1);
+	// A dies: no release, no renewal (its connection to Redis is gone, nothing given back).
+	die();
 	expect(await b.lease('deliver:r1')).toBe(false);
 	await pause(LEASE_MS * 2);
 	expect(await b.lease('deliver:r1')).toBe(true);
@@ -74,7 +105,7 @@ it("lets another replica take a dead replica's lease and slots once they expire"
 });
 
 it("records an image under way with its holder's lease: another replica takes it over only once the holder died", async () => {
-	const [a, b, c] = [await replica(), await replica(), await replica()];
+	const [{ store: a, die }, b, c] = [await mortalReplica(), await replica(), await replica()];
 	const request = {
 		ref: 'img-1',
 		team: 'T0ONE',
@@ -93,8 +124,7 @@ it("records an image under way with its holder's lease: another replica takes it
 	expect(await b.takeOverInflight('img-1')).toBe(false);
 	expect(await a.takeOverInflight('img-1')).toBe(false);
 	expect(await b.startInflight(request)).toBe(false);
-	(a as unknown as { client: { destroy(): void } }).client.destroy();
-	open.splice(open.indexOf(a), 1);
+	die();
 	await pause(LEASE_MS * 2);
 	expect(await b.takeOverInflight('img-1')).toBe(true);
 	expect(await c.takeOverInflight('img-1')).toBe(false);
@@ -107,13 +137,18 @@ it("records an image under way with its holder's lease: another replica takes it
 it('drops what Redis holds under the in-flight records that is not a record of this app', async () => {
 	const logger = new CapturingLogger();
 	const a = await replica(logger);
-	const raw = (a as unknown as { client: { sendCommand(args: string[]): Promise<unknown> } })
-		.client;
-	await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'bad', '{"ref":"bad"}']);
-	await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'worse', 'not json']);
-	expect(await a.inflightRequests()).toEqual([]);
-	expect(await raw.sendCommand(['HLEN', 'gpu-cloud-slack:inflight:requests'])).toBe(0);
-	expect(logger.lines.filter((line) => /not one of this app's/.test(line))).toHaveLength(2);
+	// Someone else writing to the same Redis: a client of its own, not the store's.
+	const raw = createClient({ url: redis.url });
+	await raw.connect();
+	try {
+		await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'bad', '{"ref":"bad"}']);
+		await raw.sendCommand(['HSET', 'gpu-cloud-slack:inflight:requests', 'worse', 'not json']);
+		expect(await a.inflightRequests()).toEqual([]);
+		expect(await raw.sendCommand(['HLEN', 'gpu-cloud-slack:inflight:requests'])).toBe(0);
+		expect(logger.lines.filter((line) => /not one of this app's/.test(line))).toHaveLength(2);
+	} finally {
+		raw.destroy();
+	}
 });
 
 it('counts slots across replicas, lets adopted work past the limit, and frees released ones', async () => {
