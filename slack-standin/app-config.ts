@@ -28,7 +28,24 @@ const assistantViewSchema = z.object({
 	suggested_prompts: z.array(promptSchema).max(4).optional(),
 });
 
+const parametersSchema = z.object({
+	properties: z.record(
+		z.string(),
+		z.looseObject({ type: z.string().min(1), title: z.string().optional() }),
+	),
+	required: z.array(z.string()).optional(),
+});
+
+/** A custom step as the manifest defines it (https://docs.slack.dev/tools/bolt-js/concepts/custom-steps). */
+const functionSchema = z.looseObject({
+	title: z.string().min(1),
+	description: z.string().optional(),
+	input_parameters: parametersSchema,
+	output_parameters: parametersSchema,
+});
+
 const manifestSchema = z.looseObject({
+	functions: z.record(z.string(), functionSchema).optional(),
 	features: z
 		.looseObject({
 			agent_view: agentViewSchema.optional(),
@@ -48,8 +65,12 @@ const manifestSchema = z.looseObject({
 /** How people talk to the app: the Messages tab's agent threads, the older assistant container, or neither. */
 export type MessagingExperience = 'agent' | 'assistant' | 'none';
 
+export type StepDefinition = z.infer<typeof functionSchema>;
+
 export interface StandinAppConfig {
 	experience: MessagingExperience;
+	/** Workflow Builder steps, by callback id. */
+	functions: ReadonlyMap<string, StepDefinition>;
 	botEvents: ReadonlySet<string>;
 	botScopes: ReadonlySet<string>;
 	suggestedPrompts: readonly { title: string; message: string }[];
@@ -82,7 +103,7 @@ export function createApp(options: CreateAppOptions = {}): StandinAppConfig {
 				pointer: `/${issue.path.join('/')}`,
 			})),
 		);
-	const { features, oauth_config, settings } = parsed.data;
+	const { features, oauth_config, settings, functions } = parsed.data;
 	const errors: { message: string; pointer: string }[] = [];
 	if (features?.assistant_view && !options.createdBeforeAgentMessaging)
 		errors.push({
@@ -99,6 +120,7 @@ export function createApp(options: CreateAppOptions = {}): StandinAppConfig {
 	const view = features?.agent_view ?? features?.assistant_view;
 	return {
 		experience: features?.agent_view ? 'agent' : features?.assistant_view ? 'assistant' : 'none',
+		functions: new Map(Object.entries(functions ?? {})),
 		botEvents: new Set(settings?.event_subscriptions?.bot_events ?? []),
 		botScopes: new Set(oauth_config?.scopes?.bot ?? []),
 		suggestedPrompts: view?.suggested_prompts ?? [],

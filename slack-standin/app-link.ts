@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
-import { subscriptionFor, type StandinAppConfig } from './app-config';
+import { createHmac, randomBytes } from 'node:crypto';
+import { subscriptionFor, type StandinAppConfig, type StepDefinition } from './app-config';
 import type { EnvelopeType } from './socket-mode';
-import { BOT, TEAM, Workspace, type StoredMessage } from './workspace';
+import { BOT, TEAM, Workspace, type StepExecution, type StoredMessage } from './workspace';
 
 /**
  * Sends what Slack sends to an app: slash commands, button clicks, modal submissions and message
@@ -152,6 +152,57 @@ export class AppLink {
 		if (!this.options.config.botEvents.has(needed))
 			return Promise.resolve({ status: 0, body: '', notSubscribed: needed });
 		return this.send(this.eventBody(event), 'application/json');
+	}
+
+	/**
+	 * A workflow reached one of the app's steps: Slack runs only steps the manifest defines, and
+	 * sends `function_executed` with the step's inputs and a per-run token
+	 * (https://docs.slack.dev/reference/events/function_executed). Resolves with the run, which the
+	 * app completes or fails later through functions.completeSuccess / completeError.
+	 */
+	async functionExecuted(
+		callbackId: string,
+		inputs: Record<string, unknown>,
+	): Promise<{ execution: StepExecution; reply: AppReply }> {
+		const definition = this.options.config.functions.get(callbackId);
+		if (!definition) throw new Error(`The app's manifest defines no step "${callbackId}".`);
+		const execution: StepExecution = {
+			id: this.workspace.newId('Fx'),
+			callbackId,
+			inputs,
+			token: `xwfp-${randomBytes(16).toString('hex')}`,
+			state: 'running',
+		};
+		this.workspace.executions.set(execution.id, execution);
+		const parameters = (which: StepDefinition['input_parameters']) =>
+			Object.entries(which.properties).map(([name, parameter]) => ({
+				name,
+				type: parameter.type,
+				title: parameter.title ?? name,
+				is_required: which.required?.includes(name) ?? false,
+			}));
+		const reply = await this.deliverEvent({
+			type: 'function_executed',
+			function: {
+				id: `Fn${callbackId.length}${BOT.appId}`,
+				callback_id: callbackId,
+				title: definition.title,
+				description: definition.description ?? '',
+				type: 'app',
+				input_parameters: parameters(definition.input_parameters),
+				output_parameters: parameters(definition.output_parameters),
+				app_id: BOT.appId,
+				date_created: 1_780_000_000,
+				date_updated: 1_780_000_000,
+				date_deleted: 0,
+			},
+			inputs,
+			function_execution_id: execution.id,
+			workflow_execution_id: this.workspace.newId('Wx'),
+			event_ts: String(Date.now() / 1000),
+			bot_access_token: execution.token,
+		});
+		return { execution, reply };
 	}
 
 	/** The person opened a new assistant thread (the stand-in has made its root message). */

@@ -239,7 +239,8 @@ export class WebApi {
 		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
 		let reply: ApiReply;
 		try {
-			if (token !== this.options.botToken) fail(token ? 'invalid_auth' : 'not_authed');
+			if (token !== this.options.botToken && !this.runningStepToken(token))
+				fail(token ? 'invalid_auth' : 'not_authed');
 			const refusal = this.refusals.get(method);
 			if (refusal && refusal.remaining > 0) {
 				refusal.remaining--;
@@ -360,6 +361,9 @@ export class WebApi {
 			case 'agents.sessions.setStatus':
 			case 'agents.sessions.rename':
 				return this.agentSessions(method, params);
+			case 'functions.completeSuccess':
+			case 'functions.completeError':
+				return this.completeStep(method, params);
 			case 'views.publish': {
 				const user = required(params, 'user_id');
 				const view = json(required(params, 'view'), undefined);
@@ -502,6 +506,42 @@ export class WebApi {
 		const thread = this.workspace.assistantThread(channel, threadTs);
 		if (method === 'assistant.threads.setTitle') thread.title = required(params, 'title');
 		else thread.status = params.status || undefined;
+		this.workspace.changed();
+		return {};
+	}
+
+	/** A step's per-run token works while its step runs (the event's `bot_access_token`). */
+	private runningStepToken(token: string | undefined): boolean {
+		if (!token) return false;
+		return [...this.workspace.executions.values()].some(
+			(execution) => execution.token === token && execution.state === 'running',
+		);
+	}
+
+	/**
+	 * Ends a workflow step (https://docs.slack.dev/reference/methods/functions.completeSuccess): once
+	 * only (`execution_not_in_running_state` after), with outputs that hold every required output
+	 * parameter of the step's definition (`parameter_validation_failed` otherwise).
+	 */
+	private completeStep(method: string, params: Params): Record<string, unknown> {
+		const execution = this.workspace.executions.get(required(params, 'function_execution_id'));
+		if (!execution) fail('function_execution_not_found');
+		if (execution.state !== 'running') fail('execution_not_in_running_state');
+		if (method === 'functions.completeError') {
+			execution.error = required(params, 'error');
+			execution.state = 'failed';
+		} else {
+			const outputs = json(required(params, 'outputs'), undefined);
+			if (!outputs || typeof outputs !== 'object' || Array.isArray(outputs))
+				fail('parameter_validation_failed');
+			const definition = this.options.config.functions.get(execution.callbackId);
+			const missing = (definition?.output_parameters.required ?? []).filter(
+				(name) => !(name in outputs),
+			);
+			if (missing.length > 0) fail('parameter_validation_failed');
+			execution.outputs = { ...outputs };
+			execution.state = 'completed';
+		}
 		this.workspace.changed();
 		return {};
 	}

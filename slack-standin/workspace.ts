@@ -103,6 +103,18 @@ export interface AgentSession {
 	history: SessionStatus[];
 }
 
+/** A workflow's run of one of the app's steps, until the app completes or fails it. */
+export interface StepExecution {
+	id: string;
+	callbackId: string;
+	inputs: Record<string, unknown>;
+	/** The per-run token the event carries; the app may call the Web API with it while the step runs. */
+	token: string;
+	state: 'running' | 'completed' | 'failed';
+	outputs?: Record<string, unknown>;
+	error?: string;
+}
+
 export interface IssuedTrigger {
 	id: string;
 	user: string;
@@ -134,6 +146,8 @@ export class Workspace extends EventEmitter {
 	readonly views = new Map<string, OpenView>();
 	/** Assistant threads by `channel/thread_ts`. */
 	readonly assistantThreads = new Map<string, AssistantThread>();
+	/** Workflow step runs by function execution id. */
+	readonly executions = new Map<string, StepExecution>();
 	/** Agent sessions by `channel/thread_ts`. */
 	readonly sessions = new Map<string, AgentSession>();
 	/** Suggested prompts at the top of a Messages tab (agent messaging), by DM channel. */

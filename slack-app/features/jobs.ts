@@ -62,18 +62,23 @@ interface JobRequest {
 	userMetadata?: Record<string, unknown>;
 	/** The endpoint and input checks, before anything is posted. */
 	checks?: () => Promise<PrivateReply>;
+	/** A Workflow Builder step run: its function execution id, completed when the job ends. */
+	step?: string;
 }
 
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
 export class JobService {
 	constructor(private readonly options: JobServiceOptions) {}
 
-	/** `/gpu job <endpoint> <json>` and the job form: the input is checked against the endpoint before anything is posted. */
+	/**
+	 * `/gpu job <endpoint> <json>`, the job form and the workflow step: the input is checked against
+	 * the endpoint before anything is posted.
+	 */
 	run(
 		context: RequestContext,
 		endpoint: string,
 		input: unknown,
-		userMetadata?: Record<string, unknown>,
+		{ userMetadata, step }: { userMetadata?: Record<string, unknown>; step?: string } = {},
 	): Promise<PrivateReply> {
 		const checks = async (): Promise<PrivateReply> => {
 			if (userMetadata !== undefined) {
@@ -102,6 +107,7 @@ export class JobService {
 			subject: { kind: 'job', endpoint },
 			userMetadata,
 			checks,
+			step,
 		});
 	}
 
@@ -139,7 +145,7 @@ export class JobService {
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
 		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
-		const { kind, endpoint, input, subject, userMetadata = {}, checks } = request;
+		const { kind, endpoint, input, subject, userMetadata = {}, checks, step } = request;
 		return lifecycle.start({
 			context,
 			kind,
@@ -153,6 +159,7 @@ export class JobService {
 					thread: request.thread,
 					user: context.user,
 					kind,
+					...(step ? { step } : {}),
 				};
 				const job = await management.jobs.create(endpoint, {
 					input,

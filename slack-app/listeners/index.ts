@@ -3,6 +3,7 @@ import type { AppServices } from '../features';
 import { registerActions } from './actions';
 import { registerCommands } from './commands';
 import { registerEvents } from './events';
+import { registerFunctions } from './functions';
 import { registerShortcuts } from './shortcuts';
 import { registerViews } from './views';
 
@@ -12,4 +13,5 @@ export function registerListeners(app: App, services: AppServices): void {
 	registerViews(app, services);
 	registerEvents(app, services);
 	registerShortcuts(app, services);
+	registerFunctions(app, services);
 }

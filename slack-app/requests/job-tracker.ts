@@ -5,6 +5,7 @@ import type { Clock } from '../../shared/clock';
 import { GpuCloudError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
 import { withLogContext } from '../slack/log';
+import type { WorkflowSteps } from '../slack/workflow-steps';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import { EndpointPolls } from './endpoint-polls';
@@ -55,6 +56,8 @@ export interface JobTrackerOptions {
 	onPhase?: (phase: JobPhaseName, status?: string) => void;
 	/** The job's thread is an agent session: closed once its end is posted. */
 	sessions?: AgentSessions;
+	/** A job run for a Workflow Builder step completes the step with its end. */
+	steps?: WorkflowSteps;
 }
 
 export class JobTracker {
@@ -300,19 +303,22 @@ export class JobTracker {
 
 	/** Posts the result and shows the end on the parent, through the one record of what was delivered. */
 	private async deliver(entry: TrackedJob, job: Job, cancelledBy?: string): Promise<void> {
-		const { threads, deliveries, clock, logger, sessions } = this.options;
-		const thread = entry.origin.thread;
+		const { threads, deliveries, clock, logger, sessions, steps } = this.options;
+		const { thread, step } = entry.origin;
 		try {
 			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
 			await entry.lastEdit;
 			await deliveries.deliver(job.id, thread, {
 				parts: jobResultParts(job, cancelledBy),
-				finish: () =>
-					threads.update(
+				finish: async () => {
+					await threads.update(
 						thread.channel,
 						thread.threadTs,
 						jobParentMessage(job, entry.origin, clock.now()),
-					),
+					);
+					// Part of the one delivery: the step is completed once, after the thread shows the end.
+					if (step) await steps?.jobEnded(step, job);
+				},
 			});
 			this.phases.enter(entry, { name: 'delivered' });
 			await sessions?.settle(thread, 'closed');

@@ -25,6 +25,11 @@ export const slackJobMetadataSchema = z.looseObject({
 	slack_thread_ts: z.string().regex(/^\d+\.\d+$/),
 	slack_user: z.string().min(1),
 	slack_kind: z.enum(JOB_KINDS),
+	/** The Workflow Builder step the job runs for, completed when the job ends. */
+	slack_step: z
+		.string()
+		.regex(/^Fx[0-9A-Za-z]{1,64}$/)
+		.optional(),
 	[REQUEST_ID_METADATA_KEY]: z.string().min(1),
 	slack_seal: z.string().regex(/^v1,[A-Za-z0-9_-]{43}$/),
 });
@@ -39,6 +44,8 @@ export interface JobOrigin {
 	thread: ThreadRef;
 	user: string;
 	kind: JobKind;
+	/** The workflow step (function execution id) the job completes when it ends. */
+	step?: string;
 }
 
 /** Keeps this many refused job ids, so each is logged once. */
@@ -72,6 +79,7 @@ export class JobOriginSeal {
 			slack_thread_ts: origin.thread.threadTs,
 			slack_user: origin.user,
 			slack_kind: origin.kind,
+			...(origin.step ? { slack_step: origin.step } : {}),
 			[REQUEST_ID_METADATA_KEY]: requestId,
 		} as const;
 		return { ...fields, slack_seal: `v1,${this.mac(fields).toString('base64url')}` };
@@ -97,6 +105,7 @@ export class JobOriginSeal {
 			thread: { channel: m.slack_channel, threadTs: m.slack_thread_ts },
 			user: m.slack_user,
 			kind: m.slack_kind,
+			...(m.slack_step ? { step: m.slack_step } : {}),
 		};
 	}
 
@@ -129,6 +138,8 @@ export class JobOriginSeal {
 			m.slack_thread_ts,
 			m.slack_user,
 			m.slack_kind,
+			// Only when present, so jobs sealed before steps existed keep their seal.
+			...(m.slack_step ? [m.slack_step] : []),
 		]);
 		return createHmac('sha256', this.key).update(covered).digest();
 	}

@@ -7,6 +7,7 @@ import { AccessPolicy } from '../requests/access';
 import { AnswerWriter } from '../features/answer-stream';
 import { AgentConversations } from '../features/agent-conversations';
 import { AgentSessions } from '../slack/agent-sessions';
+import { WorkflowSteps } from '../slack/workflow-steps';
 import { Catalogue } from '../features/catalogue';
 import { ChatService } from '../features/chat';
 import { CommandRouter } from '../features/commands';
@@ -109,6 +110,7 @@ export function createContainer(options: ContainerOptions): Container {
 		leases: shared,
 		onPhase: options.onJobPhase,
 		sessions,
+		steps: new WorkflowSteps(client, logger),
 	});
 	const jobs = new JobService({
 		management,

@@ -20,7 +20,9 @@ export function submitJobForm(services: AppServices) {
 		}
 		await ack();
 		const context = { user: body.user.id, channel: result.context.channel };
-		const reply = await services.jobs.run(context, result.endpoint, result.input, result.metadata);
+		const reply = await services.jobs.run(context, result.endpoint, result.input, {
+			userMetadata: result.metadata,
+		});
 		// A view submission has no response_url: a private answer goes out as an ephemeral message.
 		if (reply)
 			await client.chat.postEphemeral({

@@ -1,0 +1,10 @@
+import type { App } from '@slack/bolt';
+import type { AppServices } from '../../features';
+import { runGpuJobStep } from './run-gpu-job';
+
+/** Workflow Builder steps (manifest.yaml's `functions`), by callback id. */
+export const STEPS = { runGpuJob: 'run_gpu_job' } as const;
+
+export function registerFunctions(app: App, services: AppServices): void {
+	app.function(STEPS.runGpuJob, runGpuJobStep(services));
+}

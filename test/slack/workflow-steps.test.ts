@@ -1,0 +1,117 @@
+import { STEPS } from '../../slack-app/listeners/functions';
+import type { StepExecution } from '../../slack-standin/workspace';
+import { content, Stack, USER } from './harness';
+
+/**
+ * Workflow Builder's "Run a GPU job" step as Slack runs it: `function_executed` with the step's
+ * inputs and a per-run token, through signed requests on the stand-in; the step ends when its job
+ * does (by poll here), once, also when the app restarted while the job ran.
+ */
+
+const CREATES = /\/inference-endpoints\/[^/]+\/jobs$/;
+const CHANNEL = 'C0FLOWS';
+
+let stack: Stack;
+beforeAll(async () => {
+	stack = await Stack.start({ emulator: { jobDurationMs: 300 } });
+});
+afterAll(() => stack.close());
+
+function runStep(inputs: Record<string, unknown>) {
+	return stack.standin.app.functionExecuted(STEPS.runGpuJob, {
+		channel_id: CHANNEL,
+		user_id: USER,
+		...inputs,
+	});
+}
+
+function ended(execution: StepExecution): Promise<StepExecution> {
+	return stack.standin.waitFor(
+		() => (execution.state === 'running' ? undefined : execution),
+		20_000,
+		`step ${execution.id} to end`,
+	);
+}
+
+const completions = () =>
+	stack.standin.api
+		.callsOf('functions.completeSuccess')
+		.concat(stack.standin.api.callsOf('functions.completeError'));
+
+it('runs the job and completes the step with its id, status and output when the job ends', async () => {
+	const before = completions().length;
+	const { execution, reply } = await runStep({
+		endpoint: stack.emulator.genericEndpoint,
+		input: '{"greeting": "hello from a workflow"}',
+	});
+	expect(reply.status).toBe(200);
+	const done = await ended(execution);
+	expect(done.state).toBe('completed');
+	expect(done.outputs).toMatchObject({ status: 'succeeded' });
+	const jobId = String(done.outputs?.job_id);
+	expect(stack.emulator.getJob(jobId)?.input).toEqual({ greeting: 'hello from a workflow' });
+	expect(String(done.outputs?.output)).toContain('hello from a workflow');
+	// The job's thread shows it as any /gpu job does.
+	const parent = stack.parents(CHANNEL).find((message) => content(message).includes(jobId));
+	expect(parent).toBeDefined();
+	await stack.app.idle();
+	expect(completions().length - before).toBe(1);
+});
+
+it('fails at once, creating nothing, when the input is not JSON or the endpoint does not exist', async () => {
+	const createsBefore = stack.serviceCalls('POST', CREATES);
+	const notJson = await runStep({ endpoint: stack.emulator.genericEndpoint, input: '{oops' });
+	expect((await ended(notJson.execution)).error).toMatch(/The step's Input must be JSON/);
+	const noEndpoint = await runStep({ endpoint: 'no-such-endpoint', input: '{}' });
+	expect((await ended(noEndpoint.execution)).error).toMatch(
+		/There is no endpoint "no-such-endpoint"/,
+	);
+	await stack.app.idle();
+	expect(stack.serviceCalls('POST', CREATES)).toBe(createsBefore);
+});
+
+it('fails the step with the reason when its job is cancelled', async () => {
+	const { execution } = await runStep({
+		endpoint: stack.emulator.slowEndpoint,
+		input: '{"long": true}',
+	});
+	const parent = await stack.standin.waitFor(
+		() => stack.parents(CHANNEL).find((message) => /Cancel/.test(content(message))),
+		10_000,
+		'the running job’s parent with Cancel',
+	);
+	const jobId = /[0-9a-f-]{36}/.exec(content(parent))?.[0] ?? '';
+	await stack.command(`cancel ${jobId}`, USER, CHANNEL);
+	expect((await ended(execution)).error).toBe(`The GPU job ${jobId} was cancelled.`);
+});
+
+it('completes the step once after the app restarted while the job ran', async () => {
+	const before = completions().length;
+	const { execution } = await runStep({
+		endpoint: stack.emulator.slowEndpoint,
+		input: '{"across": "a restart"}',
+	});
+	await stack.standin.waitFor(
+		() =>
+			stack.emulator.requests.some(
+				(request) => CREATES.test(request.path) && request.body?.includes('a restart'),
+			) || undefined,
+		10_000,
+		'the job created',
+	);
+	await stack.app.stop();
+	await stack.startApp();
+	const done = await ended(execution);
+	expect(done.state).toBe('completed');
+	expect(stack.emulator.getJob(String(done.outputs?.job_id))?.input).toEqual({
+		across: 'a restart',
+	});
+	await stack.app.idle();
+	expect(completions().length - before).toBe(1);
+});
+
+it('is not run for a callback id the manifest does not define', async () => {
+	await expect(stack.standin.app.functionExecuted('no_such_step', {})).rejects.toThrow(
+		/defines no step "no_such_step"/,
+	);
+});
