@@ -130,10 +130,13 @@ export class AgentConversations {
 		const request = root && writtenByApp(root, botUserId()) ? root.metadata : undefined;
 		const cancel = root && request?.eventType === REQUEST_EVENT ? runningJob(root) : undefined;
 		if (!cancel) {
-			// A conversation: Slack stopped the answer's stream, and the answer ends there. A request
-			// that follows no running job (it ended, or an image under way) has nothing to stop.
-			if (request?.eventType !== REQUEST_EVENT || request.payload.kind === 'chat')
+			// A conversation: the answer ends where it is (Slack ended its stream; the model's stream is
+			// closed here when this process writes it). A request that follows no running job (it
+			// ended, or an image under way) has nothing to stop.
+			if (request?.eventType !== REQUEST_EVENT || request.payload.kind === 'chat') {
+				this.options.chat.stop(thread);
 				await sessions.settle(thread, 'active');
+			}
 			return undefined;
 		}
 		const first = await redisInTime(

@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/clock';
 import { answerFooter, answerMessage, ANSWER_MAX_LENGTH } from '../messages/chat';
 import { escapeText } from '../messages/format';
 import type { SlackMessage, ThreadRef } from '../model';
-import { describeError, errorSummary } from '../slack/errors';
+import { describeError, errorSummary, slackErrorCode } from '../slack/errors';
 import { SlackAnswerLost } from '../slack/slack-client';
 import { ANSWER_EVENT, type SlackThreads } from '../slack/slack-thread';
 
@@ -33,9 +33,13 @@ function answerMark(target: AnswerTarget) {
 export interface AnswerResult {
 	ts?: string;
 	text: string;
-	state: 'done' | 'failed';
+	/** `stopped`: the person stopped it (Slack's stop button), and it ends where it was. */
+	state: 'done' | 'failed' | 'stopped';
 	detail?: string;
 }
+
+/** Slack ended the stream itself (its stop button): the answer stops where it is. */
+class StoppedInSlack extends Error {}
 
 /** Shows an answer as it grows; `show` is called at most about once per interval. */
 interface AnswerSink {
@@ -43,7 +47,7 @@ interface AnswerSink {
 	finish(text: string, state: FinalState, detail?: string): Promise<string | undefined>;
 }
 
-type FinalState = 'done' | 'failed' | 'continued';
+type FinalState = 'done' | 'failed' | 'continued' | 'stopped';
 
 /**
  * Slack's own streaming (chat.startStream / appendStream / stopStream), each piece sent as it comes.
@@ -71,7 +75,16 @@ class NativeSink implements AnswerSink {
 		// most ANSWER_MAX_LENGTH escaped characters, under the 12,000 Slack takes per call.
 		const markdown_text = escapeText(delta);
 		if (this.ts) {
-			await this.client.chat.appendStream({ channel: thread.channel, ts: this.ts, markdown_text });
+			try {
+				await this.client.chat.appendStream({
+					channel: thread.channel,
+					ts: this.ts,
+					markdown_text,
+				});
+			} catch (error) {
+				if (slackErrorCode(error) === 'message_not_in_streaming_state') throw new StoppedInSlack();
+				throw error;
+			}
 			return;
 		}
 		const started = await this.client.chat.startStream({
@@ -85,17 +98,23 @@ class NativeSink implements AnswerSink {
 		this.ts = started.ts;
 	}
 
-	async finish(_text: string, state: FinalState, detail?: string): Promise<string | undefined> {
+	async finish(text: string, state: FinalState, detail?: string): Promise<string | undefined> {
 		const { ts, target } = this;
 		if (!ts) return undefined;
 		const mark = answerMark(target);
 		return this.threads.writeMarked(target.thread, mark, async () => {
-			await this.client.chat.stopStream({
-				channel: target.thread.channel,
-				ts,
-				blocks: answerFooter(state, detail),
-				metadata: { event_type: mark.eventType, event_payload: mark.payload },
-			});
+			try {
+				await this.client.chat.stopStream({
+					channel: target.thread.channel,
+					ts,
+					blocks: answerFooter(state, detail),
+					metadata: { event_type: mark.eventType, event_payload: mark.payload },
+				});
+			} catch (error) {
+				// Slack stopped the stream itself: the message is an ordinary one now, edited to its end.
+				if (slackErrorCode(error) !== 'message_not_in_streaming_state') throw error;
+				await this.threads.update(target.thread.channel, ts, answerMessage(text, state, detail));
+			}
 			return ts;
 		});
 	}
@@ -147,7 +166,12 @@ export class AnswerWriter {
 		this.nativeWorks = options.nativeStreaming;
 	}
 
-	async write(target: AnswerTarget, deltas: AsyncIterable<string>): Promise<AnswerResult> {
+	/** Writes the answer as `deltas` come; `stop` ends it where it is (the person stopped it). */
+	async write(
+		target: AnswerTarget,
+		deltas: AsyncIterable<string>,
+		stop?: AbortSignal,
+	): Promise<AnswerResult> {
 		const { clock, logger } = this.options;
 		const interval = this.options.intervalMs ?? 1000;
 		// A native stream always starts a new message; an answer regenerated in place is edited.
@@ -212,10 +236,11 @@ export class AnswerWriter {
 				: sink;
 
 		try {
-			for await (const delta of deltas) {
+			for await (const delta of untilAborted(deltas, stop)) {
 				text += delta;
 				if (clock.now() - lastShown >= interval) await show();
 			}
+			if (stop?.aborted) throw new StoppedInSlack();
 			await show();
 			return {
 				ts: await finisher().finish(text.slice(partStart), 'done'),
@@ -223,6 +248,10 @@ export class AnswerWriter {
 				state: 'done',
 			};
 		} catch (error) {
+			if (error instanceof StoppedInSlack) {
+				const shown = text.slice(partStart, partStart + partSent);
+				return { ts: await finisher().finish(shown, 'stopped'), text, state: 'stopped' };
+			}
 			const detail = describeError(error);
 			logger.warn(`A chat answer stopped: ${errorSummary(error)}`);
 			let ts: string | undefined;
@@ -256,4 +285,28 @@ function partEnd(part: string, sent: number): number {
 	if (breakAt > 0) return Math.max(sent, end - 500) + breakAt + 1;
 	// Not between the two halves of an emoji.
 	return /[\uDC00-\uDFFF]/.test(part[end]) && end - 1 > sent ? end - 1 : end;
+}
+
+/**
+ * The deltas until `stop` is aborted: a model stream that has gone quiet is left at once, not when
+ * its next piece comes, and closed (the workload stops generating).
+ */
+async function* untilAborted(
+	deltas: AsyncIterable<string>,
+	stop: AbortSignal | undefined,
+): AsyncGenerator<string> {
+	const iterator = deltas[Symbol.asyncIterator]();
+	const stopped = new Promise<'stopped'>((resolve) => {
+		if (stop?.aborted) resolve('stopped');
+		stop?.addEventListener('abort', () => resolve('stopped'), { once: true });
+	});
+	try {
+		for (;;) {
+			const next = await Promise.race([iterator.next(), stopped]);
+			if (next === 'stopped' || next.done) return;
+			yield next.value;
+		}
+	} finally {
+		void iterator.return?.();
+	}
 }

@@ -52,7 +52,21 @@ export interface ThreadReply {
 
 /** `/gpu chat`: answers in a thread, streamed; replies in that thread continue the conversation. */
 export class ChatService {
+	/** Answers this process is writing, by thread: Slack's stop button ends them. */
+	private readonly writing = new Map<string, AbortController>();
+
 	constructor(private readonly options: ChatServiceOptions) {}
+
+	/**
+	 * Stops the answer this process is writing in `thread` (Slack's stop button): the model's stream
+	 * is closed and the answer ends where it is. False when none is written here (another replica's
+	 * ends when Slack refuses its next piece).
+	 */
+	stop(thread: ThreadRef): boolean {
+		const writing = this.writing.get(threadKey(thread));
+		writing?.abort();
+		return writing !== undefined;
+	}
 
 	private off(context: RequestContext): PrivateReply {
 		return this.options.lifecycle.refuse(
@@ -234,17 +248,32 @@ export class ChatService {
 			...how,
 			work: async ({ ref, user, thread }) => {
 				const messages = typeof conversation === 'function' ? conversation() : conversation;
-				const deltas = (async function* () {
-					for await (const delta of workload.chat.stream({ messages, ...(model ? { model } : {}) }))
-						yield delta.content;
-				})();
-				const result = await writer.write(
-					{ thread, user, team, ref, ...(replaces ? { replaces } : {}) },
-					deltas,
-				);
-				// A stopped answer says why itself.
-				return { state: result.state === 'done' ? 'succeeded' : 'failed' };
+				const stop = new AbortController();
+				const key = threadKey(thread);
+				this.writing.set(key, stop);
+				try {
+					const deltas = (async function* () {
+						for await (const delta of workload.chat.stream(
+							{ messages, ...(model ? { model } : {}) },
+							{ signal: stop.signal },
+						))
+							yield delta.content;
+					})();
+					const result = await writer.write(
+						{ thread, user, team, ref, ...(replaces ? { replaces } : {}) },
+						deltas,
+						stop.signal,
+					);
+					// A stopped answer says why itself; one the person stopped stands as far as it went.
+					return { state: result.state === 'failed' ? 'failed' : 'succeeded' };
+				} finally {
+					if (this.writing.get(key) === stop) this.writing.delete(key);
+				}
 			},
 		});
 	}
+}
+
+function threadKey(thread: ThreadRef): string {
+	return `${thread.channel}/${thread.threadTs}`;
 }

@@ -9,7 +9,7 @@ import { context, escapeText, escapeWithin, SLACK_LIMITS, truncate } from './for
 export const ANSWER_MAX_LENGTH = 11_000;
 
 /** `continued`: the answer goes on in the next message. */
-export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted' | 'continued';
+export type AnswerState = 'streaming' | 'done' | 'failed' | 'interrupted' | 'continued' | 'stopped';
 
 function regenerateButton(): KnownBlock {
 	return {
@@ -74,6 +74,8 @@ export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] 
 				context(`:x: The answer stopped: ${escapeText(detail ?? 'unknown error')}`),
 				regenerateButton(),
 			];
+		case 'stopped':
+			return [context(':black_square_for_stop: Stopped.'), regenerateButton()];
 		case 'interrupted':
 			return [
 				context(':warning: The app restarted while answering. Press Regenerate to try again.'),

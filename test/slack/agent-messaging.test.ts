@@ -3,6 +3,8 @@ import { SUGGESTED_PROMPTS } from '../../slack-app/messages/assistant';
 import { content, Stack, USER } from './harness';
 import { legacyManifest } from './legacy-app';
 import { assistantQuestion, finishedAnswers, modelCalls } from './retried-events';
+import { eventually } from '../support/eventually';
+import { ManualClock } from '../support/manual-clock';
 
 /**
  * The app as a new Slack app has it (agent messaging, https://docs.slack.dev/ai/agent-sessions),
@@ -121,6 +123,71 @@ describe('agent messaging (an app created now)', () => {
 		expect(stack.serviceCalls('DELETE', CANCELS)).toBe(cancelsBefore);
 		expect(stack.standin.workspace.session(parent.channel, parent.ts)?.status).toBe('processing');
 		await stack.waitForParentText(parent.ts, /Succeeded in/, 20_000);
+	});
+});
+
+describe("Slack's stop button on an answer being written", () => {
+	// The emulator's model streams one piece per tick of this clock: the answer waits mid-way.
+	const modelClock = new ManualClock(Date.now());
+	let stack: Stack;
+	beforeAll(async () => {
+		stack = await Stack.start({ emulator: { clock: modelClock } });
+	});
+	afterAll(() => stack.close());
+
+	it('ends the answer where it is, closes the model stream and leaves the session active', async () => {
+		const { message } = await stack.standin.postAsUser(
+			USER,
+			DIRECT_MESSAGE.id,
+			'Tell me everything about interruptible GPUs',
+		);
+		// The model says a few words, then waits for the clock.
+		const streaming = await eventually('the answer streaming', async () => {
+			if (modelClock.pendingTimers > 0) await modelClock.advance(5);
+			return stack
+				.replies(message.ts, DIRECT_MESSAGE.id)
+				.find((reply) => reply.streaming && reply.text.trim().length > 0);
+		});
+		expect(await stack.standin.stopSession(USER, DIRECT_MESSAGE.id, message.ts)).toBe(true);
+		const stopped = await stack.standin.waitFor(
+			() => {
+				const answer = stack.standin.workspace.find(DIRECT_MESSAGE.id, streaming.ts);
+				return answer && /Stopped\./.test(content(answer)) ? answer : undefined;
+			},
+			10_000,
+			'the answer marked as stopped',
+		);
+		expect(content(stopped)).toMatch(/Regenerate/);
+		await stack.app.idle();
+		expect(stack.standin.workspace.session(DIRECT_MESSAGE.id, message.ts)?.status).toBe('active');
+		// The model's stream was closed: time moving on brings no more of the answer.
+		const appendsBefore = stack.standin.api.callsOf('chat.appendStream').length;
+		await modelClock.advance(10_000);
+		await stack.app.idle();
+		expect(stack.standin.api.callsOf('chat.appendStream')).toHaveLength(appendsBefore);
+		expect(modelClock.pendingTimers).toBe(0);
+	});
+
+	it('ends an answer Slack stopped while another replica heard the click, at its next piece', async () => {
+		const { message } = await stack.standin.postAsUser(
+			USER,
+			DIRECT_MESSAGE.id,
+			'And their prices?',
+		);
+		const streaming = await eventually('the answer streaming', async () => {
+			if (modelClock.pendingTimers > 0) await modelClock.advance(5);
+			return stack
+				.replies(message.ts, DIRECT_MESSAGE.id)
+				.find((reply) => reply.streaming && reply.text.trim().length > 0);
+		});
+		// Slack ends the stream on the click; the event went to a replica that does not write it.
+		stack.standin.workspace.update(DIRECT_MESSAGE.id, streaming.ts, { streaming: false });
+		const stopped = await eventually('the answer marked as stopped', async () => {
+			if (modelClock.pendingTimers > 0) await modelClock.advance(300);
+			const answer = stack.standin.workspace.find(DIRECT_MESSAGE.id, streaming.ts);
+			return answer && /Stopped\./.test(content(answer)) ? answer : undefined;
+		});
+		expect(content(stopped)).toMatch(/Regenerate/);
 	});
 });
 
