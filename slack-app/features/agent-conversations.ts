@@ -11,6 +11,7 @@ import type { ThreadRef } from '../model';
 import type { ChatService, ThreadReply } from './chat';
 import { conversationFromThread, plainText } from './conversation';
 import type { JobService } from './jobs';
+import type { DeliveryRecord } from '../requests/delivery-record';
 import { errorSummary } from '../slack/errors';
 import type { AgentSessions } from '../slack/agent-sessions';
 import type { PrivateReply } from '../requests/outcome';
@@ -31,6 +32,8 @@ export interface AgentConversationsOptions {
 	chat: ChatService;
 	jobs: JobService;
 	sessions: AgentSessions;
+	/** Whether a job's end is delivered: its session is closed then, and must stay so. */
+	deliveries: Pick<DeliveryRecord, 'editUnlessDelivered'>;
 	team: string;
 	/** Which stop clicks this process or any replica has taken up. */
 	claims: Pick<SharedState, 'claimOnce'>;
@@ -142,13 +145,20 @@ export class AgentConversations {
 		const first = await redisInTime(
 			claims.claimOnce(`session-stopped:${team}/${cancel.jobId}/${stop.user}`, STOP_MEMORY_MS),
 		);
-		if (!first) return undefined;
+		if (!first) {
+			this.options.logger.info(`Stop of job ${cancel.jobId} already taken up; ignored.`);
+			return undefined;
+		}
 		const { accepted, reply } = await jobs.requestCancel(
 			{ user: stop.user, channel: stop.channel },
 			cancel.jobId,
 			cancel.endpoint,
 		);
-		if (accepted) await sessions.settle(thread, 'active');
+		// Out of processing now, unless the job's end (which closes the session) got there first.
+		if (accepted)
+			await this.options.deliveries.editUnlessDelivered(cancel.jobId, () =>
+				sessions.settle(thread, 'active'),
+			);
 		return reply;
 	}
 

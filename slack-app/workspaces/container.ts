@@ -158,6 +158,7 @@ export function createContainer(options: ContainerOptions): Container {
 		chat,
 		jobs,
 		sessions,
+		deliveries,
 		team: identity.team,
 		claims: shared,
 		botUserId,

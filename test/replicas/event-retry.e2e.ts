@@ -6,6 +6,8 @@ import {
 	finishedAnswers,
 	modelCalls,
 } from '../slack/retried-events';
+import { USER } from '../slack/harness';
+import { eventually } from '../support/eventually';
 import { Cluster, type Replica } from './cluster';
 import { whileRedisRefuses } from './redis-refusing';
 
@@ -112,4 +114,45 @@ it('an event Redis cannot claim in time is refused for now (503), then answered 
 		modelCalls: modelCalls(stack) - callsBefore,
 	}).toEqual({ answers: 1, modelCalls: 1 });
 	expect(replicas[1].output).toContain(`Ignored event ${eventId} (Slack's retry #1)`);
+});
+
+it("Slack's stop button clicked twice, each click reaching another replica, cancels the job once", async () => {
+	const { stack, replicas } = cluster;
+	const cancelsBefore = stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/);
+	const parentsBefore = stack.parents().length;
+	await stack.command(`job ${stack.emulator.slowEndpoint} {"stopped": "twice"}`);
+	const parent = await stack.waitForParent(parentsBefore + 1, undefined, 20_000);
+	await stack.waitForParentText(parent.ts, /Cancel/, 20_000);
+	await stack.standin.waitFor(
+		() => stack.standin.workspace.session(parent.channel, parent.ts)?.status === 'processing',
+		20_000,
+		'the job’s session processing',
+	);
+	const click = () =>
+		stack.standin.app.eventBody({
+			type: 'agent_session_stopped',
+			user: USER,
+			channel: parent.channel,
+			thread_ts: parent.ts,
+			streaming_message_ts: [],
+			event_ts: String(Date.now() / 1000),
+		});
+	expect(await deliverTo(replicas[0], click(), now())).toBe(200);
+	expect(await deliverTo(replicas[1], click(), now())).toBe(200);
+	await stack.waitForParentText(parent.ts, /Cancelled/, 30_000);
+	// The other click was heard, and let go.
+	await eventually('the second click ignored', () =>
+		replicas.some((replica) => replica.output.includes('already taken up; ignored')),
+	);
+	expect(stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/) - cancelsBefore).toBe(1);
+	// Closed once the job's end is delivered; never back in processing or left active.
+	const session = await stack.standin.waitFor(
+		() => {
+			const found = stack.standin.workspace.session(parent.channel, parent.ts);
+			return found?.status === 'closed' ? found : undefined;
+		},
+		20_000,
+		'the session closed',
+	);
+	expect(session.history).toEqual(['processing', 'active', 'closed']);
 });
