@@ -18,25 +18,31 @@ export const APP_MARKER = 'gpu-cloud-slack';
 export const JOB_KINDS = ['job', 'transcribe'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
-export const slackJobMetadataSchema = z.looseObject({
+const originSchema = z.looseObject({
 	slack_app: z.literal(APP_MARKER),
 	slack_team: z.string().min(1),
 	slack_channel: z.string().min(1),
 	slack_thread_ts: z.string().regex(/^\d+\.\d+$/),
 	slack_user: z.string().min(1),
 	slack_kind: z.enum(JOB_KINDS),
+	[REQUEST_ID_METADATA_KEY]: z.string().min(1),
+	slack_seal: z.string().regex(/^v1,[A-Za-z0-9_-]{43}$/),
+});
+
+export const slackJobMetadataSchema = originSchema.extend({
 	/** The Workflow Builder step the job runs for, completed when the job ends. */
 	slack_step: z
 		.string()
 		.regex(/^Fx[0-9A-Za-z]{1,64}$/)
 		.optional(),
-	[REQUEST_ID_METADATA_KEY]: z.string().min(1),
-	slack_seal: z.string().regex(/^v1,[A-Za-z0-9_-]{43}$/),
 });
 export type SlackJobMetadata = z.infer<typeof slackJobMetadataSchema>;
 
-/** Our keys (the client's request id among them): what is left is the user's. */
-const RESERVED_PROPERTIES = Object.keys(slackJobMetadataSchema.shape).length;
+/**
+ * Our keys (the client's request id among them): what is left is the user's. A step's job carries
+ * `slack_step` too, and no metadata of the user's.
+ */
+const RESERVED_PROPERTIES = Object.keys(originSchema.shape).length;
 export const USER_METADATA_MAX_PROPERTIES = LIMITS.metadataMaxProperties - RESERVED_PROPERTIES;
 
 export interface JobOrigin {

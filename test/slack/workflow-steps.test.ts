@@ -28,7 +28,7 @@ function runStep(inputs: Record<string, unknown>) {
 function ended(execution: StepExecution): Promise<StepExecution> {
 	return stack.standin.waitFor(
 		() => (execution.state === 'running' ? undefined : execution),
-		20_000,
+		60_000,
 		`step ${execution.id} to end`,
 	);
 }
