@@ -89,7 +89,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'replicas/shared-state.e2e.ts': { sleeps: 2, why: 'issue 36, not yet reworked' },
 	'runtime/npm-start-signals.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
-	'slack/delivery.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },
 	'slack/distributed-restart.test.ts': { sleeps: 4, why: 'issue 36, not yet reworked' },
 	'slack/job-origin.test.ts': { sleeps: 3, why: 'issue 36, not yet reworked' },
 	'slack/kill.test.ts': { sleeps: 1, why: 'issue 36, not yet reworked' },

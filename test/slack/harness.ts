@@ -1,3 +1,4 @@
+import type { Clock } from '../../shared/clock';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,6 +71,8 @@ export interface StackOptions {
 	streamIntervalMs?: number;
 	/** False: start only the emulator and the stand-in (the app runs in a child process). */
 	app?: boolean;
+	/** The app's clock (its poll rounds, refreshes, leases): a ManualClock lets a test move it. */
+	clock?: Clock;
 	/**
 	 * Socket Mode: the stand-in gets an app-level token and delivers everything over the app's
 	 * WebSocket (with these timings, shorter than Slack's); the app connects instead of listening.
@@ -131,6 +134,7 @@ export class Stack {
 			config: this.config,
 			logger: this.logger,
 			logLevel: LogLevel.DEBUG,
+			clock: options.clock,
 			streamIntervalMs: options.streamIntervalMs ?? 200,
 		});
 		if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
