@@ -2,6 +2,7 @@ import { createManagementClient } from '../../shared/runtime';
 import { signWebhook } from '../../shared/webhooks';
 import { APP_MARKER } from '../../slack-app/state/job-metadata';
 import { BOT, TEAM } from '../../slack-standin';
+import { eventually } from '../support/eventually';
 import { jobFixture } from '../support/fixtures';
 import { content, Stack } from './harness';
 
@@ -43,7 +44,11 @@ function management(stack: Stack) {
 	});
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The app's refusal of a job ("Ignored job <id> ..."): the sign it has looked at the job. */
+const refused = (stack: Stack, jobId: string) =>
+	eventually(`the app's refusal of job ${jobId}`, () =>
+		stack.logger.lines.some((line) => line.includes(`Ignored job ${jobId}`)),
+	);
 
 describe("a job some other API key holder created with the app's metadata", () => {
 	let stack: Stack;
@@ -82,7 +87,7 @@ describe("a job some other API key holder created with the app's metadata", () =
 			});
 			expect(reply.status).toBe(202);
 		}
-		await pause(100);
+		await refused(stack, job.id);
 		await stack.app.idle();
 		expect(stack.standin.api.calls.length).toBe(slackCalls);
 		expect(stack.replies(parentTs, CHANNEL)).toHaveLength(0);
@@ -95,14 +100,16 @@ describe("a job some other API key holder created with the app's metadata", () =
 	it('is neither resumed nor posted after a restart', async () => {
 		const parentTs = botParent(stack);
 		// The transcription endpoint: one a restarted app always looks through.
-		await management(stack).jobs.create('transcribe', {
+		const job = await management(stack).jobs.create('transcribe', {
 			input: { url: 'https://files.example/around-the-allow-list.mp3' },
 			metadata: unsealedMetadata(parentTs),
 		});
 		await stack.emulator.deliveriesSettled();
 		await stack.app.stop();
 		await stack.startApp();
-		await pause(1500);
+		// The restarted app's look at its jobs came to this one, refused it, and follows nothing.
+		await refused(stack, job.id);
+		expect(stack.container.tracker.phaseOf(job.id)).toBeUndefined();
 		await stack.app.idle();
 		expect(stack.replies(parentTs, CHANNEL)).toHaveLength(0);
 		expect(stack.standin.workspace.find(CHANNEL, parentTs)?.text).toBe(PARENT_TEXT);
@@ -129,9 +136,15 @@ describe('a job the app started, its metadata re-pointed to another thread after
 			if (!stored?.metadata) throw new Error('the emulator lost the job');
 			Object.assign(stored.metadata, { slack_channel: 'C0ELSEWHERE', slack_thread_ts: elsewhere });
 			await stack.startApp();
+			// The restarted app's look at its jobs refused this one (its seal no longer matches); the
+			// job then ends, and nothing follows it to post.
+			await refused(stack, jobId);
+			expect(stack.container.tracker.phaseOf(jobId)).toBeUndefined();
 			const client = management(stack);
-			while ((await client.jobs.get('echo', jobId)).status !== 'succeeded') await pause(200);
-			await pause(1500);
+			await eventually(
+				'the job to end',
+				async () => (await client.jobs.get('echo', jobId)).status === 'succeeded',
+			);
 			await stack.app.idle();
 			expect(stack.replies(elsewhere, 'C0ELSEWHERE')).toHaveLength(0);
 			expect(stack.standin.workspace.find('C0ELSEWHERE', elsewhere)?.text).toBe(PARENT_TEXT);
