@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createManagementClient } from '../../shared/runtime';
 import { isTerminalStatus } from '../../shared/schemas';
 import { ACTIONS, encodeValue } from '../../slack-app/messages/actions';
+import { eventually } from '../support/eventually';
 import { content } from './harness';
 import { alterLinkKey, swapInstallations } from './installation-store-cases';
 import { CHANNEL, TestWorkspaces } from './workspaces';
@@ -13,8 +14,6 @@ import { CHANNEL, TestWorkspaces } from './workspaces';
  */
 
 jest.setTimeout(60_000);
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const BRAVO_ORG = { name: 'bravo-org', apiKey: `bravo-key-${randomBytes(8).toString('hex')}` };
 const BRAVO_LINK = { organization: BRAVO_ORG.name, apiKey: BRAVO_ORG.apiKey };
@@ -157,10 +156,22 @@ describe('jobs of workspaces linked to one organization', () => {
 	});
 	afterAll(() => rig.close());
 
+	const ended = (jobId: string) =>
+		eventually(
+			`job ${jobId} to end`,
+			async () => isTerminalStatus((await keyHolder.jobs.get('echo', jobId)).status),
+			{ intervalMs: 50 },
+		);
+	/** The app's refusal of a job ("Ignored job <id> ..."): the sign it has looked at the job. */
+	const refused = (jobId: string) =>
+		eventually(`the app's refusal of job ${jobId}`, () =>
+			rig.logLines.some((line) => line.includes(`Ignored job ${jobId}`)),
+		);
+	/** The job ended, its delivery was answered and the app refused it; then the app is idle. */
 	const settled = async (jobId: string) => {
-		while (!isTerminalStatus((await keyHolder.jobs.get('echo', jobId)).status)) await pause(50);
+		await ended(jobId);
 		await rig.emulator.deliveriesSettled();
-		await pause(300);
+		await refused(jobId);
 		await rig.app.idle();
 	};
 
@@ -197,11 +208,11 @@ describe('jobs of workspaces linked to one organization', () => {
 			input: { text: 'FORGED while the app was away' },
 			metadata: genuine.metadata,
 		});
-		while (!isTerminalStatus((await keyHolder.jobs.get('echo', whileAway.id)).status))
-			await pause(50);
+		await ended(whileAway.id);
 		await rig.startApp();
 		await rig.app.workspaces.get('T0ALPHA');
-		await pause(1000);
+		// Alpha's look at its jobs came to the copy and refused it.
+		await refused(whileAway.id);
 		await rig.app.idle();
 		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
 		expect(thread()).not.toMatch(/FORGED/);
