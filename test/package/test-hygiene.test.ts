@@ -92,7 +92,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'runtime/npm-start-signals.test.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'slack/distributed-restart.test.ts': { sleeps: 4, why: 'issue 36, not reworked yet' },
-	'slack/kill.test.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 };
 
 describe('the scan', () => {

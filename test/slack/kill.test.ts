@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { freePort } from '../../slack-app/local';
 import { kill, startAppProcess, type AppProcess } from '../reliability/slack-process';
+import { eventually } from '../support/eventually';
 import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
 import { content, Stack } from './harness';
 
@@ -79,11 +80,11 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
 		await stack.command('image a lighthouse at dusk', 'U0PAINT', CHANNEL);
 		await stack.command('chat What is a spot instance?', 'U0TALK', CHANNEL);
 		await stack.standin.waitFor(() => stack.parents(CHANNEL).length === 2, 15_000, 'two parents');
-		const deadline = Date.now() + 10_000;
-		while ((await inflightKindsOnceWritten(stack.stateFile)).join() !== 'chat,image') {
-			if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
-			await new Promise((resolve) => setTimeout(resolve, 50));
-		}
+		await eventually(
+			'the app to record its work in progress',
+			async () => (await inflightKindsOnceWritten(stack.stateFile)).join() === 'chat,image',
+			{ intervalMs: 50 },
+		);
 		await kill(first.child);
 		stack.emulator.setFaults({ latencyMs: 0 });
 
@@ -105,10 +106,12 @@ it('after SIGKILL mid-generation, redoes the image once and flags the interrupte
 		const third = await startChild(stack, port);
 		child = third.child;
 		// Whatever the second run had not yet recorded as done, the third finishes without posting again.
-		const settled = Date.now() + 10_000;
-		while ((await inflightKinds(stack.stateFile)).length > 0 && Date.now() < settled)
-			await new Promise((resolve) => setTimeout(resolve, 50));
-		expect(await inflightKinds(stack.stateFile)).toEqual([]);
+		// The state file is the app's record of work under way: empty means the third run is done.
+		await eventually(
+			'no work left under way',
+			async () => (await inflightKinds(stack.stateFile)).length === 0,
+			{ intervalMs: 50 },
+		);
 		expect(stack.replies(image.ts, CHANNEL).flatMap((message) => message.fileIds)).toHaveLength(1);
 		expect(stack.replies(chat.ts, CHANNEL)).toHaveLength(1);
 	} finally {
