@@ -91,7 +91,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	'replicas/event-retry.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'runtime/npm-start-signals.test.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
-	'slack/distributed-restart.test.ts': { sleeps: 4, why: 'issue 36, not reworked yet' },
 };
 
 describe('the scan', () => {

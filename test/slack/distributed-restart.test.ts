@@ -11,6 +11,7 @@ import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { OAuthStandin } from '../../slack-standin/oauth';
 import { TEAM } from '../../slack-standin/workspace';
 import { Replica } from '../replicas/cluster';
+import { eventually } from '../support/eventually';
 import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
 import { content } from './harness';
 
@@ -188,11 +189,11 @@ test('after SIGKILL, each workspace gets its image again and its answer flagged 
 	expect((await command(alpha, 'U0TALK', 'chat What is a spot instance?')).status).toBe(200);
 	await bravo.standin.waitFor(() => parents(bravo)[0], 15_000, 'the image parent in Bravo');
 	await alpha.standin.waitFor(() => parents(alpha)[0], 15_000, 'the chat parent in Alpha');
-	const deadline = Date.now() + 15_000;
-	while ((await inflightKindsOnceWritten(stateFile())).join() !== 'chat,image') {
-		if (Date.now() > deadline) throw new Error('the app never recorded its work in progress');
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	}
+	await eventually(
+		'the app to record its work in progress',
+		async () => (await inflightKindsOnceWritten(stateFile())).join() === 'chat,image',
+		{ timeoutMs: 15_000, intervalMs: 50 },
+	);
 	await first.kill('SIGKILL');
 	emulator.setFaults({ latencyMs: 0 });
 	expect(replies(bravo, parents(bravo)[0].ts)).toEqual([]);
@@ -214,11 +215,16 @@ test('after SIGKILL, each workspace gets its image again and its answer flagged 
 	expect(parents(alpha)).toHaveLength(1);
 	expect(parents(bravo)).toHaveLength(1);
 	expect(replies(bravo, image.ts).flatMap((message) => message.fileIds)).toHaveLength(1);
-	const settled = Date.now() + 10_000;
-	while ((await inflightKinds(stateFile())).length > 0 && Date.now() < settled)
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	expect(await inflightKinds(stateFile())).toEqual([]);
+	await noWorkUnderWay();
 });
+
+/** The state file is the app's record of work under way: empty once all of it is done or dropped. */
+const noWorkUnderWay = () =>
+	eventually(
+		'no work left under way',
+		async () => (await inflightKinds(stateFile())).length === 0,
+		{ timeoutMs: 15_000, intervalMs: 50 },
+	);
 
 /** An image request (or a chat answer) in flight as an older version recorded it: no workspace. */
 async function olderStateFile(threadTs: string, kind: 'image' | 'chat' = 'image'): Promise<void> {
@@ -277,10 +283,7 @@ test('records of an older version (no workspace) are dropped with a warning when
 	const threadTs = await parentIn(alpha);
 	await olderStateFile(threadTs);
 	const app = await startApp(await freePort());
-	const deadline = Date.now() + 15_000;
-	while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	expect(await inflightKinds(stateFile())).toEqual([]);
+	await noWorkUnderWay();
 	expect(app.output).toMatch(/1 image or answer cut short .* dropped/);
 	expect(replies(alpha, threadTs)).toEqual([]);
 	expect(parents(bravo)).toEqual([]);
@@ -299,10 +302,7 @@ test('an image cut short whose workload was turned off since fails in its thread
 		10_000,
 		'the failure in the thread',
 	);
-	const deadline = Date.now() + 10_000;
-	while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
-		await new Promise((resolve) => setTimeout(resolve, 50));
-	expect(await inflightKinds(stateFile())).toEqual([]);
+	await noWorkUnderWay();
 });
 
 test('an answer cut short in a channel Slack no longer lets the app see is forgotten, not tried for ever', async () => {
@@ -315,10 +315,7 @@ test('an answer cut short in a channel Slack no longer lets the app see is forgo
 	alpha.standin.api.refuse('chat.postMessage', 'channel_not_found', 100);
 	const app = await startApp(await freePort());
 	try {
-		const deadline = Date.now() + 10_000;
-		while ((await inflightKinds(stateFile())).length > 0 && Date.now() < deadline)
-			await new Promise((resolve) => setTimeout(resolve, 50));
-		expect(await inflightKinds(stateFile())).toEqual([]);
+		await noWorkUnderWay();
 		expect(app.output).toMatch(/Could not flag an interrupted answer/);
 	} finally {
 		alpha.standin.api.refuse('conversations.replies', 'channel_not_found', 0);
