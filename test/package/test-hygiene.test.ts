@@ -90,7 +90,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	'reliability/soak.test.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'replicas/event-retry.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
-	'runtime/npm-start-signals.test.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 };
 
 describe('the scan', () => {
