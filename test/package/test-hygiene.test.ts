@@ -88,7 +88,6 @@ const ALLOWED: Record<string, { sleeps?: number; stopwatches?: number; why: stri
 	// Not reworked yet (issue 36, item 2): a fixed sleep before a "nothing happened" check. The
 	// count only goes down: each file fixed leaves this list.
 	'replicas/event-retry.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
-	'replicas/replicas.e2e.ts': { sleeps: 1, why: 'issue 36, not reworked yet' },
 };
 
 describe('the scan', () => {

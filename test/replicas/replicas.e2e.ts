@@ -1,4 +1,5 @@
 import { isTerminalStatus } from '../../shared/schemas';
+import { createClient } from 'redis';
 import { RedisSharedState } from '../../slack-app/state/shared-state';
 import { CapturingLogger, content } from '../slack/harness';
 import { eventually } from '../support/eventually';
@@ -23,6 +24,40 @@ const REPLAYS = 5;
 jest.setTimeout(240_000);
 
 type Disruption = 'kill a replica' | 'restart Redis';
+
+/** Listings of the transcription jobs begun (page 1): every replica's sweep begins one. */
+function sweepsBegun(cluster: Cluster): number {
+	return cluster.stack.emulator.requests.filter(
+		(request) =>
+			request.method === 'GET' &&
+			request.path.endsWith('/inference-endpoints/transcribe/jobs') &&
+			/(^|&)page=1(&|$)/.test(request.query ?? ''),
+	).length;
+}
+
+/**
+ * Three more sweeps by each of `replicas` (they sweep at the same interval): the last one that could
+ * take over work left by a dead replica, and post it again, has run to its end.
+ */
+async function threeMoreSweeps(cluster: Cluster, replicas: number): Promise<void> {
+	const before = sweepsBegun(cluster);
+	await eventually(
+		`three more sweeps by each of ${replicas} replicas`,
+		() => sweepsBegun(cluster) - before >= 3 * replicas,
+		{ timeoutMs: 60_000, intervalMs: 200 },
+	);
+}
+
+/** The leases held in Redis (following, delivering, work under way); none once all is done. */
+async function leasesHeld(url: string): Promise<string[]> {
+	const client = createClient({ url });
+	await client.connect();
+	try {
+		return (await client.sendCommand(['KEYS', 'gpu-cloud-slack:lease:*'])) as string[];
+	} finally {
+		client.destroy();
+	}
+}
 
 async function run(disruption: Disruption, redis = true): Promise<void> {
 	const cluster = await Cluster.start({
@@ -112,7 +147,16 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 					),
 				{ timeoutMs: 30_000, intervalMs: 100 },
 			);
-			await new Promise((resolve) => setTimeout(resolve, 3000));
+			// ...and while the replicas know it is down.
+			await eventually(
+				'a replica to report Redis down',
+				async () => {
+					const reply = await fetch(`http://127.0.0.1:${cluster.replicas[0].port}/readyz`);
+					const body = (await reply.json()) as { checks?: { store?: string } };
+					return body.checks?.store === 'failing';
+				},
+				{ timeoutMs: 30_000, intervalMs: 200 },
+			);
 			await cluster.redis?.restart();
 		}
 
@@ -123,8 +167,16 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 				`the result of ${jobIdOf(content(parent))}`,
 			);
 		}
-		// Time for a second post, if any replica were to make one: two sweeps and lease expiries.
-		await new Promise((resolve) => setTimeout(resolve, 12_000));
+		// A second post could only come from a replica taking over a job whose follower died: that
+		// needs the dead one's leases gone (Redis expires them), then a sweep. Wait for both.
+		if (cluster.redis) {
+			const url = cluster.redis.url;
+			await eventually('no lease left', async () => (await leasesHeld(url)).length === 0, {
+				timeoutMs: 60_000,
+				intervalMs: 200,
+			});
+		}
+		await threeMoreSweeps(cluster, disruption === 'kill a replica' ? 2 : 3);
 
 		const posts = parents.map((parent) => stack.replies(parent.ts, CHANNEL).length);
 		const jobIds = parents.map((parent) => jobIdOf(content(parent)));
@@ -238,10 +290,19 @@ it('an image and an answer under way on a replica SIGKILLed: another posts the i
 				.filter((message) => /The app restarted while answering/.test(content(message)));
 		expect(content(notices()[0])).toContain('gpu.regenerate_chat');
 
-		// The victim comes back with its own state file; then time for a second post, if any replica
-		// were to make one: several sweeps and a lease expiry.
+		// The victim comes back with its own state file. A second post could only come from work
+		// recorded as under way: wait until none is, and no lease is held, then for sweeps by all.
 		cluster.replicas[1] = await Replica.start(victim.port, victim.env);
-		await new Promise((resolve) => setTimeout(resolve, 15_000));
+		await eventually('no work recorded as under way', async () => (await underway()) === '', {
+			timeoutMs: 60_000,
+			intervalMs: 200,
+		});
+		const url = cluster.redis?.url ?? '';
+		await eventually('no lease left', async () => (await leasesHeld(url)).length === 0, {
+			timeoutMs: 60_000,
+			intervalMs: 200,
+		});
+		await threeMoreSweeps(cluster, 3);
 		expect(files()).toHaveLength(1);
 		expect(notices()).toHaveLength(1);
 		expect(await underway()).toBe('');
