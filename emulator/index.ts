@@ -24,6 +24,7 @@ import { WebhookSender, type DeliveryAttempt } from './webhooks';
 export { DEV_API_KEY, DEV_WEBHOOK_SECRET, FAULT_SURFACES, devWebhookSecretFor } from './options';
 export type {
 	EmulatorOptions,
+	ListedEndpoint,
 	FaultOptions,
 	FaultSettings,
 	FaultSurface,
@@ -105,7 +106,7 @@ export async function startEmulator(
 	});
 	const stateOf = (config: OrganizationConfig): OrganizationState => ({
 		config,
-		catalogue: new Catalogue(config.name, options.inputSchemas),
+		catalogue: new Catalogue(config.name, options.inputSchemas, options.listedEndpoints),
 		jobs: new JobStore({
 			clock: options.clock,
 			faults,

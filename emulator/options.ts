@@ -1,6 +1,6 @@
 import { z } from 'zod/v4';
 import type { Clock } from '../shared/clock';
-import { LIMITS, resourceNameSchema } from '../shared/schemas';
+import { LIMITS, inferenceEndpointSchema, resourceNameSchema } from '../shared/schemas';
 import { ENDPOINT_NAMES } from './endpoints/catalogue';
 import { decodeWebhookSecret } from '../shared/webhooks';
 import { systemClock } from '../shared/runtime/system-clock';
@@ -155,11 +155,22 @@ export interface EmulatorOptions {
 	 * schemas of every shape, and a client must cope with them.
 	 */
 	inputSchemas?: Readonly<Record<string, string>>;
+	/**
+	 * Further endpoints the catalogue lists after its own (their `organization_name` is the
+	 * organization's): a catalogue of hundreds of endpoints, as a large organization has, for clients
+	 * that must cope with one. They are listed and read like the others; jobs on them are refused as
+	 * jobs on an unknown endpoint.
+	 */
+	listedEndpoints?: readonly ListedEndpoint[];
 	clock?: Clock;
 	faults?: FaultOptions;
 	/** Receives one line per notable event (job transitions, deliveries); never per plain request. */
 	log?: (line: string) => void;
 }
+
+/** A catalogue item without its organization, which the emulator fills in. */
+const listedEndpointSchema = inferenceEndpointSchema.omit({ organization_name: true });
+export type ListedEndpoint = z.infer<typeof listedEndpointSchema>;
 
 const durationSchema = z.union([
 	z
@@ -221,6 +232,21 @@ const optionsSchema = z.strictObject({
 					});
 		})
 		.default({}),
+	listedEndpoints: z
+		.array(listedEndpointSchema)
+		.superRefine((listed, context) => {
+			const seen = new Set<string>(ENDPOINT_NAMES);
+			for (const [index, endpoint] of listed.entries()) {
+				if (seen.has(endpoint.name))
+					context.addIssue({
+						code: 'custom',
+						path: [index, 'name'],
+						message: `"${endpoint.name}" is listed already`,
+					});
+				seen.add(endpoint.name);
+			}
+		})
+		.default([]),
 	clock: z
 		.custom<Clock>(
 			(value) => typeof value === 'object' && value !== null && 'now' in value && 'sleep' in value,
@@ -241,6 +267,7 @@ export interface ResolvedOptions {
 	workloadAuth: boolean;
 	webhookRetryDelaysMs: readonly number[];
 	inputSchemas: Readonly<Record<string, string>>;
+	listedEndpoints: readonly ListedEndpoint[];
 	clock: Clock;
 	faults: FaultSettings;
 	log: (line: string) => void;

@@ -13,3 +13,4 @@ export * from './client';
 export * from './paging';
 export * from './image-reply';
 export * from './input-schema';
+export * from './tool-answers';

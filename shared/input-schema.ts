@@ -163,3 +163,37 @@ export function describeInputSchema(schema: Schema | undefined): string | undefi
 	});
 	return fields.length ? fields.join(', ') : 'an empty object';
 }
+
+/**
+ * What an endpoint's input takes within `maxChars`, for a catalogue a model reads: required fields
+ * first, then the others, and how many fields did not fit.
+ */
+export function summarizeInputSchema(
+	schema: Schema | undefined,
+	maxChars: number,
+): string | undefined {
+	if (!schema || !isSchema(schema.properties)) return describeInputSchema(schema);
+	const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+	const names = Object.keys(schema.properties);
+	const ordered = [
+		...names.filter((name) => required.has(name)),
+		...names.filter((name) => !required.has(name)),
+	];
+	const parts: string[] = [];
+	for (const [index, name] of ordered.entries()) {
+		const field = describeInputSchema({
+			properties: { [name]: schema.properties[name] },
+			required: required.has(name) ? [name] : [],
+		});
+		const left = ordered.length - index - 1;
+		const more = left > 0 ? `, +${left} more fields` : '';
+		const next = [...parts, field].join(', ');
+		if (next.length + more.length > maxChars) {
+			return parts.length > 0
+				? `${parts.join(', ')}, +${ordered.length - index} more fields`
+				: `${ordered.length} fields`;
+		}
+		parts.push(field ?? name);
+	}
+	return parts.length ? parts.join(', ') : 'an empty object';
+}

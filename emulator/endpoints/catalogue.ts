@@ -1,4 +1,5 @@
 import type { InferenceEndpoint } from '../../shared/schemas';
+import type { ListedEndpoint } from '../options';
 import { stableUuid } from '../determinism';
 import { mediaEndpoints } from './media';
 import { textEndpoints } from './text-tools';
@@ -11,7 +12,8 @@ const ENDPOINTS: readonly Endpoint[] = [transcribeEndpoint, ...mediaEndpoints, .
 export const ENDPOINT_NAMES: ReadonlySet<string> = new Set(ENDPOINTS.map(({ name }) => name));
 
 interface Entry {
-	endpoint: Endpoint;
+	/** What runs the endpoint's jobs; none for an endpoint that is only listed. */
+	endpoint?: Endpoint;
 	item: InferenceEndpoint;
 	json: string;
 }
@@ -25,9 +27,16 @@ export class Catalogue {
 	private readonly byName = new Map<string, Entry>();
 	private readonly pages = new Map<string, string>();
 
-	/** `inputSchemas`: what to publish as `input_schema` instead of an endpoint's own, by name. */
-	constructor(organization: string, inputSchemas: Readonly<Record<string, string>> = {}) {
-		this.entries = ENDPOINTS.map((endpoint) => {
+	/**
+	 * `inputSchemas`: what to publish as `input_schema` instead of an endpoint's own, by name;
+	 * `listed`: endpoints listed after the emulator's own, without jobs.
+	 */
+	constructor(
+		organization: string,
+		inputSchemas: Readonly<Record<string, string>> = {},
+		listed: readonly ListedEndpoint[] = [],
+	) {
+		const own: Entry[] = ENDPOINTS.map((endpoint) => {
 			const item: InferenceEndpoint = {
 				id: stableUuid(`endpoint:${endpoint.name}`),
 				name: endpoint.name,
@@ -42,7 +51,12 @@ export class Catalogue {
 			};
 			return { endpoint, item, json: JSON.stringify(item) };
 		});
-		for (const entry of this.entries) this.byName.set(entry.endpoint.name, entry);
+		const others: Entry[] = listed.map((endpoint) => {
+			const item: InferenceEndpoint = { ...endpoint, organization_name: organization };
+			return { item, json: JSON.stringify(item) };
+		});
+		this.entries = [...own, ...others];
+		for (const entry of this.entries) this.byName.set(entry.item.name, entry);
 	}
 
 	get size(): number {
