@@ -41,17 +41,7 @@ export function answerBytes(answer: object): number {
 
 /** The longest start of `text` within `maxBytes` of UTF-8, never splitting a character. */
 export function cutToBytes(text: string, maxBytes: number): string {
-	if (utf8Bytes(text) <= maxBytes) return text;
-	let low = 0;
-	let high = text.length;
-	while (low < high) {
-		const middle = Math.ceil((low + high) / 2);
-		if (utf8Bytes(text.slice(0, middle)) <= maxBytes) low = middle;
-		else high = middle - 1;
-	}
-	// A cut between the halves of a surrogate pair would leave half a character.
-	const last = text.charCodeAt(low - 1);
-	return text.slice(0, last >= 0xd800 && last <= 0xdbff ? low - 1 : low);
+	return longestPrefix(text, (prefix) => utf8Bytes(prefix) <= maxBytes);
 }
 
 /** The first line of a text, cut at `max` characters with an ellipsis. */
@@ -165,18 +155,23 @@ function schemaValue(text: string): unknown {
 	return parseInputSchema(text) ?? text;
 }
 
-/** The longest prefix of `text` for which `build(prefix)` stays within the answer budget. */
-function longestFitting(text: string, build: (part: string) => object, maxBytes: number): string {
+/** The longest prefix of `text` that `fits` (which must hold for every shorter prefix too). */
+function longestPrefix(text: string, fits: (prefix: string) => boolean): string {
 	let low = 0;
 	let high = text.length;
 	while (low < high) {
 		const middle = Math.ceil((low + high) / 2);
-		if (answerBytes(build(text.slice(0, middle))) <= maxBytes) low = middle;
+		if (fits(text.slice(0, middle))) low = middle;
 		else high = middle - 1;
 	}
 	// A cut between the halves of a surrogate pair would leave half a character.
 	const last = text.charCodeAt(low - 1);
 	return text.slice(0, last >= 0xd800 && last <= 0xdbff ? low - 1 : low);
+}
+
+/** The longest prefix of `text` for which `build(prefix)` stays within the answer budget. */
+function longestFitting(text: string, build: (part: string) => object, maxBytes: number): string {
+	return longestPrefix(text, (prefix) => answerBytes(build(prefix)) <= maxBytes);
 }
 
 /**
@@ -275,8 +270,7 @@ export function jobAnswer(
 		...(finishedAt ? { finishedAt } : {}),
 	};
 	if (startedAt && finishedAt)
-		answer.runSeconds =
-			Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 100) / 10;
+		answer.runSeconds = Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 100) / 10;
 	const error = failureOf(job);
 	if (error) answer.error = oneLine(error, 500);
 	if (job.output === undefined) return answer;
@@ -286,7 +280,11 @@ export function jobAnswer(
 		answer.output = job.output;
 		return answer;
 	}
-	const part = cutToBytes(text.slice(offset), maxOutputBytes);
+	// Measured as it travels, escaped inside the answer's JSON (quotes and control characters grow).
+	const part = longestPrefix(
+		text.slice(offset),
+		(prefix) => utf8Bytes(JSON.stringify(prefix)) <= maxOutputBytes,
+	);
 	const next = offset + part.length;
 	answer.outputPart = part;
 	answer.outputOffset = offset;
@@ -298,10 +296,45 @@ export function jobAnswer(
 	return answer;
 }
 
+export interface JobListAnswer {
+	total: number;
+	/** Each job without its output (Job > Get reads one job's output). */
+	jobs: JobAnswer[];
+	note: string;
+}
+
+/** Jobs as a list a model scans: no outputs, as many as the budget holds, the rest counted. */
+export function jobListAnswer(
+	jobs: readonly Job[],
+	maxBytes = TOOL_ANSWER_MAX_BYTES,
+): JobListAnswer {
+	const listed = jobs.map((job) => {
+		const { output: _output, ...rest } = jobAnswer({ ...job, output: undefined });
+		return rest;
+	});
+	const build = (count: number): JobListAnswer => ({
+		total: listed.length,
+		jobs: listed.slice(0, count),
+		note:
+			(count < listed.length
+				? `The first ${count} of ${listed.length} jobs are listed (ask for fewer with a limit). `
+				: '') + 'Job > Get with a job id returns its output.',
+	});
+	let low = 0;
+	let high = listed.length;
+	while (low < high) {
+		const middle = Math.ceil((low + high) / 2);
+		if (answerBytes(build(middle)) <= maxBytes) low = middle;
+		else high = middle - 1;
+	}
+	return build(low);
+}
+
 /** The rules a model must follow for the values it fills in, from the shared limits. */
 export const TOOL_PARAMETER_RULES = {
-	endpointName: `The inference endpoint's name, as the catalogue lists it; it ${NAME_RULE}.`,
-	jobId: 'The job id GPU Cloud gave when the job was created: a UUID like 3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b.',
+	endpointName: `The name of the inference endpoint, as the catalogue lists it; it ${NAME_RULE}.`,
+	jobId:
+		'The job id GPU Cloud gave when the job was created: a UUID like 3f2a9c1e-8b4d-4e6f-9a0b-1c2d3e4f5a6b.',
 	prompt: 'What the image should show, in words; it must not be empty.',
 	imageSide: `Pixels, a whole number from ${LIMITS.imageSideMin} to ${LIMITS.imageSideMax}.`,
 	seed: 'A whole number of 0 or more; the same seed and settings give the same image.',

@@ -65,6 +65,7 @@ import { GpuCloudPollTrigger } from '../../nodes/GpuCloudPollTrigger/GpuCloudPol
 import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.node';
 import { z } from 'zod/v4';
 import { TestAgent, TestOpenAiModel } from './agent';
+import { TestToolCaller, toolVariant } from './tool-caller';
 
 /**
  * Runs real workflows through n8n's own engine (n8n-core's WorkflowExecute, WebhookContext and
@@ -104,6 +105,9 @@ export const CHAT_MODEL_TYPE = `${PACKAGE}.gpuCloudChatModel`;
 export const ITEMS_TYPE = 'harness.items';
 export const AGENT_TYPE = 'harness.agent';
 export const OPENAI_MODEL_TYPE = 'harness.openAiModel';
+/** The GPU Cloud node as n8n serves it to agents (its `usableAsTool` variant). */
+export const TOOL_TYPE = `${PACKAGE}.gpuCloudTool`;
+export const TOOL_CALLER_TYPE = 'harness.toolCaller';
 
 /** The test's own start node: outputs the items written in its parameter (n8n's manual trigger lives in n8n-nodes-base). */
 class TestItems implements INodeType {
@@ -136,6 +140,8 @@ class HarnessNodeTypes implements INodeTypes {
 		[ITEMS_TYPE, new TestItems()],
 		[AGENT_TYPE, new TestAgent()],
 		[OPENAI_MODEL_TYPE, new TestOpenAiModel()],
+		[TOOL_TYPE, toolVariant(new GpuCloud())],
+		[TOOL_CALLER_TYPE, new TestToolCaller()],
 	]);
 
 	getByName(nodeType: string): INodeType | IVersionedNodeType {

@@ -1,6 +1,7 @@
 import type { IDataObject, IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { mapWithConcurrency } from '../../../shared';
 import { toNodeError } from './errors';
+import { isToolRun, toolErrorSentence } from './tool';
 
 export const DEFAULT_CONCURRENCY = 8;
 
@@ -83,7 +84,9 @@ function reportCreatedJobs(
  * request, an item the service would refuse before any item runs.
  * Without "Continue On Fail" the first failure stops the node: items not yet started are skipped,
  * waits are cancelled, creates in flight finish, and the error names every job already created.
- * With it, failed items become `{ error }` items in their place.
+ * With it, failed items become `{ error }` items in their place. Run as a tool, a failure is the
+ * answer: `{ error }` with one sentence the model can act on (an agent's tool call should not end
+ * the agent's run, and a model has no use for n8n's details or a stack).
  */
 export async function runItems<P>(
 	context: IExecuteFunctions,
@@ -92,8 +95,18 @@ export async function runItems<P>(
 	work: ItemWork<P>,
 ): Promise<INodeExecutionData[]> {
 	const node = context.getNode();
-	const continueOnFail = context.continueOnFail();
-	type Prepared = { ok: true; value: P } | { ok: false; error: ReturnType<typeof toNodeError> };
+	const asTool = isToolRun(context);
+	const continueOnFail = asTool || context.continueOnFail();
+	type Prepared =
+		| { ok: true; value: P }
+		| { ok: false; error: ReturnType<typeof toNodeError>; cause: unknown };
+	const failedItem = (
+		failure: { error: ReturnType<typeof toNodeError>; cause: unknown },
+		index: number,
+	) =>
+		asTool
+			? { json: { error: toolErrorSentence(failure.cause) }, pairedItem: { item: index } }
+			: errorItem(failure.error, index);
 	/** A step for one item: its failure stops the node, or with "Continue On Fail" fails the item. */
 	const attempt = async (index: number, step: () => P | Promise<P>): Promise<Prepared> => {
 		try {
@@ -101,7 +114,7 @@ export async function runItems<P>(
 		} catch (error) {
 			const nodeError = toNodeError(node, error, index);
 			if (!continueOnFail) throw nodeError;
-			return { ok: false, error: nodeError };
+			return { ok: false, error: nodeError, cause: error };
 		}
 	};
 	const prepared: Prepared[] = [];
@@ -127,7 +140,7 @@ export async function runItems<P>(
 		prepared,
 		concurrency,
 		async (entry, index): Promise<INodeExecutionData[]> => {
-			if (!entry.ok) return [errorItem(entry.error, index)];
+			if (!entry.ok) return [failedItem(entry, index)];
 			if (signal.aborted) return [];
 			const jobs: JobRecorder = {
 				createSignal: cancel,
@@ -138,7 +151,7 @@ export async function runItems<P>(
 				return result.map((item) => ({ ...item, pairedItem: { item: index } }));
 			} catch (error) {
 				const nodeError = toNodeError(node, error, index);
-				if (continueOnFail) return [errorItem(nodeError, index)];
+				if (continueOnFail) return [failedItem({ error: nodeError, cause: error }, index)];
 				// Items stopped because of this failure fail only as a consequence: report the cause.
 				if (!stopReason) {
 					stopReason = nodeError;

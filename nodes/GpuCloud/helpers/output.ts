@@ -1,5 +1,6 @@
-import type { GenericValue, IDataObject } from 'n8n-workflow';
-import { transcriptionOutputSchema, type Job } from '../../../shared';
+import type { GenericValue, IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
+import { jobAnswer, transcriptionOutputSchema, type Job } from '../../../shared';
+import { isToolRun } from './tool';
 
 /** JSON that came from the service (already parsed from text) as n8n item data. */
 export function toGeneric(value: unknown): GenericValue {
@@ -53,4 +54,15 @@ export function transcriptionOutput(job: Job): IDataObject {
 	put('createTime', job.create_time);
 	put('updateTime', job.update_time);
 	return result;
+}
+
+/**
+ * How an operation's jobs are output: as the service returned them, or, run as a tool, as the
+ * model's answer (shared/tool-answers.ts: id, status, timings, the output cut at its budget).
+ */
+export function jobFormat(
+	context: IExecuteFunctions | IWebhookFunctions,
+	format: (job: Job) => IDataObject = jobOutput,
+): (job: Job) => IDataObject {
+	return isToolRun(context) ? (job) => toDataObject(jobAnswer(job)) : format;
 }

@@ -1,9 +1,11 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
+import { endpointAnswer } from '../../../../shared';
 import { managementClient } from '../../transport';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { toDataObject } from '../../helpers/output';
 import { readLocatorName } from '../../helpers/parameters';
+import { isToolRun } from '../../helpers/tool';
 import { concurrencyOption, endpointLocator } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
@@ -29,7 +31,9 @@ export async function execute(
 	const { client } = await managementClient(this);
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-		run: async (name, _i, signal) =>
-			jsonResult(toDataObject(await client.endpoints.get(name, { signal }))),
+		run: async (name, _i, signal) => {
+			const endpoint = await client.endpoints.get(name, { signal });
+			return jsonResult(toDataObject(isToolRun(this) ? endpointAnswer(endpoint) : endpoint));
+		},
 	});
 }

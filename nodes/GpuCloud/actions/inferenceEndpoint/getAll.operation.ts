@@ -1,10 +1,16 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
-import { LIMITS, pageSizeSchema, type InferenceEndpoint } from '../../../../shared';
+import {
+	LIMITS,
+	catalogueAnswer,
+	pageSizeSchema,
+	type InferenceEndpoint,
+} from '../../../../shared';
 import { managementClient } from '../../transport';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { toDataObject } from '../../helpers/output';
 import { check, readCollection, readLimit } from '../../helpers/parameters';
+import { isToolRun } from '../../helpers/tool';
 import { concurrencyOption, returnAllFields } from '../common.descriptions';
 
 /** The largest page the service serves: the fewest requests for the whole catalogue. */
@@ -59,7 +65,10 @@ export async function execute(
 				endpoints.push(endpoint);
 				if (endpoints.length >= limit) break;
 			}
-			return jsonResult(endpoints.map(toDataObject));
+			// A model gets the catalogue as one answer sized for it; a workflow, one item per endpoint.
+			return jsonResult(
+				isToolRun(this) ? toDataObject(catalogueAnswer(endpoints)) : endpoints.map(toDataObject),
+			);
 		},
 	});
 }

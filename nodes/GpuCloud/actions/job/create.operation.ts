@@ -3,7 +3,7 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { LIMITS } from '../../../../shared';
 import { managementClient } from '../../transport';
 import { inputSchemaCheck } from '../../helpers/input-schema';
-import { jobOutput } from '../../helpers/output';
+import { jobFormat } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator } from '../common.descriptions';
@@ -69,7 +69,7 @@ export async function execute(
 		run: async ({ endpoint, request }, _i, _signal, jobs) => {
 			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
 			jobs.jobCreated(job.id);
-			return jsonResult(jobOutput(job));
+			return jsonResult(jobFormat(this)(job));
 		},
 	});
 }

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
-import { jobOutput } from '../../helpers/output';
+import { jobFormat } from '../../helpers/output';
 import { readConcurrency } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator, waitProperties } from '../common.descriptions';
@@ -39,6 +39,6 @@ export async function execute(
 			request: readJobRequest(this, i),
 			wait: readWaitSettings(this, i, true),
 		}),
-		jobOutput,
+		jobFormat(this),
 	);
 }

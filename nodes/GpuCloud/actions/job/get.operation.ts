@@ -1,9 +1,12 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
+import { z } from 'zod/v4';
+import { TOOL_PARAMETER_RULES, jobAnswer } from '../../../../shared';
 import { managementClient } from '../../transport';
-import { jobOutput } from '../../helpers/output';
+import { jobOutput, toDataObject } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
-import { readJobReference } from '../../helpers/parameters';
+import { check, readJobReference } from '../../helpers/parameters';
+import { isToolRun } from '../../helpers/tool';
 import { concurrencyOption, endpointLocator, jobIdField } from '../common.descriptions';
 
 const properties: INodeProperties[] = [
@@ -15,9 +18,24 @@ const properties: INodeProperties[] = [
 		type: 'collection',
 		placeholder: 'Add option',
 		default: {},
-		options: [concurrencyOption],
+		options: [
+			concurrencyOption,
+			{
+				displayName: 'Output Offset',
+				name: 'outputOffset',
+				type: 'number',
+				typeOptions: { minValue: 0 },
+				default: 0,
+				description: `Only when the node runs as an AI tool, whose answers cut long job outputs. ${TOOL_PARAMETER_RULES.outputOffset}`,
+			},
+		],
 	},
 ];
+
+const offsetSchema = z
+	.number({ error: 'must be a whole number of 0 or more' })
+	.int({ error: 'must be a whole number of 0 or more' })
+	.min(0, { error: 'must be a whole number of 0 or more' });
 
 const displayOptions = { show: { resource: ['job'], operation: ['get'] } };
 
@@ -28,9 +46,17 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(this);
+	const asTool = isToolRun(this);
 	return await runItems(this, items, readConcurrency(this), {
-		prepare: (i) => readJobReference(this, i),
-		run: async ({ endpoint, jobId }, _i, signal) =>
-			jsonResult(jobOutput(await client.jobs.get(endpoint, jobId, { signal }))),
+		prepare: (i) => ({
+			...readJobReference(this, i),
+			outputOffset: asTool
+				? check(offsetSchema, this.getNodeParameter('options.outputOffset', i, 0), 'Output Offset')
+				: 0,
+		}),
+		run: async ({ endpoint, jobId, outputOffset }, _i, signal) => {
+			const job = await client.jobs.get(endpoint, jobId, { signal });
+			return jsonResult(asTool ? toDataObject(jobAnswer(job, { outputOffset })) : jobOutput(job));
+		},
 	});
 }

@@ -1,8 +1,9 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
-import { JOB_STATUSES, LIMITS, jobStatusSchema, type Job } from '../../../../shared';
+import { JOB_STATUSES, LIMITS, jobListAnswer, jobStatusSchema, type Job } from '../../../../shared';
 import { managementClient } from '../../transport';
-import { jobOutput } from '../../helpers/output';
+import { jobOutput, toDataObject } from '../../helpers/output';
+import { isToolRun } from '../../helpers/tool';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import {
 	check,
@@ -120,7 +121,7 @@ export async function execute(
 				jobs.push(job);
 				if (jobs.length >= limit) break;
 			}
-			return jsonResult(jobs.map(jobOutput));
+			return jsonResult(isToolRun(this) ? toDataObject(jobListAnswer(jobs)) : jobs.map(jobOutput));
 		},
 	});
 }

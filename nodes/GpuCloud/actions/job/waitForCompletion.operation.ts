@@ -2,7 +2,7 @@ import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n
 import { updateDisplayOptions } from 'n8n-workflow';
 import { managementClient } from '../../transport';
 import { finish, readWaitSettings } from '../../helpers/jobs';
-import { jobOutput } from '../../helpers/output';
+import { jobFormat } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { readJobReference } from '../../helpers/parameters';
 import {
@@ -39,7 +39,7 @@ export async function execute(
 		prepare: (i) => ({ ...readJobReference(this, i), wait: readWaitSettings(this, i, false) }),
 		run: async ({ endpoint, jobId, wait }, _i, signal) => {
 			const job = await client.jobs.wait(endpoint, jobId, { timeoutMs: wait.timeoutMs, signal });
-			return jsonResult(jobOutput(finish(job, wait.onFailure)));
+			return jsonResult(jobFormat(this)(finish(job, wait.onFailure)));
 		},
 	});
 }

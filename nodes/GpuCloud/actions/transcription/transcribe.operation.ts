@@ -11,7 +11,7 @@ import {
 } from '../../../../shared';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
 import { readConcurrency } from '../../helpers/items';
-import { transcriptionOutput } from '../../helpers/output';
+import { jobFormat, transcriptionOutput } from '../../helpers/output';
 import { check, checkName, readCollection, readString } from '../../helpers/parameters';
 import { concurrencyOption, NAME_HINT, waitProperties } from '../common.descriptions';
 import { metadataOption } from '../job/create.operation';
@@ -264,6 +264,6 @@ export async function execute(
 				wait: readWaitSettings(this, i, true),
 			};
 		},
-		transcriptionOutput,
+		jobFormat(this, transcriptionOutput),
 	);
 }

@@ -1,0 +1,267 @@
+import type { INodeParameters } from 'n8n-workflow';
+import { z } from 'zod/v4';
+import {
+	TOOL_ANSWER_MAX_BYTES,
+	TOOL_JOB_OUTPUT_MAX_BYTES,
+	TOOL_PARAMETER_RULES,
+	utf8Bytes,
+} from '../../shared';
+import { generatedEndpoints } from '../support/catalogue';
+import { startRig, type Rig } from './fixtures';
+import {
+	ITEMS_TYPE,
+	TOOL_CALLER_TYPE,
+	TOOL_TYPE,
+	errorOf,
+	outputOf,
+	type WorkflowSpec,
+} from './harness';
+
+/**
+ * The GPU Cloud node called as a tool, through n8n's engine: n8n-core wraps the node's tool variant
+ * (`gpuCloudTool`) as n8n's AI Agent and MCP Server Trigger get it, and the test's caller invokes it
+ * with a model's arguments. Each answer is the text n8n hands the model, measured in bytes.
+ */
+
+let rig: Rig;
+/** A catalogue of 500 endpoints: the emulator's 14 and 486 more. */
+let large: Rig;
+
+beforeAll(async () => {
+	rig = await startRig({ jobDurationMs: 50 });
+	large = await startRig({ jobDurationMs: 50, listedEndpoints: generatedEndpoints(486) });
+});
+
+afterAll(async () => {
+	await rig.close();
+	await large.close();
+});
+
+let workflowCount = 0;
+
+/** Items -> Tool Caller, with the GPU Cloud tool (these parameters) connected as its tool. */
+function toolWorkflow(
+	parameters: INodeParameters,
+	calls: Array<Record<string, unknown>>,
+	credential: 'management' | 'images' = 'management',
+): WorkflowSpec {
+	return {
+		id: `tool-workflow-${++workflowCount}`,
+		nodes: [
+			{ name: 'Items', type: ITEMS_TYPE, parameters: { items: '[{}]' } },
+			{
+				name: 'Tool Caller',
+				type: TOOL_CALLER_TYPE,
+				parameters: { calls: JSON.stringify(calls.map((args) => ({ args }))) },
+			},
+			{
+				name: 'GPU Cloud',
+				type: TOOL_TYPE,
+				parameters,
+				credentials: {
+					[credential === 'images' ? 'gpuCloudWorkloadApi' : 'gpuCloudApi']: credential,
+				},
+			},
+		],
+		connections: [
+			['Items', 'Tool Caller'],
+			['GPU Cloud', 'Tool Caller', 'ai_tool'],
+		],
+	};
+}
+
+const callSchema = z.object({
+	tool: z.string(),
+	description: z.string(),
+	parameters: z.record(z.string(), z.string()),
+	answer: z.string(),
+});
+
+/** Each call's answer as the model receives it. */
+async function callTool(
+	on: Rig,
+	parameters: INodeParameters,
+	calls: Array<Record<string, unknown>> = [{}],
+	credential: 'management' | 'images' = 'management',
+) {
+	const execution = await on.harness.run(toolWorkflow(parameters, calls, credential));
+	expect(errorOf(execution)).toBeUndefined();
+	return outputOf(execution, 'Tool Caller').map(({ json }) => callSchema.parse(json));
+}
+
+/** The single item of an answer (n8n sends the JSON array of the tool's output items). */
+function onlyItem(answer: string): Record<string, unknown> {
+	if (!answer.startsWith('[')) throw new Error(answer);
+	const items = z.array(z.record(z.string(), z.unknown())).length(1).parse(JSON.parse(answer));
+	return items[0];
+}
+
+const catalogueSchema = z.strictObject({
+	total: z.number(),
+	endpoints: z.array(
+		z.strictObject({
+			name: z.string(),
+			displayName: z.string(),
+			description: z.string().max(160),
+			price: z.string(),
+			input: z.string().max(200).optional(),
+		}),
+	),
+	otherEndpoints: z.array(z.string()).optional(),
+	note: z.string(),
+});
+
+describe('Inference Endpoint > Get Many as a tool', () => {
+	const getMany = (limit?: number): INodeParameters => ({
+		resource: 'inferenceEndpoint',
+		operation: 'getAll',
+		returnAll: limit === undefined,
+		...(limit === undefined ? {} : { limit }),
+		options: {},
+	});
+
+	test.each([
+		['1 endpoint', () => rig, 1, 1],
+		['14 endpoints', () => rig, undefined, 14],
+		['500 endpoints', () => large, undefined, 500],
+	])(
+		'answers a catalogue of %s within the budget, every endpoint named',
+		async (_label, on, limit, count) => {
+			const [call] = await callTool(on(), getMany(limit));
+			expect(utf8Bytes(call.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+			const answer = catalogueSchema.parse(onlyItem(call.answer));
+			expect(answer.total).toBe(count);
+			const named = [
+				...answer.endpoints.map((entry) => entry.name),
+				...(answer.otherEndpoints ?? []),
+			];
+			expect(named).toHaveLength(count);
+			expect(answer.note).toContain('Inference Endpoint > Get');
+		},
+	);
+
+	test('gives each endpoint of a small catalogue in detail: what it does, its price, what its input takes', async () => {
+		const [call] = await callTool(rig, getMany());
+		const answer = catalogueSchema.parse(onlyItem(call.answer));
+		expect(answer.otherEndpoints).toBeUndefined();
+		const transcribe = answer.endpoints.find((entry) => entry.name === 'transcribe');
+		expect(transcribe).toMatchObject({
+			displayName: expect.any(String),
+			price: expect.any(String),
+			input: expect.stringContaining('url (string, required)'),
+		});
+	});
+
+	test('says how many of a large catalogue it details and how to read any endpoint in full', async () => {
+		const [call] = await callTool(large, getMany());
+		const answer = catalogueSchema.parse(onlyItem(call.answer));
+		expect(answer.endpoints.length).toBeGreaterThan(0);
+		expect(answer.otherEndpoints?.length).toBe(500 - answer.endpoints.length);
+		expect(answer.note).toMatch(/^500 endpoints: the first \d+ in detail, \d+ more by name only\./);
+	});
+});
+
+describe('Inference Endpoint > Get as a tool', () => {
+	test('answers one endpoint in full: its input schema as JSON, within the budget', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'inferenceEndpoint',
+				operation: 'get',
+				endpoint: {
+					__rl: true,
+					mode: 'name',
+					value: `={{ $fromAI('endpointName', '${TOOL_PARAMETER_RULES.endpointName}', 'string') }}`,
+				},
+				options: {},
+			},
+			[{ endpointName: 'transcribe' }],
+		);
+		expect(utf8Bytes(call.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+		expect(onlyItem(call.answer)).toMatchObject({
+			name: 'transcribe',
+			inputSchema: { properties: { url: expect.any(Object) } },
+		});
+	});
+});
+
+describe('Jobs as a tool', () => {
+	/** The echo endpoint returns its input: text this long makes an output past the cut. */
+	const LONG_TEXT = 'All work and no play makes a long output. '.repeat(600);
+
+	test('answers a job as id, status, timings and output, without its input', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'echo' },
+				input: `={{ JSON.stringify({ text: $fromAI('text', 'What to echo', 'string') }) }}`,
+				options: {},
+			},
+			[{ text: 'hello' }],
+		);
+		const answer = onlyItem(call.answer);
+		expect(answer).toMatchObject({
+			id: expect.any(String),
+			endpoint: 'echo',
+			status: 'succeeded',
+			createdAt: expect.any(String),
+			startedAt: expect.any(String),
+			finishedAt: expect.any(String),
+			runSeconds: expect.any(Number),
+			output: { echo: { text: 'hello' } },
+		});
+		expect(answer).not.toHaveProperty('input');
+		expect(answer).not.toHaveProperty('events');
+	});
+
+	test('cuts an output past the stated size and says how to read on, which Job > Get does', async () => {
+		const [created] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'echo' },
+				input: `={{ JSON.stringify({ text: $fromAI('text', 'What to echo', 'string') }) }}`,
+				options: {},
+			},
+			[{ text: LONG_TEXT }],
+		);
+		expect(utf8Bytes(created.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+		const first = onlyItem(created.answer);
+		const whole = JSON.stringify({ echo: { text: LONG_TEXT } });
+		expect(first).not.toHaveProperty('output');
+		expect(first.outputLength).toBe(whole.length);
+		const firstPart = z.string().parse(first.outputPart);
+		// Within the cut as it travels: escaped inside the answer's JSON.
+		expect(utf8Bytes(JSON.stringify(firstPart))).toBeLessThanOrEqual(TOOL_JOB_OUTPUT_MAX_BYTES);
+		expect(first.note).toContain(`Job > Get for job ${String(first.id)}`);
+		const next = Number(/Output Offset (\d+)/.exec(String(first.note))?.[1]);
+		expect(next).toBe(firstPart.length);
+
+		// Reading on as the note says, until the end: the parts make the whole output.
+		const parts = [firstPart];
+		let offset = next;
+		while (offset < whole.length) {
+			const [read] = await callTool(
+				rig,
+				{
+					resource: 'job',
+					operation: 'get',
+					endpoint: { __rl: true, mode: 'name', value: 'echo' },
+					jobId: `={{ $fromAI('jobId', '${TOOL_PARAMETER_RULES.jobId}', 'string') }}`,
+					options: { outputOffset: `={{ $fromAI('outputOffset', '', 'number') }}` },
+				},
+				[{ jobId: first.id, outputOffset: offset }],
+			);
+			expect(utf8Bytes(read.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+			const answer = onlyItem(read.answer);
+			expect(answer.outputOffset).toBe(offset);
+			const part = z.string().parse(answer.outputPart);
+			parts.push(part);
+			offset += part.length;
+		}
+		expect(parts.join('')).toBe(whole);
+	});
+});
