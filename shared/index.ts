@@ -14,3 +14,4 @@ export * from './paging';
 export * from './image-reply';
 export * from './input-schema';
 export * from './tool-answers';
+export * from './image-facts';

@@ -1,6 +1,7 @@
 import type { INodeParameters } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
+	NAME_RULE,
 	TOOL_ANSWER_MAX_BYTES,
 	TOOL_JOB_OUTPUT_MAX_BYTES,
 	TOOL_PARAMETER_RULES,
@@ -30,6 +31,10 @@ let large: Rig;
 beforeAll(async () => {
 	rig = await startRig({ jobDurationMs: 50 });
 	large = await startRig({ jobDurationMs: 50, listedEndpoints: generatedEndpoints(486) });
+});
+
+afterEach(() => {
+	rig.emulator.resetLogs();
 });
 
 afterAll(async () => {
@@ -263,5 +268,122 @@ describe('Jobs as a tool', () => {
 			offset += part.length;
 		}
 		expect(parts.join('')).toBe(whole);
+	});
+});
+
+/** Image > Generate with the prompt and width left to the model, as the editor writes them. */
+function generate(): INodeParameters {
+	return {
+		resource: 'image',
+		operation: 'generate',
+		// What the editor writes when the model is let define a parameter: no description.
+		prompt: "={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('Prompt', ``, 'string') }}",
+		imageSettings: {
+			width: "={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('Width', ``, 'number') }}",
+			height: 512,
+		},
+	};
+}
+
+describe('Image > Generate as a tool', () => {
+	test('says plainly the image was made but cannot reach the model, with its size, seed and bytes', async () => {
+		const [call] = await callTool(
+			rig,
+			generate(),
+			[{ Prompt: 'a lighthouse', Width: 768 }],
+			'images',
+		);
+		expect(call.answer).not.toContain('fileName');
+		const answer = onlyItem(call.answer);
+		expect(answer).toMatchObject({
+			imageCount: 1,
+			images: [
+				{
+					format: 'png',
+					width: 768,
+					height: 512,
+					seed: expect.any(Number),
+					bytes: expect.any(Number),
+				},
+			],
+			delivered: false,
+		});
+		expect(answer.note).toMatch(/image was made but cannot reach you/);
+		expect(answer.note).toMatch(/S3-compatible storage credential/);
+		expect(answer.note).toMatch(/does not have yet/);
+	});
+
+	test.each(['jpeg', 'webp'])('reads the size of a %s image from its header', async (format) => {
+		const [call] = await callTool(
+			rig,
+			{ ...generate(), outputFormat: format },
+			[{ Prompt: 'a lighthouse', Width: 640 }],
+			'images',
+		);
+		expect(onlyItem(call.answer)).toMatchObject({ images: [{ format, width: 640, height: 512 }] });
+	});
+
+	test('keeps the seed the model gave, so the same image can be made again', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				...generate(),
+				imageSettings: { width: 512, seed: "={{ $fromAI('Seed', '', 'number') }}" },
+			},
+			[{ Prompt: 'a lighthouse', Seed: 42 }],
+			'images',
+		);
+		expect(onlyItem(call.answer)).toMatchObject({ images: [{ seed: 42 }] });
+	});
+});
+
+describe('Errors a model caused, as a tool', () => {
+	test('come back as one sentence naming the rule, no stack, nothing sent', async () => {
+		const [call] = await callTool(rig, generate(), [{ Prompt: 'a cat', Width: 5000 }], 'images');
+		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
+		expect(error).toBe(
+			'Width 5000 must be 256-2048 pixels: nothing was sent to GPU Cloud; call again with a value that follows the rule.',
+		);
+		expect(rig.emulator.requests.filter((request) => request.surface !== 'management')).toEqual([]);
+	});
+
+	test('name what to do for an endpoint that does not exist', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'inferenceEndpoint',
+				operation: 'get',
+				endpoint: {
+					__rl: true,
+					mode: 'name',
+					value: "={{ $fromAI('endpointName', '', 'string') }}",
+				},
+				options: {},
+			},
+			[{ endpointName: 'no-such-endpoint' }],
+		);
+		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
+		expect(error).toBe(
+			'GPU Cloud: Inference endpoint "no-such-endpoint" was not found: check the name or id (Inference Endpoint > Get Many lists the endpoint names).',
+		);
+	});
+
+	test('name the rule for an endpoint name that breaks it', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'inferenceEndpoint',
+				operation: 'get',
+				endpoint: {
+					__rl: true,
+					mode: 'name',
+					value: "={{ $fromAI('endpointName', '', 'string') }}",
+				},
+				options: {},
+			},
+			[{ endpointName: 'Not A Name' }],
+		);
+		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
+		expect(error).toContain(NAME_RULE);
 	});
 });

@@ -22,9 +22,21 @@ export function isToolRun(context: IExecuteFunctions | IWebhookFunctions): boole
 	return context.getNode().type.split('.').pop()?.endsWith('Tool') ?? false;
 }
 
+/**
+ * The first line of a message as a sentence, without the request's HTTP status and path, which
+ * the service's messages end with for people debugging a workflow, not for a model.
+ */
 function sentence(text: string): string {
-	const line = text.split('\n', 1)[0].trim();
+	const line = text
+		.split('\n', 1)[0]
+		.replace(/\s*\[HTTP [^\]]*\]$/, '')
+		.trim();
 	return /[.!?]$/.test(line) ? line : `${line}.`;
+}
+
+/** A sentence and what to do about it, as one sentence. */
+function withAdvice(text: string, advice: string): string {
+	return `${sentence(text).slice(0, -1)}: ${advice}`;
 }
 
 /**
@@ -34,15 +46,27 @@ function sentence(text: string): string {
  */
 export function toolErrorSentence(error: unknown): string {
 	if (error instanceof ValidationError)
-		return `${sentence(error.message).slice(0, -1)}: nothing was sent to GPU Cloud; call again with a value that follows the rule.`;
+		return withAdvice(
+			error.message,
+			'nothing was sent to GPU Cloud; call again with a value that follows the rule.',
+		);
 	if (error instanceof NotFoundError)
-		return `${sentence(error.message).slice(0, -1)}: check the name or id (Inference Endpoint > Get Many lists the endpoint names).`;
+		return withAdvice(
+			error.message,
+			'check the name or id (Inference Endpoint > Get Many lists the endpoint names).',
+		);
 	if (error instanceof AuthenticationError || error instanceof PermissionError)
-		return `${sentence(error.message).slice(0, -1)}: the GPU Cloud credential of this workflow must be fixed by its owner; calling again will not help.`;
+		return withAdvice(
+			error.message,
+			'the GPU Cloud credential of this workflow must be fixed by its owner; calling again will not help.',
+		);
 	if (error instanceof JobFailedError || error instanceof JobCancelledError)
 		return `${sentence(error.message).slice(0, -1)} (job ${error.jobId}).`;
 	if (error instanceof WaitTimeoutError)
-		return `${sentence(error.message).slice(0, -1)}: the job keeps running; read it later with Job > Get and job id ${error.jobId}.`;
+		return withAdvice(
+			error.message,
+			`the job keeps running; read it later with Job > Get and job id ${error.jobId}.`,
+		);
 	if (error instanceof AbortedError) return sentence(error.message);
 	if (error instanceof GpuCloudError) return sentence(error.message);
 	// n8n's own errors (an expression, a parameter n8n checked) and the input-schema check.

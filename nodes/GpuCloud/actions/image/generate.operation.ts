@@ -5,10 +5,12 @@ import type {
 	INodeProperties,
 } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
+import { randomInt } from 'node:crypto';
 import { z } from 'zod/v4';
 import {
 	LIMITS,
 	convertOutputSchema,
+	imageSize,
 	promptGraphSchema,
 	textToImageInputSchema,
 	webhookUrlSchema,
@@ -20,6 +22,7 @@ import {
 import { workloadClient } from '../../transport';
 import { readConcurrency, runItems, type ItemResult } from '../../helpers/items';
 import { check, readCollection, readJson, readString } from '../../helpers/parameters';
+import { isToolRun } from '../../helpers/tool';
 import { concurrencyOption } from '../common.descriptions';
 
 const sidePixels = { minValue: LIMITS.imageSideMin, maxValue: LIMITS.imageSideMax };
@@ -333,13 +336,70 @@ function prepare(context: IExecuteFunctions, i: number): PreparedImage {
 	};
 }
 
+/**
+ * Why a tool's images stop at n8n, and what would carry them: said to the model, which passes it
+ * on to the person instead of promising a picture.
+ */
+export const NO_IMAGE_STORAGE_NOTE =
+	'The image was made but cannot reach you or the person: n8n hands a model only the JSON of a tool answer and drops binary data such as images. ' +
+	'To get a link the person can open, the workflow needs image storage (an S3-compatible storage credential), which this version of the GPU Cloud node does not have yet. ' +
+	'Tell the person the image was generated and cannot be shown in this chat.';
+
+/** The largest seed a tool run picks: any value the workload takes (0 to Number.MAX_SAFE_INTEGER). */
+const TOOL_SEED_MAX = 2 ** 32;
+
+/** The seed a request uses: the text prompt's, or the one a graph's sampler node sets. */
+function seedOf(source: ImageSource): number | undefined {
+	if (source.kind === 'text') return source.request.input.seed;
+	for (const node of Object.values(source.request.prompt)) {
+		const seed = node.inputs.seed ?? node.inputs.noise_seed;
+		if (typeof seed === 'number') return seed;
+	}
+	return undefined;
+}
+
+/**
+ * Run as a tool, the answer describes each image (what n8n passes on) and says plainly that the
+ * image itself cannot reach the model. A text prompt without a seed gets one picked here, so the
+ * answer can name it and the person can make the same image again.
+ */
+function toolAnswer(
+	result: { id: string; images: Uint8Array[] },
+	format: keyof typeof FORMATS,
+	seed: number | undefined,
+): ItemResult {
+	return [
+		{
+			json: {
+				id: result.id,
+				imageCount: result.images.length,
+				images: result.images.map((image) => ({
+					format,
+					...(imageSize(image) ?? {}),
+					...(seed === undefined ? {} : { seed }),
+					bytes: image.length,
+				})),
+				delivered: false,
+				note: NO_IMAGE_STORAGE_NOTE,
+			},
+		},
+	];
+}
+
 export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const client = await workloadClient(this);
+	const asTool = isToolRun(this);
 	return await runItems(this, items, readConcurrency(this), {
-		prepare: (i) => prepare(this, i),
+		prepare: (i) => {
+			const prepared = prepare(this, i);
+			const { source } = prepared;
+			if (asTool && source.kind === 'text' && source.request.input.seed === undefined)
+				source.request.input.seed = randomInt(TOOL_SEED_MAX);
+			return prepared;
+		},
 		run: async (
 			{ source, format, webhookUrl, outputMode, binaryName },
 			_i,
@@ -350,6 +410,7 @@ export async function execute(
 				return [{ json: { id: accepted.id, status: accepted.status, webhookUrl } }];
 			}
 			const result = await client.images.generate(source, { signal });
+			if (asTool) return toolAnswer(result, format, seedOf(source));
 			const { extension, mimeType } = FORMATS[format];
 			const files: IBinaryData[] = await Promise.all(
 				result.images.map((image, n) => {
