@@ -26,7 +26,7 @@ const properties: INodeProperties[] = [
 				type: 'number',
 				typeOptions: { minValue: 0 },
 				default: 0,
-				description: `${TOOL_PARAMETER_RULES.outputOffset} Read only when the node runs as an AI tool, whose answers cut long job outputs.`,
+				description: `${TOOL_PARAMETER_RULES.outputOffset} Read only when the node runs as an AI tool. Other runs return the whole output.`,
 			},
 		],
 	},
