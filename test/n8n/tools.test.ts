@@ -1,8 +1,10 @@
 import type { INodeParameters } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
+	LIMITS,
 	NAME_RULE,
 	TOOL_ANSWER_MAX_BYTES,
+	TOOL_DESCRIPTIONS,
 	TOOL_JOB_OUTPUT_MAX_BYTES,
 	TOOL_PARAMETER_RULES,
 	utf8Bytes,
@@ -385,5 +387,60 @@ describe('Errors a model caused, as a tool', () => {
 		);
 		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
 		expect(error).toContain(NAME_RULE);
+	});
+});
+
+describe('What a model reads about the tool', () => {
+	/** A `$fromAI` expression as the editor writes it, with a description. */
+	const fromAI = (key: string, description: string, type: string) =>
+		`={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('${key}', \`${description}\`, '${type}') }}`;
+
+	test("n8n's automatic description is the operation's action; the editor leaves parameters undescribed", async () => {
+		const [call] = await callTool(rig, generate(), [{ Prompt: 'a cat', Width: 512 }], 'images');
+		expect(call.description).toBe('Generate an image in GPU Cloud');
+		expect(call.parameters).toEqual({ Prompt: '', Width: '' });
+	});
+
+	test('set up as docs/ai-agent.md shows, the tool and each parameter carry the shared rules', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				...generate(),
+				descriptionType: 'manual',
+				toolDescription: TOOL_DESCRIPTIONS.generateImage,
+				prompt: fromAI('Prompt', TOOL_PARAMETER_RULES.prompt, 'string'),
+				imageSettings: {
+					width: fromAI('Width', TOOL_PARAMETER_RULES.imageSide, 'number'),
+					height: fromAI('Height', TOOL_PARAMETER_RULES.imageSide, 'number'),
+				},
+			},
+			[{ Prompt: 'a cat', Width: 512, Height: 512 }],
+			'images',
+		);
+		expect(call.description).toContain(`${LIMITS.imageSideMin} to ${LIMITS.imageSideMax}`);
+		expect(call.parameters).toEqual({
+			Prompt: TOOL_PARAMETER_RULES.prompt,
+			Width: TOOL_PARAMETER_RULES.imageSide,
+			Height: TOOL_PARAMETER_RULES.imageSide,
+		});
+
+		const [endpoint] = await callTool(
+			rig,
+			{
+				resource: 'inferenceEndpoint',
+				operation: 'get',
+				descriptionType: 'manual',
+				toolDescription: TOOL_DESCRIPTIONS.getEndpoint,
+				endpoint: {
+					__rl: true,
+					mode: 'name',
+					value: fromAI('endpointName', TOOL_PARAMETER_RULES.endpointName, 'string'),
+				},
+				options: {},
+			},
+			[{ endpointName: 'echo' }],
+		);
+		expect(endpoint.description).toContain(NAME_RULE);
+		expect(endpoint.parameters.endpointName).toContain(NAME_RULE);
 	});
 });

@@ -9,6 +9,7 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod/v4';
 import {
 	LIMITS,
+	TOOL_PARAMETER_RULES,
 	convertOutputSchema,
 	imageSize,
 	promptGraphSchema,
@@ -59,6 +60,7 @@ const properties: INodeProperties[] = [
 		default: '',
 		required: true,
 		placeholder: 'e.g. A lighthouse on a cliff at dawn, watercolor',
+		description: TOOL_PARAMETER_RULES.prompt,
 		displayOptions: { show: { source: ['text'] } },
 	},
 	{
