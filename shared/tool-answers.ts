@@ -348,9 +348,9 @@ export const TOOL_PARAMETER_RULES = {
  * action ("Generate an image in GPU Cloud"); these go in the tool's "Description" (Set Manually).
  */
 export const TOOL_DESCRIPTIONS = {
-	listEndpoints: `Lists the GPU Cloud inference endpoints this organization can run: for each its name, display name, one-line description, price and the input fields it takes. Answers stay within ${TOOL_ANSWER_MAX_BYTES} bytes: a large catalogue lists the first endpoints in detail and the rest by name. Use Get Endpoint with a name for one endpoint in full.`,
+	listEndpoints: `Lists the GPU Cloud inference endpoints this organization can run: for each its name, display name, one-line description, price and the input fields it takes. Answers stay within ${TOOL_ANSWER_MAX_BYTES} bytes: a large catalogue lists the first endpoints in detail and the rest by name. The Inference Endpoint > Get tool gives one endpoint in full.`,
 	getEndpoint: `Reads one GPU Cloud inference endpoint in full: its description, price, readme and the JSON Schema its job input must match. Give endpointName: ${TOOL_PARAMETER_RULES.endpointName}`,
-	runJob: `Runs a job on a GPU Cloud inference endpoint and waits for it to end. Answers the job id, status, timings and output; an output over ${TOOL_JOB_OUTPUT_MAX_BYTES} bytes is cut, with the offset to read on from with Get Job.`,
+	runJob: `Runs a job on a GPU Cloud inference endpoint and waits for it to end. Answers the job id, status, timings and output; an output over ${TOOL_JOB_OUTPUT_MAX_BYTES} bytes is cut, with the offset to read on from with the Job > Get tool.`,
 	getJob: `Reads a GPU Cloud job by endpoint name and job id: its status, timings and output. An output over ${TOOL_JOB_OUTPUT_MAX_BYTES} bytes comes in parts: give the outputOffset an earlier answer named to read the next part.`,
 	generateImage: `Generates an image from a text prompt on a GPU Cloud image workload. Prompt: ${TOOL_PARAMETER_RULES.prompt} Width and height: ${TOOL_PARAMETER_RULES.imageSide} The answer describes the image (size, seed, bytes); the image itself cannot be shown in this chat.`,
 } as const;

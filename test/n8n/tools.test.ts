@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { INodeParameters } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
@@ -399,6 +401,19 @@ describe('What a model reads about the tool', () => {
 		const [call] = await callTool(rig, generate(), [{ Prompt: 'a cat', Width: 512 }], 'images');
 		expect(call.description).toBe('Generate an image in GPU Cloud');
 		expect(call.parameters).toEqual({ Prompt: '', Width: '' });
+	});
+
+	test('docs/ai-agent.md quotes the shared parameter rules as they are', () => {
+		const docs = readFileSync(join(__dirname, '../../docs/ai-agent.md'), 'utf8');
+		for (const key of [
+			'endpointName',
+			'jobId',
+			'prompt',
+			'imageSide',
+			'seed',
+			'outputOffset',
+		] as const)
+			expect(docs).toContain(`| ${TOOL_PARAMETER_RULES[key]} |`);
 	});
 
 	test('set up as docs/ai-agent.md shows, the tool and each parameter carry the shared rules', async () => {
