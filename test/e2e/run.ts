@@ -992,14 +992,22 @@ function runsOf(execution: Execution, node: string, count: number): NodeRun[] {
 	return runs;
 }
 
-/** The endpoints the tool node output to the agent (its `ai_tool` output). */
-function toolOutput(execution: Execution): Array<Record<string, unknown>> {
+/**
+ * The catalogue the tool node output to the agent (its `ai_tool` output): run as a tool, the node
+ * answers one item sized for a model (shared/tool-answers.ts), the endpoints in it.
+ */
+const toolAnswerSchema = z.array(
+	z.looseObject({ total: z.number(), endpoints: z.array(z.looseObject({ name: z.string() })) }),
+);
+
+function toolOutput(execution: Execution): Array<{ name: string }> {
 	const [toolRun] = runsOf(execution, workflows.TOOL_NODE, 1);
-	const endpoints = toolRun.outputs.ai_tool ?? [];
+	const answer = toolAnswerSchema.safeParse(toolRun.outputs.ai_tool ?? []).data;
+	const endpoints = answer?.length === 1 ? answer[0].endpoints : [];
 	const names = endpoints.map((endpoint) => endpoint.name);
 	expect(
 		endpoints.length === workflows.TOOL_ENDPOINT_LIMIT && names.includes('transcribe'),
-		`the tool output ${preview(names)}`,
+		`the tool output ${preview(toolRun.outputs.ai_tool)}`,
 	);
 	return endpoints;
 }
@@ -1050,7 +1058,7 @@ function toolResultReceived(run: AiRun, model: string): string {
 
 /**
  * (a) and (c): the agent called our tool, the tool's real output reached the model's second call,
- * and the final answer uses it (the endpoint ID is nowhere else than in the tool's output).
+ * and the final answer uses it (the first endpoint's name is nowhere else: the question names none).
  */
 function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 	const endpoints = toolOutput(run.execution);
@@ -1061,14 +1069,13 @@ function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 	} catch {
 		received = result;
 	}
-	const receivedIds = z
-		.array(z.object({ id: z.string() }))
+	const receivedNames = toolAnswerSchema
 		.safeParse(received)
-		.data?.map((endpoint) => endpoint.id);
-	const outputIds = endpoints.map((endpoint) => endpoint.id);
+		.data?.flatMap((answer) => answer.endpoints.map((endpoint) => endpoint.name));
+	const outputNames = endpoints.map((endpoint) => endpoint.name);
 	expect(
-		JSON.stringify(receivedIds) === JSON.stringify(outputIds),
-		`the model received the tool result ${preview(result)}, expected the endpoints ${preview(outputIds)}`,
+		JSON.stringify(receivedNames) === JSON.stringify(outputNames),
+		`the model received the tool result ${preview(result)}, expected the endpoints ${preview(outputNames)}`,
 	);
 	const [agentOutput] = outputOf(run.execution, 'AI Agent');
 	const answer = agentOutput?.output;
@@ -1076,10 +1083,10 @@ function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 		typeof answer === 'string' && answer === run.reply.output,
 		`the webhook answered ${preview(run.reply)}, the agent output ${preview(agentOutput)}`,
 	);
-	const firstId = String(outputIds[0]);
+	const firstName = String(outputNames[0]);
 	expect(
-		answer.includes(`The tool ${workflows.TOOL_NAME} returned`) && answer.includes(firstId),
-		`the answer does not use the tool's output (endpoint ${firstId}): ${preview(answer)}`,
+		answer.includes(`The tool ${workflows.TOOL_NAME} returned`) && answer.includes(firstName),
+		`the answer does not use the tool's output (endpoint ${firstName}): ${preview(answer)}`,
 	);
 	const steps = z
 		.array(z.object({ action: z.object({ tool: z.string() }), observation: z.string() }))
@@ -1088,7 +1095,7 @@ function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 	expect(
 		steps.data?.length === 1 &&
 			step?.action.tool === workflows.TOOL_NAME &&
-			step.observation.includes(firstId),
+			step.observation.includes(firstName),
 		`intermediate steps: ${preview(agentOutput.intermediateSteps)}`,
 	);
 }
