@@ -48,11 +48,17 @@ afterAll(async () => {
 
 let workflowCount = 0;
 
-/** Items -> Tool Caller, with the GPU Cloud tool (these parameters) connected as its tool. */
+type Route = 'direct' | 'engine';
+
+/**
+ * Items -> Tool Caller, with the GPU Cloud tool (these parameters) connected as its tool; the
+ * caller invokes it the MCP Server Trigger's way ("direct") or the AI Agent's ("engine").
+ */
 function toolWorkflow(
 	parameters: INodeParameters,
 	calls: Array<Record<string, unknown>>,
-	credential: 'management' | 'images' = 'management',
+	credential: 'management' | 'images',
+	route: Route,
 ): WorkflowSpec {
 	return {
 		id: `tool-workflow-${++workflowCount}`,
@@ -61,7 +67,7 @@ function toolWorkflow(
 			{
 				name: 'Tool Caller',
 				type: TOOL_CALLER_TYPE,
-				parameters: { calls: JSON.stringify(calls.map((args) => ({ args }))) },
+				parameters: { calls: JSON.stringify(calls.map((args) => ({ args }))), route },
 			},
 			{
 				name: 'GPU Cloud',
@@ -92,8 +98,9 @@ async function callTool(
 	parameters: INodeParameters,
 	calls: Array<Record<string, unknown>> = [{}],
 	credential: 'management' | 'images' = 'management',
+	route: Route = 'direct',
 ) {
-	const execution = await on.harness.run(toolWorkflow(parameters, calls, credential));
+	const execution = await on.harness.run(toolWorkflow(parameters, calls, credential, route));
 	expect(errorOf(execution)).toBeUndefined();
 	return outputOf(execution, 'Tool Caller').map(({ json }) => callSchema.parse(json));
 }
@@ -457,5 +464,40 @@ describe('What a model reads about the tool', () => {
 		);
 		expect(endpoint.description).toContain(NAME_RULE);
 		expect(endpoint.parameters.endpointName).toContain(NAME_RULE);
+	});
+});
+
+describe("The AI Agent's route: the engine runs the tool node", () => {
+	test('answers the same catalogue within the budget', async () => {
+		const [call] = await callTool(
+			large,
+			{ resource: 'inferenceEndpoint', operation: 'getAll', returnAll: true, options: {} },
+			[{}],
+			'management',
+			'engine',
+		);
+		expect(utf8Bytes(call.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+		expect(catalogueSchema.parse(onlyItem(call.answer)).total).toBe(500);
+	});
+
+	test('answers the image without binary data, and a mistake as one sentence', async () => {
+		const [made, refused] = await callTool(
+			rig,
+			generate(),
+			[
+				{ Prompt: 'a lighthouse', Width: 768 },
+				{ Prompt: 'a lighthouse', Width: 5000 },
+			],
+			'images',
+			'engine',
+		);
+		expect(onlyItem(made.answer)).toMatchObject({
+			images: [{ width: 768, height: 512 }],
+			delivered: false,
+		});
+		expect(onlyItem(refused.answer)).toEqual({
+			error:
+				'Width 5000 must be 256-2048 pixels: nothing was sent to GPU Cloud; call again with a value that follows the rule.',
+		});
 	});
 });
