@@ -501,3 +501,25 @@ describe("The AI Agent's route: the engine runs the tool node", () => {
 		});
 	});
 });
+
+describe('Transcription as a tool', () => {
+	test('answers a transcription as its job: status, timings and output, within the budget', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'transcription',
+				operation: 'transcribe',
+				url: "={{ $fromAI('url', '', 'string') }}",
+				transcriptionOptions: {
+					wordLevelTimestamps: true,
+					sentenceLevelTimestamps: true,
+					diarization: true,
+					srt: true,
+				},
+			},
+			[{ url: 'https://files.example/weekly-meeting.mp3?signature=abc' }],
+		);
+		expect(utf8Bytes(call.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
+		expect(onlyItem(call.answer)).toMatchObject({ endpoint: 'transcribe', status: 'succeeded' });
+	});
+});
