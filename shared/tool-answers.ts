@@ -111,30 +111,20 @@ export function catalogueAnswer(
 			otherEndpoints: names.slice(detailed, detailed + named),
 			note:
 				`${entries.length} endpoints: the first ${detailed} in detail, ${named} more by name only` +
-				(unlisted > 0 ? `, ${unlisted} more not listed (ask for fewer with a limit)` : '') +
+				(unlisted > 0 ? `, ${unlisted} more not listed` : '') +
 				`. ${FULL_ENDPOINT_HINT}`,
 		};
 	};
-	// The most endpoints in detail such that every other one still fits by name.
-	const largest = (fits: (count: number) => boolean, upTo: number): number => {
-		let low = 0;
-		let high = upTo;
-		while (low < high) {
-			const middle = Math.ceil((low + high) / 2);
-			if (fits(middle)) low = middle;
-			else high = middle - 1;
-		}
-		return low;
-	};
 	const allNamed = (detailed: number) => build(detailed, entries.length - detailed);
 	if (answerBytes(allNamed(0)) <= maxBytes) {
+		// The most endpoints in detail such that every other one still fits by name.
 		const detailed = largest(
-			(count) => answerBytes(allNamed(count)) <= maxBytes,
 			entries.length - 1,
+			(count) => answerBytes(allNamed(count)) <= maxBytes,
 		);
 		return allNamed(detailed);
 	}
-	const named = largest((count) => answerBytes(build(0, count)) <= maxBytes, entries.length);
+	const named = largest(entries.length, (count) => answerBytes(build(0, count)) <= maxBytes);
 	return build(0, named);
 }
 
@@ -155,15 +145,21 @@ function schemaValue(text: string): unknown {
 	return parseInputSchema(text) ?? text;
 }
 
-/** The longest prefix of `text` that `fits` (which must hold for every shorter prefix too). */
-function longestPrefix(text: string, fits: (prefix: string) => boolean): string {
+/** The largest count from 0 to `upTo` that `fits` (which must hold for every smaller count too). */
+function largest(upTo: number, fits: (count: number) => boolean): number {
 	let low = 0;
-	let high = text.length;
+	let high = upTo;
 	while (low < high) {
 		const middle = Math.ceil((low + high) / 2);
-		if (fits(text.slice(0, middle))) low = middle;
+		if (fits(middle)) low = middle;
 		else high = middle - 1;
 	}
+	return low;
+}
+
+/** The longest prefix of `text` that `fits` (which must hold for every shorter prefix too). */
+function longestPrefix(text: string, fits: (prefix: string) => boolean): string {
+	const low = largest(text.length, (length) => fits(text.slice(0, length)));
 	// A cut between the halves of a surrogate pair would leave half a character.
 	const last = text.charCodeAt(low - 1);
 	return text.slice(0, last >= 0xd800 && last <= 0xdbff ? low - 1 : low);
@@ -316,18 +312,10 @@ export function jobListAnswer(
 		total: listed.length,
 		jobs: listed.slice(0, count),
 		note:
-			(count < listed.length
-				? `The first ${count} of ${listed.length} jobs are listed (ask for fewer with a limit). `
-				: '') + 'Job > Get with a job id returns its output.',
+			(count < listed.length ? `The first ${count} of ${listed.length} jobs are listed. ` : '') +
+			'Job > Get with a job id returns its output.',
 	});
-	let low = 0;
-	let high = listed.length;
-	while (low < high) {
-		const middle = Math.ceil((low + high) / 2);
-		if (answerBytes(build(middle)) <= maxBytes) low = middle;
-		else high = middle - 1;
-	}
-	return build(low);
+	return build(largest(listed.length, (count) => answerBytes(build(count)) <= maxBytes));
 }
 
 /** The rules a model must follow for the values it fills in, from the shared limits. */
