@@ -236,7 +236,8 @@ function eventTime(job: Job, actions: readonly string[]): string | undefined {
 	return job.events.find((event) => actions.includes(event.action))?.time;
 }
 
-function failureOf(job: Job): string | undefined {
+/** Why a job did not succeed, in a sentence: its output's `error`, else what its status says. */
+export function jobFailureReason(job: Job): string | undefined {
 	const output = job.output;
 	if (output && typeof output === 'object' && 'error' in output && typeof output.error === 'string')
 		return output.error;
@@ -267,7 +268,7 @@ export function jobAnswer(
 	};
 	if (startedAt && finishedAt)
 		answer.runSeconds = Math.round((Date.parse(finishedAt) - Date.parse(startedAt)) / 100) / 10;
-	const error = failureOf(job);
+	const error = jobFailureReason(job);
 	if (error) answer.error = oneLine(error, 500);
 	if (job.output === undefined) return answer;
 	const text = JSON.stringify(job.output);

@@ -105,6 +105,24 @@ async function callTool(
 	return outputOf(execution, 'Tool Caller').map(({ json }) => callSchema.parse(json));
 }
 
+/** Inference Endpoint > Get as a tool, the model naming the endpoint (`$fromAI`, with a description). */
+function getEndpointAsTool(endpointName: string, description = '') {
+	return callTool(
+		rig,
+		{
+			resource: 'inferenceEndpoint',
+			operation: 'get',
+			endpoint: {
+				__rl: true,
+				mode: 'name',
+				value: `={{ $fromAI('endpointName', '${description}', 'string') }}`,
+			},
+			options: {},
+		},
+		[{ endpointName }],
+	);
+}
+
 /** The single item of an answer (n8n sends the JSON array of the tool's output items). */
 function onlyItem(answer: string): Record<string, unknown> {
 	if (!answer.startsWith('[')) throw new Error(answer);
@@ -179,20 +197,7 @@ describe('Inference Endpoint > Get Many as a tool', () => {
 
 describe('Inference Endpoint > Get as a tool', () => {
 	test('answers one endpoint in full: its input schema as JSON, within the budget', async () => {
-		const [call] = await callTool(
-			rig,
-			{
-				resource: 'inferenceEndpoint',
-				operation: 'get',
-				endpoint: {
-					__rl: true,
-					mode: 'name',
-					value: `={{ $fromAI('endpointName', '${TOOL_PARAMETER_RULES.endpointName}', 'string') }}`,
-				},
-				options: {},
-			},
-			[{ endpointName: 'transcribe' }],
-		);
+		const [call] = await getEndpointAsTool('transcribe', TOOL_PARAMETER_RULES.endpointName);
 		expect(utf8Bytes(call.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
 		expect(onlyItem(call.answer)).toMatchObject({
 			name: 'transcribe',
@@ -359,20 +364,7 @@ describe('Errors a model caused, as a tool', () => {
 	});
 
 	test('name what to do for an endpoint that does not exist', async () => {
-		const [call] = await callTool(
-			rig,
-			{
-				resource: 'inferenceEndpoint',
-				operation: 'get',
-				endpoint: {
-					__rl: true,
-					mode: 'name',
-					value: "={{ $fromAI('endpointName', '', 'string') }}",
-				},
-				options: {},
-			},
-			[{ endpointName: 'no-such-endpoint' }],
-		);
+		const [call] = await getEndpointAsTool('no-such-endpoint');
 		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
 		expect(error).toBe(
 			'GPU Cloud: Inference endpoint "no-such-endpoint" was not found: check the name or id (Inference Endpoint > Get Many lists the endpoint names).',
@@ -380,20 +372,7 @@ describe('Errors a model caused, as a tool', () => {
 	});
 
 	test('name the rule for an endpoint name that breaks it', async () => {
-		const [call] = await callTool(
-			rig,
-			{
-				resource: 'inferenceEndpoint',
-				operation: 'get',
-				endpoint: {
-					__rl: true,
-					mode: 'name',
-					value: "={{ $fromAI('endpointName', '', 'string') }}",
-				},
-				options: {},
-			},
-			[{ endpointName: 'Not A Name' }],
-		);
+		const [call] = await getEndpointAsTool('Not A Name');
 		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
 		expect(error).toContain(NAME_RULE);
 	});

@@ -1,5 +1,5 @@
 import type { GenericValue, IDataObject, IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
-import { jobAnswer, transcriptionOutputSchema, type Job } from '../../../shared';
+import { jobAnswer, jobFailureReason, transcriptionOutputSchema, type Job } from '../../../shared';
 import { isToolRun } from './tool';
 
 /** JSON that came from the service (already parsed from text) as n8n item data. */
@@ -17,15 +17,6 @@ export function toDataObject(record: object): IDataObject {
 /** A job as the service returned it. */
 export function jobOutput(job: Job): IDataObject {
 	return toDataObject(job);
-}
-
-function jobError(job: Job): string | undefined {
-	const output = job.output;
-	if (output && typeof output === 'object' && 'error' in output && typeof output.error === 'string')
-		return output.error;
-	if (job.status === 'cancelled') return 'The job was cancelled.';
-	if (job.status === 'failed') return 'The job failed without giving a reason.';
-	return undefined;
 }
 
 /**
@@ -49,7 +40,7 @@ export function transcriptionOutput(job: Job): IDataObject {
 	put('durationHours', output.duration);
 	put('processingTimeSeconds', output.processing_time);
 	put('resultFileUrl', output.url);
-	put('error', output.error ?? jobError(job));
+	put('error', output.error ?? jobFailureReason(job));
 	if (!parsed.success) put('output', job.output);
 	put('createTime', job.create_time);
 	put('updateTime', job.update_time);
