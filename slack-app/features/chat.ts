@@ -92,6 +92,24 @@ export class ChatService {
 	}
 
 	/**
+	 * Workflow Builder's "Ask a model" step: the model's whole answer as text, for later steps; no
+	 * thread (the workflow decides where it goes). The refusal a person would see, when refused.
+	 */
+	async answerForStep(
+		context: RequestContext,
+		question: string,
+	): Promise<{ answer: string } | { refused: string }> {
+		const { workload, model, lifecycle } = this.options;
+		const refused = workload ? lifecycle.refusal(context) : this.off(context);
+		if (refused || !workload) return { refused: plainText(refused?.text ?? '') };
+		const completion = await workload.chat.complete({
+			messages: [{ role: 'user', content: question }],
+			...(model ? { model } : {}),
+		});
+		return { answer: completion.choices[0].message.content ?? '' };
+	}
+
+	/**
 	 * A message in a thread. Answers only in threads that `/gpu chat` started; in the app's other
 	 * threads it returns the parent's request kind (the caller says what such a thread accepts);
 	 * everything else the app hears in channels is ignored.

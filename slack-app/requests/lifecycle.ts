@@ -189,7 +189,8 @@ export class RequestLifecycle {
 		return this.refusal(context) ?? reply;
 	}
 
-	private refusal(context: RequestContext): PrivateReply {
+	/** Why `context` may not make a request now (draining, access), if it may not. */
+	refusal(context: RequestContext): PrivateReply {
 		if (!this.accepting) return noticeMessage(DRAINING_NOTICE);
 		return this.options.access.refusal(context.user, context.channel);
 	}

@@ -115,3 +115,37 @@ it('is not run for a callback id the manifest does not define', async () => {
 		/defines no step "no_such_step"/,
 	);
 });
+
+describe('Ask a model', () => {
+	it("completes with the model's whole answer to the question", async () => {
+		const chatsBefore = stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
+		const { execution } = await stack.standin.app.functionExecuted(STEPS.askModel, {
+			question: 'What is an interruptible GPU node?',
+			channel_id: CHANNEL,
+			user_id: USER,
+		});
+		const done = await ended(execution);
+		expect(done.state).toBe('completed');
+		expect(String(done.outputs?.answer)).toContain('What is an interruptible GPU node?');
+		expect(stack.serviceCalls('POST', /\/v1\/chat\/completions$/) - chatsBefore).toBe(1);
+	});
+
+	it('fails with the sentence a person would see when they may not use the app', async () => {
+		await stack.app.stop();
+		await stack.startApp({ env: { SLACK_ALLOWED_USERS: 'U0SOMEONE' } });
+		try {
+			const chatsBefore = stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
+			const { execution } = await stack.standin.app.functionExecuted(STEPS.askModel, {
+				question: 'Am I allowed?',
+				channel_id: CHANNEL,
+				user_id: USER,
+			});
+			expect((await ended(execution)).error).toMatch(/You are not on the list of people/);
+			await stack.app.idle();
+			expect(stack.serviceCalls('POST', /\/v1\/chat\/completions$/)).toBe(chatsBefore);
+		} finally {
+			await stack.app.stop();
+			await stack.startApp();
+		}
+	});
+});

@@ -1,10 +1,12 @@
 import type { App } from '@slack/bolt';
 import type { AppServices } from '../../features';
+import { askModelStep } from './ask-model';
 import { runGpuJobStep } from './run-gpu-job';
 
 /** Workflow Builder steps (manifest.yaml's `functions`), by callback id. */
-export const STEPS = { runGpuJob: 'run_gpu_job' } as const;
+export const STEPS = { runGpuJob: 'run_gpu_job', askModel: 'ask_model' } as const;
 
 export function registerFunctions(app: App, services: AppServices): void {
 	app.function(STEPS.runGpuJob, runGpuJobStep(services));
+	app.function(STEPS.askModel, askModelStep(services));
 }
