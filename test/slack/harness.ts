@@ -17,6 +17,7 @@ import { BOT } from '../../slack-standin';
 import { TEAM } from '../../slack-standin/workspace';
 import type { CreateAppOptions } from '../../slack-standin/app-config';
 import type { Container } from '../../slack-app/workspaces/container';
+import type { Clock } from '../../shared/clock';
 
 /**
  * The whole app over real loopback HTTP: the service emulator, the Slack stand-in (whose WebClient
@@ -77,6 +78,10 @@ export interface StackOptions {
 	socketMode?: NonNullable<StandinOptions['socketMode']>;
 	/** The app as Slack created it (its manifest, its age); the repository's manifest, new, by default. */
 	slackApp?: CreateAppOptions;
+	/** One clock for the emulator, the stand-in's rate limits and the app (the system's by default). */
+	clock?: Clock;
+	/** The stand-in's rate limits: Slack's unless a test says why it changes them. */
+	rateLimits?: StandinOptions['rateLimits'];
 }
 
 export class Stack {
@@ -96,7 +101,12 @@ export class Stack {
 	) {}
 
 	static async start(options: StackOptions = {}): Promise<Stack> {
-		const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
+		const emulator = await startEmulator({
+			port: 0,
+			jobDurationMs: 600,
+			...(options.clock ? { clock: options.clock } : {}),
+			...options.emulator,
+		});
 		const credentials = {
 			...localSlackCredentials(),
 			...(options.socketMode ? { appToken: localAppToken() } : {}),
@@ -106,6 +116,8 @@ export class Stack {
 			...options.slackApp,
 			socketMode: options.socketMode,
 			nativeStreaming: options.nativeStreaming ?? true,
+			clock: options.clock,
+			rateLimits: options.rateLimits,
 		});
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
 		const stack = new Stack(emulator, standin, credentials, join(dir, 'state.json'), options);
@@ -132,6 +144,7 @@ export class Stack {
 			logger: this.logger,
 			logLevel: LogLevel.DEBUG,
 			streamIntervalMs: options.streamIntervalMs ?? 200,
+			...(options.clock ? { clock: options.clock } : {}),
 		});
 		if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
 		const container = await this.app.workspaces.get(TEAM.id);
