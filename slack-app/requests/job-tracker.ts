@@ -4,11 +4,12 @@ import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import { GpuCloudError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
+import { CALL_SKIPPED, withCallPriority } from '../slack/call-budget';
 import { withLogContext } from '../slack/log';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import { EndpointPolls } from './endpoint-polls';
-import { describeError, errorSummary } from '../slack/errors';
+import { describeError, errorSummary, slackErrorCode } from '../slack/errors';
 import type { JobOrigin, JobOrigins } from '../state/job-metadata';
 import { JobPhases, type JobPhaseName, type TrackedJob } from './job-phases';
 import { oneProcessLeases } from '../state/local-state';
@@ -63,6 +64,8 @@ export class JobTracker {
 	private readonly phases: JobPhases;
 	private readonly polls: EndpointPolls;
 	private readonly refresh: ParentRefresh<TrackedJob>;
+	/** Edits of each job's parent queued or under way. */
+	private readonly editsPending = new Map<string, number>();
 
 	constructor(private readonly options: JobTrackerOptions) {
 		const { clock, logger } = options;
@@ -92,7 +95,8 @@ export class JobTracker {
 			refreshMs: options.statusRefreshMs ?? 15_000,
 			stopping: this.stopping.signal,
 			followed: () => this.phases.followed(),
-			refresh: (entry) => this.editParent(entry),
+			// Only the elapsed time changes: skipped when Slack's budget for edits has no room now.
+			refresh: (entry) => withCallPriority('skip', () => this.editParent(entry, true)),
 		});
 	}
 
@@ -276,9 +280,12 @@ export class JobTracker {
 	}
 
 	/** Shows the followed job's status; edits of one parent run one after another. */
-	private editParent(entry: TrackedJob): void {
+	private editParent(entry: TrackedJob, refresh = false): void {
 		const { threads, deliveries, clock, logger } = this.options;
 		const thread = entry.origin.thread;
+		// Coalesced: an edit still waiting shows the elapsed time when it is made.
+		if (refresh && (this.editsPending.get(entry.jobId) ?? 0) > 0) return;
+		this.editsPending.set(entry.jobId, (this.editsPending.get(entry.jobId) ?? 0) + 1);
 		entry.lastEdit = entry.lastEdit.then(async () => {
 			const phase = entry.phase;
 			if (phase.name !== 'following') return;
@@ -293,7 +300,12 @@ export class JobTracker {
 					),
 				);
 			} catch (error) {
+				if (slackErrorCode(error) === CALL_SKIPPED) return;
 				logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
+			} finally {
+				const pending = (this.editsPending.get(entry.jobId) ?? 1) - 1;
+				if (pending > 0) this.editsPending.set(entry.jobId, pending);
+				else this.editsPending.delete(entry.jobId);
 			}
 		});
 	}
