@@ -317,15 +317,18 @@ export class JobTracker {
 		try {
 			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
 			await entry.lastEdit;
-			await deliveries.deliver(job.id, thread, {
-				parts: jobResultParts(job, cancelledBy),
-				finish: () =>
-					threads.update(
-						thread.channel,
-						thread.threadTs,
-						jobParentMessage(job, entry.origin, clock.now()),
-					),
-			});
+			// The result and the parent's final status go first in Slack's call budget.
+			await withCallPriority('first', () =>
+				deliveries.deliver(job.id, thread, {
+					parts: jobResultParts(job, cancelledBy),
+					finish: () =>
+						threads.update(
+							thread.channel,
+							thread.threadTs,
+							jobParentMessage(job, entry.origin, clock.now()),
+						),
+				}),
+			);
 			this.phases.enter(entry, { name: 'delivered' });
 			await sessions?.settle(thread, 'closed');
 		} catch (error) {

@@ -106,6 +106,12 @@ describe("Slack's rate limits, by default", () => {
 		const calls = stack.standin.api.calls;
 		expect(calls.filter((call) => call.status === 429).map((call) => call.method)).toEqual([]);
 		expect(overLimits(calls)).toEqual([]);
+		const byMethod = new Map<string, number>();
+		for (const call of calls) byMethod.set(call.method, (byMethod.get(call.method) ?? 0) + 1);
+		const spanS = ((calls.at(-1)?.at ?? 0) - (calls[0]?.at ?? 0)) / 1000;
+		console.info(
+			`${JOBS} jobs in one channel under Slack's limits: ${calls.length} Web API calls over ${spanS.toFixed(0)} s of Slack's time (${[...byMethod].map(([method, n]) => `${method} ${n}`).join(', ')})`,
+		);
 		// Nothing was given up on.
 		expect(stack.logger.lines.filter((line) => /^(warn|error) /.test(line))).toEqual([]);
 	}, 60_000);
