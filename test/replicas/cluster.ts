@@ -6,7 +6,12 @@ import { freePort } from '../../slack-app/local';
 import { kill, spawnApp, spawnNode, type AppProcess } from '../reliability/slack-process';
 import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Nginx, Redis } from '../support/services';
-import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
+import {
+	startEmulatorProcess,
+	startStandinProcess,
+	type EmulatorSettings,
+	type StandinSettings,
+} from './parts';
 import { RoundRobinProxy } from './proxy';
 
 /**
@@ -178,6 +183,8 @@ export interface ProcessClusterOptions {
 	/** Replicas from the build under plain node (see Replica.start); through tsx when absent. */
 	compiled?: CompiledReplicas;
 	emulator: EmulatorSettings;
+	/** The stand-in's settings (Slack's rate limits unless they say otherwise). */
+	standin?: StandinSettings;
 	env?: Record<string, string>;
 }
 
@@ -211,7 +218,7 @@ export class ProcessCluster {
 				});
 			const starting = [
 				stoppable(startEmulatorProcess(options.emulator), (started) => started.part.stop()),
-				stoppable(startStandinProcess(), (started) => started.part.stop()),
+				stoppable(startStandinProcess(options.standin), (started) => started.part.stop()),
 				stoppable(Redis.start(dir, { appendOnly: true }), (started) => started.stop()),
 			] as const;
 			await Promise.allSettled(starting);

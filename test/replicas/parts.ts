@@ -58,6 +58,12 @@ const slackSchema = z.object({
 });
 type SlackInfo = z.infer<typeof slackSchema>;
 
+const standinSettingsSchema = z.object({
+	/** Slack's rate limits multiplied (Slack's own when absent): whoever sets it says why. */
+	rateLimitFactor: z.number().positive().optional(),
+});
+export type StandinSettings = z.infer<typeof standinSettingsSchema>;
+
 const commandsSchema = z.object({
 	channel: z.string(),
 	/** Each command's own channel, if not `channel`. */
@@ -161,8 +167,13 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 		};
 	}
 	// The Slack stand-in.
+	const { rateLimitFactor } = standinSettingsSchema.parse(settings ?? {});
 	const credentials = localSlackCredentials();
-	const standin = await startStandin({ ...credentials, nativeStreaming: true });
+	const standin = await startStandin({
+		...credentials,
+		nativeStreaming: true,
+		...(rateLimitFactor === undefined ? {} : { rateLimits: { factor: rateLimitFactor } }),
+	});
 	return {
 		info: (): SlackInfo => ({ apiUrl: standin.apiUrl, ...credentials }),
 		setAppUrl: (args) => standin.setAppUrl(z.string().parse(args)),
@@ -292,8 +303,8 @@ export async function startEmulatorProcess(settings: EmulatorSettings) {
 }
 
 /** The Slack stand-in in its own process: Slack's side of the commands and where results land. */
-export async function startStandinProcess() {
-	const { handle: part, info } = await PartProcess.start('standin', undefined, slackSchema);
+export async function startStandinProcess(settings: StandinSettings = {}) {
+	const { handle: part, info } = await PartProcess.start('standin', settings, slackSchema);
 	return {
 		part,
 		slack: info,
