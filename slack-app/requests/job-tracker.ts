@@ -66,6 +66,8 @@ export class JobTracker {
 	private readonly refresh: ParentRefresh<TrackedJob>;
 	/** Edits of each job's parent queued or under way. */
 	private readonly editsPending = new Map<string, number>();
+	/** Jobs whose parent has an edit queued that has not started: it will show the newest status. */
+	private readonly editsQueued = new Set<string>();
 
 	constructor(private readonly options: JobTrackerOptions) {
 		const { clock, logger } = options;
@@ -283,10 +285,14 @@ export class JobTracker {
 	private editParent(entry: TrackedJob, refresh = false): void {
 		const { threads, deliveries, clock, logger } = this.options;
 		const thread = entry.origin.thread;
-		// Coalesced: an edit still waiting shows the elapsed time when it is made.
+		// Coalesced: an edit not started yet shows the status as it is when it starts (under Slack's
+		// 50 edits a minute it may wait); a refresh is not worth one while any edit is under way.
+		if (this.editsQueued.has(entry.jobId)) return;
 		if (refresh && (this.editsPending.get(entry.jobId) ?? 0) > 0) return;
 		this.editsPending.set(entry.jobId, (this.editsPending.get(entry.jobId) ?? 0) + 1);
+		this.editsQueued.add(entry.jobId);
 		entry.lastEdit = entry.lastEdit.then(async () => {
+			this.editsQueued.delete(entry.jobId);
 			const phase = entry.phase;
 			if (phase.name !== 'following') return;
 			try {
