@@ -98,14 +98,20 @@ function processParts(options: SlackAppOptions, opened: Opened): ProcessParts {
 		options.logger ?? new JsonLogger({ level: logLevel, secrets: configSecrets(config) });
 	const transport = options.transport ?? opened.add(new UndiciTransport());
 	const metrics = new Metrics();
+	const clock = options.clock ?? systemClock;
 	return {
 		config,
 		logger,
 		logLevel,
-		clock: options.clock ?? systemClock,
+		clock,
 		transport,
 		metrics,
-		clientOptions: slackClientOptions(config.slack.apiUrl, (fetch) => metrics.slackFetch(fetch)),
+		// One set of options, so one budget of Slack calls per workspace for the whole process.
+		clientOptions: slackClientOptions(
+			config.slack.apiUrl,
+			(fetch) => metrics.slackFetch(fetch),
+			clock,
+		),
 		streamIntervalMs: options.streamIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
 	};

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
 import { responseUrlRefusal, viewRefusal } from './limits';
 import { renderPage } from './page';
+import type { Clock } from '../shared/clock';
+import type { RateLimitOptions } from './rate-limits';
 import { SocketModeServer, type SocketModeOptions } from './socket-mode';
 import { WebApi, type Params } from './web-api';
 import {
@@ -41,6 +43,10 @@ export interface StandinOptions extends CreateAppOptions {
 	 * interaction goes to the app over its WebSocket instead of `appEventsUrl`.
 	 */
 	appToken?: string;
+	/** The clock of the rate limits (the system's by default). */
+	clock?: Clock;
+	/** Slack's rate limits (./rate-limits.ts) unless a test changes them, saying why. */
+	rateLimits?: RateLimitOptions;
 	/** Socket Mode timings (shorter in tests than Slack's). */
 	socketMode?: Pick<
 		SocketModeOptions,
@@ -135,6 +141,8 @@ export class Standin {
 			config: this.config,
 			nativeStreaming: options.nativeStreaming ?? true,
 			baseUrl: () => this.origin,
+			clock: options.clock,
+			rateLimits: options.rateLimits,
 		});
 		if (options.appToken)
 			this.socketMode = new SocketModeServer({
@@ -370,7 +378,13 @@ export class Standin {
 		const body = jsonObject(raw);
 		const refusal = responseUrlRefusal(body);
 		if (refusal) {
-			this.api.calls.push({ method: 'response_url', params: {}, status: 400, error: refusal });
+			this.api.calls.push({
+				method: 'response_url',
+				params: {},
+				status: 400,
+				error: refusal,
+				at: Date.now(),
+			});
 			return send(res, 400, refusal);
 		}
 		// Slack cuts a message's text at 40,000 characters (https://api.slack.com/changelog/2018-04-truncating-really-long-messages).

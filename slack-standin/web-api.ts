@@ -1,5 +1,8 @@
 import type { StandinAppConfig } from './app-config';
+import type { Clock } from '../shared/clock';
+import { systemClock } from '../shared/runtime';
 import { LimitCheck, truncated, type Surface } from './limits';
+import { RateWindows, type RateLimitOptions } from './rate-limits';
 import {
 	SESSION_STATUSES,
 	BOT,
@@ -14,7 +17,7 @@ import {
 /**
  * Slack's Web API as the stand-in speaks it: form-encoded (or JSON) `POST /api/<method>` with the
  * bot token as a bearer, answers `{ ok: true, ... }` or `{ ok: false, error }` with status 200, and
- * 429 with `Retry-After` when a test asked for rate limiting.
+ * 429 with `Retry-After` over Slack's rate limits (./rate-limits.ts) or when a test asked for it.
  */
 
 export type Params = Record<string, string>;
@@ -39,6 +42,10 @@ export interface ApiCall {
 	warnings?: string[];
 	/** Slack did it, and its answer was lost on the way. */
 	lost?: boolean;
+	/** When the stand-in received it, on its clock (ms). */
+	at: number;
+	/** The seconds a 429 asked the caller to wait. */
+	retryAfter?: number;
 }
 
 /** Which calls of a method lose their answer: all of them, or those into one thread or with one kind of metadata. */
@@ -178,6 +185,10 @@ export interface WebApiOptions {
 	nativeStreaming: boolean;
 	/** Absolute URL prefix for upload URLs and file links, e.g. `http://127.0.0.1:4321`. */
 	baseUrl: () => string;
+	/** The rate limits' clock: the system's unless a test gives its own. */
+	clock?: Clock;
+	/** Slack's rate limits by default; a test changes them only saying why. */
+	rateLimits?: RateLimitOptions;
 }
 
 export class WebApi {
@@ -185,11 +196,16 @@ export class WebApi {
 	private readonly rateLimits = new Map<string, RateLimitRule>();
 	private readonly refusals = new Map<string, { error: string; remaining: number }>();
 	private readonly lostAnswers: LostAnswerRule[] = [];
+	private readonly clock: Clock;
+	private readonly windows: RateWindows;
 
 	constructor(
 		private readonly workspace: Workspace,
 		private readonly options: WebApiOptions,
-	) {}
+	) {
+		this.clock = options.clock ?? systemClock;
+		this.windows = new RateWindows(this.clock, options.rateLimits);
+	}
 
 	/** The next `times` calls of `method` get 429 with `Retry-After: retryAfterSeconds`. */
 	rateLimit(method: string, times: number, retryAfterSeconds = 1): void {
@@ -221,22 +237,24 @@ export class WebApi {
 	}
 
 	handle(method: string, authorization: string | undefined, params: Params): ApiReply {
+		const at = this.clock.now();
 		const limit = this.rateLimits.get(method);
 		if (limit && limit.remaining > 0) {
 			limit.remaining--;
-			this.calls.push({ method, params, status: 429, error: 'ratelimited' });
-			return {
-				status: 429,
-				headers: { 'retry-after': String(limit.retryAfterSeconds) },
-				body: { ok: false, error: 'ratelimited' },
-			};
+			return this.ratelimited(method, params, at, limit.retryAfterSeconds);
 		}
 		const lostOnTheWay = this.takeLostAnswer(method, params, false);
 		if (lostOnTheWay) {
-			this.calls.push({ method, params, status: 0, lost: true });
+			this.calls.push({ method, params, status: 0, lost: true, at });
 			return { status: 0, body: { ok: false, error: 'request_lost' }, lost: lostOnTheWay };
 		}
 		const token = authorization?.replace(/^Bearer\s+/i, '') ?? params.token;
+		// Slack counts a workspace's calls by its token; the stand-in's one token is its one workspace.
+		if (token === this.options.botToken) {
+			const decision = this.windows.take(TEAM.id, method, params.channel);
+			if (!decision.allowed)
+				return this.ratelimited(method, params, at, decision.retryAfterSeconds);
+		}
 		let reply: ApiReply;
 		try {
 			if (token !== this.options.botToken && !this.runningStepToken(token))
@@ -267,8 +285,19 @@ export class WebApi {
 			error: reply.body.ok ? undefined : String(reply.body.error),
 			...(typeof reply.body.warning === 'string' ? { warnings: [reply.body.warning] } : {}),
 			...(lost ? { lost: true } : {}),
+			at,
 		});
 		return lost ? { ...reply, lost } : reply;
+	}
+
+	/** Slack's answer over a limit: nothing done, 429, and when to try again. */
+	private ratelimited(method: string, params: Params, at: number, seconds: number): ApiReply {
+		this.calls.push({ method, params, status: 429, error: 'ratelimited', at, retryAfter: seconds });
+		return {
+			status: 429,
+			headers: { 'retry-after': String(seconds) },
+			body: { ok: false, error: 'ratelimited' },
+		};
 	}
 
 	/** How the answer to this call is lost, if a rule says so. */

@@ -4,6 +4,7 @@ import type { JobRef } from '../messages/actions';
 import { homeView, runningJobOf, type HomeSettings } from '../messages/home';
 import type { SlackMessage } from '../model';
 import { isWorkspaceAdmin, type AccessPolicy } from '../requests/access';
+import { withCallPriority } from '../slack/call-budget';
 import { errorSummary } from '../slack/errors';
 
 type WebClient = webApi.WebClient;
@@ -43,6 +44,8 @@ export class HomeTab {
 	private readonly viewers = new Set<string>();
 	private readonly notices = new Map<string, string>();
 	private readonly pending = new Map<string, NodeJS.Timeout>();
+	/** People whose Home is being published, and whether it changed again meanwhile. */
+	private readonly publishing = new Map<string, { again: boolean }>();
 
 	constructor(private readonly options: HomeTabOptions) {}
 
@@ -55,8 +58,10 @@ export class HomeTab {
 			this.owners.delete(`${dropped.channel}/${dropped.ts}`);
 		this.requests.set(user, mine);
 		this.owners.set(`${channel}/${ts}`, user);
-		void this.options.client.chat
-			.getPermalink({ channel, message_ts: ts })
+		// The link only adorns the Home tab: last in the call budget.
+		void withCallPriority('last', () =>
+			this.options.client.chat.getPermalink({ channel, message_ts: ts }),
+		)
 			.then((reply) => {
 				request.permalink = permalinkSchema.parse(reply).permalink;
 				this.refresh(user);
@@ -99,14 +104,34 @@ export class HomeTab {
 		await this.publish(user);
 	}
 
+	/**
+	 * Debounced: a burst of changes is one publish, and changes while a publish waits for Slack's
+	 * budget (views.publish is last in it) make one more after it, not one each.
+	 */
 	private refresh(user: string): void {
 		if (!this.viewers.has(user) || this.pending.has(user)) return;
+		const under = this.publishing.get(user);
+		if (under) {
+			under.again = true;
+			return;
+		}
 		const timer = setTimeout(() => {
 			this.pending.delete(user);
-			void this.publish(user);
+			void this.republish(user);
 		}, REFRESH_DELAY_MS);
 		timer.unref();
 		this.pending.set(user, timer);
+	}
+
+	private async republish(user: string): Promise<void> {
+		const under = { again: false };
+		this.publishing.set(user, under);
+		try {
+			await withCallPriority('last', () => this.publish(user));
+		} finally {
+			this.publishing.delete(user);
+			if (under.again) this.refresh(user);
+		}
 	}
 
 	private async isAdmin(user: string): Promise<boolean> {

@@ -4,12 +4,13 @@ import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
 import { GpuCloudError } from '../../shared/errors';
 import { isTerminalStatus, LIMITS, TRANSCRIPTION_ENDPOINT, type Job } from '../../shared/schemas';
+import { CALL_SKIPPED, withCallPriority } from '../slack/call-budget';
 import { withLogContext } from '../slack/log';
 import type { WorkflowSteps } from '../slack/workflow-steps';
 import { jobParentMessage } from '../messages/parent';
 import { errorParts, jobResultParts } from '../messages/results';
 import { EndpointPolls } from './endpoint-polls';
-import { describeError, errorSummary } from '../slack/errors';
+import { describeError, errorSummary, slackErrorCode } from '../slack/errors';
 import type { JobOrigin, JobOrigins } from '../state/job-metadata';
 import { JobPhases, type JobPhaseName, type TrackedJob } from './job-phases';
 import { oneProcessLeases } from '../state/local-state';
@@ -66,6 +67,10 @@ export class JobTracker {
 	private readonly phases: JobPhases;
 	private readonly polls: EndpointPolls;
 	private readonly refresh: ParentRefresh<TrackedJob>;
+	/** Edits of each job's parent queued or under way. */
+	private readonly editsPending = new Map<string, number>();
+	/** Jobs whose parent has an edit queued that has not started: it will show the newest status. */
+	private readonly editsQueued = new Set<string>();
 
 	constructor(private readonly options: JobTrackerOptions) {
 		const { clock, logger } = options;
@@ -95,7 +100,8 @@ export class JobTracker {
 			refreshMs: options.statusRefreshMs ?? 15_000,
 			stopping: this.stopping.signal,
 			followed: () => this.phases.followed(),
-			refresh: (entry) => this.editParent(entry),
+			// Only the elapsed time changes: skipped when Slack's budget for edits has no room now.
+			refresh: (entry) => withCallPriority('skip', () => this.editParent(entry, true)),
 		});
 	}
 
@@ -279,10 +285,17 @@ export class JobTracker {
 	}
 
 	/** Shows the followed job's status; edits of one parent run one after another. */
-	private editParent(entry: TrackedJob): void {
+	private editParent(entry: TrackedJob, refresh = false): void {
 		const { threads, deliveries, clock, logger } = this.options;
 		const thread = entry.origin.thread;
+		// Coalesced: an edit not started yet shows the status as it is when it starts (under Slack's
+		// 50 edits a minute it may wait); a refresh is not worth one while any edit is under way.
+		if (this.editsQueued.has(entry.jobId)) return;
+		if (refresh && (this.editsPending.get(entry.jobId) ?? 0) > 0) return;
+		this.editsPending.set(entry.jobId, (this.editsPending.get(entry.jobId) ?? 0) + 1);
+		this.editsQueued.add(entry.jobId);
 		entry.lastEdit = entry.lastEdit.then(async () => {
+			this.editsQueued.delete(entry.jobId);
 			const phase = entry.phase;
 			if (phase.name !== 'following') return;
 			try {
@@ -296,7 +309,12 @@ export class JobTracker {
 					),
 				);
 			} catch (error) {
+				if (slackErrorCode(error) === CALL_SKIPPED) return;
 				logger.warn(`Could not update the status of job ${entry.jobId}: ${errorSummary(error)}`);
+			} finally {
+				const pending = (this.editsPending.get(entry.jobId) ?? 1) - 1;
+				if (pending > 0) this.editsPending.set(entry.jobId, pending);
+				else this.editsPending.delete(entry.jobId);
 			}
 		});
 	}
@@ -308,18 +326,21 @@ export class JobTracker {
 		try {
 			// The status edit under way ends first: it may hold the delivery lease, which is this replica's too.
 			await entry.lastEdit;
-			await deliveries.deliver(job.id, thread, {
-				parts: jobResultParts(job, cancelledBy),
-				finish: async () => {
-					await threads.update(
-						thread.channel,
-						thread.threadTs,
-						jobParentMessage(job, entry.origin, clock.now()),
-					);
-					// Part of the one delivery: the step is completed once, after the thread shows the end.
-					if (step) await steps?.jobEnded(step, job);
-				},
-			});
+			// The result and the parent's final status go first in Slack's call budget.
+			await withCallPriority('first', () =>
+				deliveries.deliver(job.id, thread, {
+					parts: jobResultParts(job, cancelledBy),
+					finish: async () => {
+						await threads.update(
+							thread.channel,
+							thread.threadTs,
+							jobParentMessage(job, entry.origin, clock.now()),
+						);
+						// Part of the one delivery: the step is completed once, after the thread shows the end.
+						if (step) await steps?.jobEnded(step, job);
+					},
+				}),
+			);
 			this.phases.enter(entry, { name: 'delivered' });
 			await sessions?.settle(thread, 'closed');
 		} catch (error) {

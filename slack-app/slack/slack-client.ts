@@ -1,5 +1,8 @@
 import type { webApi } from '@slack/bolt';
 import { z } from 'zod/v4';
+import type { Clock } from '../../shared/clock';
+import { systemClock } from '../../shared/runtime';
+import { CallBudget } from './call-budget';
 
 /**
  * How every Slack Web API client of the app sends its calls. Slack does a call once per request and
@@ -7,7 +10,9 @@ import { z } from 'zod/v4';
  * drops, the client times out, a proxy answers 5xx), Slack may well have posted it, and sending it
  * again would show it twice. So those calls are never sent again by the client: it fails them with
  * `SlackAnswerLost`, and `SlackThreads` looks whether the message is there before posting again.
- * Reads, edits and every call Slack refused with 429 (it stored nothing) keep their retries.
+ * Reads and edits keep their retries. Every call goes through the process's `CallBudget` (Slack's
+ * rate limits per workspace), which waits out and resends a call Slack refused with 429 (it stored
+ * nothing); the WebClient's own 429 handling (a real-time sleep, then a retry among three) is off.
  */
 
 /** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
@@ -44,12 +49,23 @@ export class SlackAnswerLost extends Error {
 	}
 }
 
-/** The WebClient options of every Slack client the app builds (Bolt's, and each workspace's). */
+/** Slack's Web API, unless the configuration names another (the stand-in). */
+const SLACK_API_URL = 'https://slack.com/api/';
+/** Calls the budget holds back wait in it, not in the WebClient's queue (100 at a time, first come first served). */
+const MAX_REQUEST_CONCURRENCY = 10_000;
+
+/**
+ * The WebClient options of every Slack client the app builds (Bolt's, and each workspace's): call
+ * this once per process, so that its clients share one budget per workspace.
+ */
 export function slackClientOptions(
 	slackApiUrl?: string,
 	/** Wraps the client's fetch (the app's metrics count each call there). */
 	observe: (fetch: webApi.FetchFunction) => webApi.FetchFunction = (fetch) => fetch,
+	/** The budget's clock. */
+	clock: Clock = systemClock,
 ): webApi.WebClientOptions {
+	const budget = new CallBudget(clock, slackApiUrl ?? SLACK_API_URL, SLACK_TIMEOUT_MS);
 	// p-retry (under the WebClient) stops retrying when `onFailedAttempt` throws; RetryOptions does not declare it.
 	const retryConfig: webApi.RetryOptions & { onFailedAttempt: (error: Error) => void } = {
 		...SLACK_RETRY,
@@ -62,8 +78,12 @@ export function slackClientOptions(
 	return {
 		...(slackApiUrl ? { slackApiUrl } : {}),
 		retryConfig,
-		timeout: SLACK_TIMEOUT_MS,
-		fetch: observe(fetchNoticingLostAnswers),
+		// The budget times each call from when it is sent; the client's timeout would count the wait for the budget too.
+		timeout: 0,
+		// The budget has resent it as often as makes sense: the caller hears of it at once.
+		rejectRateLimitedCalls: true,
+		maxRequestConcurrency: MAX_REQUEST_CONCURRENCY,
+		fetch: budget.wrap(observe(fetchNoticingLostAnswers)),
 	};
 }
 

@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
 import type { ResultPart, SlackMessage, ThreadRef } from '../model';
+import { withCallPriority } from './call-budget';
 import { SlackAnswerLost } from './slack-client';
 
 type WebClient = webApi.WebClient;
@@ -105,8 +106,19 @@ export class SlackThreads {
 		private readonly observer?: ParentObserver,
 	) {}
 
-	/** Posts a request's parent; `payload.ref` names the request, so a post whose answer was lost is found. */
-	async postParent(
+	/**
+	 * Posts a request's parent; `payload.ref` names the request, so a post whose answer was lost is
+	 * found. It acknowledges the request: first in the call budget.
+	 */
+	postParent(
+		channel: string,
+		message: SlackMessage,
+		payload: MessagePayload & { ref: string },
+	): Promise<string> {
+		return withCallPriority('first', () => this.postParentNow(channel, message, payload));
+	}
+
+	private async postParentNow(
 		channel: string,
 		message: SlackMessage,
 		payload: MessagePayload & { ref: string },
@@ -220,8 +232,15 @@ export class SlackThreads {
 		return keys;
 	}
 
-	/** Posts the parts the thread does not show yet: messages first, then all missing files in one upload. */
-	async postParts(thread: ThreadRef, parts: ResultPart[]): Promise<void> {
+	/**
+	 * Posts the parts the thread does not show yet: messages first, then all missing files in one
+	 * upload. Results go first in the call budget.
+	 */
+	postParts(thread: ThreadRef, parts: ResultPart[]): Promise<void> {
+		return withCallPriority('first', () => this.postPartsNow(thread, parts));
+	}
+
+	private async postPartsNow(thread: ThreadRef, parts: ResultPart[]): Promise<void> {
 		if (parts.length === 0) return;
 		const existing = await this.postedKeys(thread);
 		const missing = parts.filter((part) => !existing.has(part.key));

@@ -58,13 +58,27 @@ const slackSchema = z.object({
 });
 type SlackInfo = z.infer<typeof slackSchema>;
 
+const standinSettingsSchema = z.object({
+	/** Slack's rate limits multiplied (Slack's own when absent): whoever sets it says why. */
+	rateLimitFactor: z.number().positive().optional(),
+});
+export type StandinSettings = z.infer<typeof standinSettingsSchema>;
+
 const commandsSchema = z.object({
 	channel: z.string(),
-	commands: z.array(z.object({ user: z.string(), text: z.string() })),
+	/** Each command's own channel, if not `channel`. */
+	commands: z.array(
+		z.object({ user: z.string(), text: z.string(), channel: z.string().optional() }),
+	),
 });
 
+/** One channel, or several read as one (a burst from many channels). */
+const channelsSchema = z
+	.union([z.string(), z.array(z.string())])
+	.transform((channel) => (typeof channel === 'string' ? [channel] : channel));
+
 const waitSchema = z.object({
-	channel: z.string(),
+	channel: z.union([z.string(), z.array(z.string())]),
 	/** `parents`: that many of the app's top-level messages; `results`: each of them has a reply. */
 	until: z.enum(['parents', 'results']),
 	count: z.number().int().min(0),
@@ -89,19 +103,22 @@ const replySchema = z.union([
 
 type Handlers = Record<string, (args: unknown) => unknown>;
 
-/** The replies in each of the app's top-level messages of a channel, oldest first (from the workspace's indexes). */
-function repliesPerParent(standin: Standin, channel: string): number[] {
+/** The replies in each of the app's top-level messages of the channels, oldest first in each (from the workspace's indexes). */
+function repliesPerParent(standin: Standin, channels: string[]): number[] {
 	const { workspace } = standin;
-	return workspace
-		.channelMessages(channel)
-		.filter((message) => message.user === BOT.userId)
-		.map((parent) => workspace.replies(channel, parent.ts).length);
+	return channels.flatMap((channel) =>
+		workspace
+			.channelMessages(channel)
+			.filter((message) => message.user === BOT.userId)
+			.map((parent) => workspace.replies(channel, parent.ts).length),
+	);
 }
 
 function waitFor(standin: Standin, args: unknown): Promise<Waited> {
 	const { channel, until, count, timeoutMs } = waitSchema.parse(args);
+	const channels = channelsSchema.parse(channel);
 	const met = () => {
-		const threads = repliesPerParent(standin, channel);
+		const threads = repliesPerParent(standin, channels);
 		if (threads.length < count) return false;
 		return until === 'parents' || threads.every((replies) => replies > 0);
 	};
@@ -150,19 +167,25 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 		};
 	}
 	// The Slack stand-in.
+	const { rateLimitFactor } = standinSettingsSchema.parse(settings ?? {});
 	const credentials = localSlackCredentials();
-	const standin = await startStandin({ ...credentials, nativeStreaming: true });
+	const standin = await startStandin({
+		...credentials,
+		nativeStreaming: true,
+		...(rateLimitFactor === undefined ? {} : { rateLimits: { factor: rateLimitFactor } }),
+	});
 	return {
 		info: (): SlackInfo => ({ apiUrl: standin.apiUrl, ...credentials }),
 		setAppUrl: (args) => standin.setAppUrl(z.string().parse(args)),
 		commandBodies: (args) => {
 			const { channel, commands } = commandsSchema.parse(args);
-			return commands.map((command) => standin.app.slashCommandBody({ channel, ...command }));
+			return commands.map((command) =>
+				standin.app.slashCommandBody({ ...command, channel: command.channel ?? channel }),
+			);
 		},
 		waitFor: (args) => waitFor(standin, args),
 		threads: (args): Threads => {
-			const channel = z.string().parse(args);
-			return { replies: repliesPerParent(standin, channel) };
+			return { replies: repliesPerParent(standin, channelsSchema.parse(args)) };
 		},
 		close: () => standin.close(),
 	};
@@ -280,8 +303,8 @@ export async function startEmulatorProcess(settings: EmulatorSettings) {
 }
 
 /** The Slack stand-in in its own process: Slack's side of the commands and where results land. */
-export async function startStandinProcess() {
-	const { handle: part, info } = await PartProcess.start('standin', undefined, slackSchema);
+export async function startStandinProcess(settings: StandinSettings = {}) {
+	const { handle: part, info } = await PartProcess.start('standin', settings, slackSchema);
 	return {
 		part,
 		slack: info,
@@ -290,7 +313,7 @@ export async function startStandinProcess() {
 			part.call('commandBodies', args, z.array(z.string())),
 		waitFor: (args: z.infer<typeof waitSchema>) =>
 			part.call('waitFor', args, waitedSchema, args.timeoutMs + 30_000),
-		threads: (channel: string) => part.call('threads', channel, threadsSchema),
+		threads: (channel: string | string[]) => part.call('threads', channel, threadsSchema),
 	};
 }
 

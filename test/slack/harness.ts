@@ -1,4 +1,3 @@
-import type { Clock } from '../../shared/clock';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +17,7 @@ import { BOT } from '../../slack-standin';
 import { TEAM } from '../../slack-standin/workspace';
 import type { CreateAppOptions } from '../../slack-standin/app-config';
 import type { Container } from '../../slack-app/workspaces/container';
+import type { Clock } from '../../shared/clock';
 
 /**
  * The whole app over real loopback HTTP: the service emulator, the Slack stand-in (whose WebClient
@@ -71,8 +71,6 @@ export interface StackOptions {
 	streamIntervalMs?: number;
 	/** False: start only the emulator and the stand-in (the app runs in a child process). */
 	app?: boolean;
-	/** The app's clock (its poll rounds, refreshes, leases): a ManualClock lets a test move it. */
-	clock?: Clock;
 	/**
 	 * Socket Mode: the stand-in gets an app-level token and delivers everything over the app's
 	 * WebSocket (with these timings, shorter than Slack's); the app connects instead of listening.
@@ -80,6 +78,10 @@ export interface StackOptions {
 	socketMode?: NonNullable<StandinOptions['socketMode']>;
 	/** The app as Slack created it (its manifest, its age); the repository's manifest, new, by default. */
 	slackApp?: CreateAppOptions;
+	/** One clock for the emulator, the stand-in's rate limits and the app (the system's by default). */
+	clock?: Clock;
+	/** The stand-in's rate limits: Slack's unless a test says why it changes them. */
+	rateLimits?: StandinOptions['rateLimits'];
 }
 
 export class Stack {
@@ -99,7 +101,12 @@ export class Stack {
 	) {}
 
 	static async start(options: StackOptions = {}): Promise<Stack> {
-		const emulator = await startEmulator({ port: 0, jobDurationMs: 600, ...options.emulator });
+		const emulator = await startEmulator({
+			port: 0,
+			jobDurationMs: 600,
+			...(options.clock ? { clock: options.clock } : {}),
+			...options.emulator,
+		});
 		const credentials = {
 			...localSlackCredentials(),
 			...(options.socketMode ? { appToken: localAppToken() } : {}),
@@ -109,6 +116,8 @@ export class Stack {
 			...options.slackApp,
 			socketMode: options.socketMode,
 			nativeStreaming: options.nativeStreaming ?? true,
+			clock: options.clock,
+			rateLimits: options.rateLimits,
 		});
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
 		const stack = new Stack(emulator, standin, credentials, join(dir, 'state.json'), options);
@@ -134,8 +143,8 @@ export class Stack {
 			config: this.config,
 			logger: this.logger,
 			logLevel: LogLevel.DEBUG,
-			clock: options.clock,
 			streamIntervalMs: options.streamIntervalMs ?? 200,
+			...(options.clock ? { clock: options.clock } : {}),
 		});
 		if (this.app.eventsUrl) this.standin.setAppUrl(this.app.eventsUrl);
 		const container = await this.app.workspaces.get(TEAM.id);

@@ -11,6 +11,9 @@ export async function standinThreads(): Promise<{ standin: Standin; threads: Sla
 		...credentials,
 		port: await freePort(),
 		nativeStreaming: false,
+		// Raised tenfold: the thread writer runs here without the app's call budget (which keeps to
+		// Slack's limits, see rate-limits.test.ts), and tests post a few messages at once per channel.
+		rateLimits: { factor: 10 },
 	});
 	// No retries: a refusal the test asks for reaches the code under test at once.
 	const client = new webApi.WebClient(credentials.botToken, {
