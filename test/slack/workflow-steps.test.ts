@@ -66,6 +66,14 @@ it('fails at once, creating nothing, when the input is not JSON or the endpoint 
 	expect((await ended(noEndpoint.execution)).error).toMatch(
 		/There is no endpoint "no-such-endpoint"/,
 	);
+	const noChannel = await runStep({
+		endpoint: stack.emulator.genericEndpoint,
+		input: '{}',
+		channel_id: 'general',
+	});
+	expect((await ended(noChannel.execution)).error).toBe(
+		"The step's inputs are not usable: check channel_id.",
+	);
 	await stack.app.idle();
 	expect(stack.serviceCalls('POST', CREATES)).toBe(createsBefore);
 });

@@ -2,12 +2,12 @@ import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { describeError } from '../../slack/errors';
+import { stepContextShape, stepInputs } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.ask_model`). */
 const inputsSchema = z.object({
 	question: z.string().trim().min(1),
-	channel_id: z.string().regex(/^[CGD][0-9A-Z]{2,}$/),
-	user_id: z.string().regex(/^[UW][0-9A-Z]{2,}$/),
+	...stepContextShape,
 });
 
 /**
@@ -21,13 +21,9 @@ export function askModelStep(services: AppServices) {
 		complete,
 		fail,
 	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const parsed = inputsSchema.safeParse(event.inputs);
-		if (!parsed.success) {
-			const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.')))];
-			await fail({ error: `The step's inputs are not usable: check ${fields.join(', ')}.` });
-			return;
-		}
-		const { question, channel_id: channel, user_id: user } = parsed.data;
+		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
+		if (!inputs) return;
+		const { question, channel_id: channel, user_id: user } = inputs;
 		try {
 			// The app's access rules apply as to a /gpu chat in that channel.
 			const reply = await services.chat.answerForStep({ user, channel }, question);

@@ -2,13 +2,13 @@ import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { plainText } from '../../features/conversation';
+import { stepContextShape, stepInputs } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.run_gpu_job`). */
 const inputsSchema = z.object({
 	endpoint: z.string().trim().min(1),
 	input: z.string().min(1),
-	channel_id: z.string().regex(/^[CGD][0-9A-Z]{2,}$/),
-	user_id: z.string().regex(/^[UW][0-9A-Z]{2,}$/),
+	...stepContextShape,
 });
 
 /**
@@ -22,13 +22,9 @@ export function runGpuJobStep(services: AppServices) {
 		event,
 		fail,
 	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const parsed = inputsSchema.safeParse(event.inputs);
-		if (!parsed.success) {
-			const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.')))];
-			await fail({ error: `The step's inputs are not usable: check ${fields.join(', ')}.` });
-			return;
-		}
-		const { endpoint, input, channel_id: channel, user_id: user } = parsed.data;
+		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
+		if (!inputs) return;
+		const { endpoint, input, channel_id: channel, user_id: user } = inputs;
 		let value: unknown;
 		try {
 			value = JSON.parse(input);
