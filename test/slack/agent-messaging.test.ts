@@ -135,19 +135,22 @@ describe("Slack's stop button on an answer being written", () => {
 	});
 	afterAll(() => stack.close());
 
+	/** The answer in `threadTs` once the model has said a few words (it then waits for the clock). */
+	const answerStreaming = (threadTs: string) =>
+		eventually('the answer streaming', async () => {
+			if (modelClock.pendingTimers > 0) await modelClock.advance(5);
+			return stack
+				.replies(threadTs, DIRECT_MESSAGE.id)
+				.find((reply) => reply.streaming && reply.text.trim().length > 0);
+		});
+
 	it('ends the answer where it is, closes the model stream and leaves the session active', async () => {
 		const { message } = await stack.standin.postAsUser(
 			USER,
 			DIRECT_MESSAGE.id,
 			'Tell me everything about interruptible GPUs',
 		);
-		// The model says a few words, then waits for the clock.
-		const streaming = await eventually('the answer streaming', async () => {
-			if (modelClock.pendingTimers > 0) await modelClock.advance(5);
-			return stack
-				.replies(message.ts, DIRECT_MESSAGE.id)
-				.find((reply) => reply.streaming && reply.text.trim().length > 0);
-		});
+		const streaming = await answerStreaming(message.ts);
 		expect(await stack.standin.stopSession(USER, DIRECT_MESSAGE.id, message.ts)).toBe(true);
 		const stopped = await stack.standin.waitFor(
 			() => {
@@ -174,12 +177,7 @@ describe("Slack's stop button on an answer being written", () => {
 			DIRECT_MESSAGE.id,
 			'And their prices?',
 		);
-		const streaming = await eventually('the answer streaming', async () => {
-			if (modelClock.pendingTimers > 0) await modelClock.advance(5);
-			return stack
-				.replies(message.ts, DIRECT_MESSAGE.id)
-				.find((reply) => reply.streaming && reply.text.trim().length > 0);
-		});
+		const streaming = await answerStreaming(message.ts);
 		// Slack ends the stream on the click; the event went to a replica that does not write it.
 		stack.standin.workspace.update(DIRECT_MESSAGE.id, streaming.ts, { streaming: false });
 		const stopped = await eventually('the answer marked as stopped', async () => {
