@@ -206,22 +206,27 @@ describe('Inference Endpoint > Get as a tool', () => {
 	});
 });
 
+/** Job > Create and Wait on the echo endpoint as a tool, the model giving the text to echo. */
+function echoAsTool(text: string) {
+	return callTool(
+		rig,
+		{
+			resource: 'job',
+			operation: 'createAndWait',
+			endpoint: { __rl: true, mode: 'name', value: 'echo' },
+			input: `={{ JSON.stringify({ text: $fromAI('text', 'What to echo', 'string') }) }}`,
+			options: {},
+		},
+		[{ text }],
+	);
+}
+
 describe('Jobs as a tool', () => {
 	/** The echo endpoint returns its input: text this long makes an output past the cut. */
 	const LONG_TEXT = 'All work and no play makes a long output. '.repeat(600);
 
 	test('answers a job as id, status, timings and output, without its input', async () => {
-		const [call] = await callTool(
-			rig,
-			{
-				resource: 'job',
-				operation: 'createAndWait',
-				endpoint: { __rl: true, mode: 'name', value: 'echo' },
-				input: `={{ JSON.stringify({ text: $fromAI('text', 'What to echo', 'string') }) }}`,
-				options: {},
-			},
-			[{ text: 'hello' }],
-		);
+		const [call] = await echoAsTool('hello');
 		const answer = onlyItem(call.answer);
 		expect(answer).toMatchObject({
 			id: expect.any(String),
@@ -238,17 +243,7 @@ describe('Jobs as a tool', () => {
 	});
 
 	test('cuts an output past the stated size and says how to read on, which Job > Get does', async () => {
-		const [created] = await callTool(
-			rig,
-			{
-				resource: 'job',
-				operation: 'createAndWait',
-				endpoint: { __rl: true, mode: 'name', value: 'echo' },
-				input: `={{ JSON.stringify({ text: $fromAI('text', 'What to echo', 'string') }) }}`,
-				options: {},
-			},
-			[{ text: LONG_TEXT }],
-		);
+		const [created] = await echoAsTool(LONG_TEXT);
 		expect(utf8Bytes(created.answer)).toBeLessThanOrEqual(TOOL_ANSWER_MAX_BYTES);
 		const first = onlyItem(created.answer);
 		const whole = JSON.stringify({ echo: { text: LONG_TEXT } });
