@@ -41,6 +41,8 @@ const PER_MINUTE: Record<string, number> = {
 	'assistant.threads.setStatus': TIER[4],
 	'assistant.threads.setTitle': TIER[4],
 	'assistant.threads.setSuggestedPrompts': TIER[4],
+	'functions.completeSuccess': TIER[3],
+	'functions.completeError': TIER[3],
 	'agents.sessions.setStatus': TIER[4],
 	'agents.sessions.rename': TIER[4],
 };
