@@ -47,6 +47,9 @@ Faults (all off by default; rates are probabilities from 0 to 1):
   --interruption-rate <p>      A running job drops back to pending and restarts
   --stream-error-rate <p>      A chat stream ends with an error event (needs chat in --fault-surfaces)
   --stream-cut-rate <p>        A chat stream stops part-way without [DONE] (needs chat too)
+  --download-slow-rate <p>     A job's media download takes --download-slow-ms longer (default 5000)
+  --download-slow-ms <n>       How much longer a slow download takes
+  --download-cut-rate <p>      A job's media download breaks off half-way and the job fails
   --fault-sequence <list>      Faults for the next requests, one each, before the rates: e.g.
                                drop,none,error (kinds: ${REQUEST_FAULT_KINDS.join(',')},none)
   --fault-surfaces <list>      Where request faults apply: ${FAULT_SURFACES.join(',')} (default management)
@@ -131,6 +134,9 @@ const flagsSchema = z.object({
 	'hang-rate': probability('hang-rate').optional(),
 	'late-arrival-ms': integer('late-arrival-ms', 0, 86_400_000).optional(),
 	'stream-cut-rate': probability('stream-cut-rate').optional(),
+	'download-slow-rate': probability('download-slow-rate').optional(),
+	'download-slow-ms': integer('download-slow-ms', 0, 86_400_000).optional(),
+	'download-cut-rate': probability('download-cut-rate').optional(),
 	'fault-sequence': z
 		.string()
 		.transform((value) => value.split(',').map((part) => part.trim()))
@@ -208,6 +214,9 @@ export function optionsOf(flags: Flags): EmulatorOptions {
 		hangRate: flags['hang-rate'],
 		lateArrivalMs: flags['late-arrival-ms'],
 		streamCutRate: flags['stream-cut-rate'],
+		downloadSlowRate: flags['download-slow-rate'],
+		downloadSlowMs: flags['download-slow-ms'],
+		downloadCutRate: flags['download-cut-rate'],
 		sequence: flags['fault-sequence'],
 		surfaces: flags['fault-surfaces'],
 	};
@@ -230,8 +239,15 @@ export function optionsOf(flags: Flags): EmulatorOptions {
 
 /** What the command prints on start: one line per URL, the development credentials, the faults. */
 export function banner(emulator: RunningEmulator): string {
-	const { seed, retryAfterSeconds, lateArrivalMs, sequence, surfaces, ...switches } =
-		emulator.faults;
+	const {
+		seed,
+		retryAfterSeconds,
+		lateArrivalMs,
+		downloadSlowMs,
+		sequence,
+		surfaces,
+		...switches
+	} = emulator.faults;
 	const on = Object.entries(switches)
 		.filter(([, value]) => value > 0)
 		.map(([name, value]) => `${name}=${String(value)}`);
@@ -244,6 +260,7 @@ export function banner(emulator: RunningEmulator): string {
 					...on,
 					...(retryAfterSeconds === 1 ? [] : [`retryAfterSeconds=${retryAfterSeconds}`]),
 					...(lateArrivalMs === undefined ? [] : [`lateArrivalMs=${lateArrivalMs}`]),
+					...(switches.downloadSlowRate > 0 ? [`downloadSlowMs=${downloadSlowMs}`] : []),
 				];
 	return [
 		'GPU Cloud emulator is running.',

@@ -1,13 +1,16 @@
 /**
- * A short tour of the shared client against the embedded emulator: a transcription job from
- * creation to result, an image written to a file, and a streamed chat answer. No account needed.
+ * A short tour of the shared client against the embedded emulator: a recording made by text to
+ * speech, then transcribed from creation to result, an image written to a file, and a streamed chat answer. No account needed.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { z } from 'zod/v4';
 import { requireSucceeded } from '../shared/wait';
 import { transcriptionOutputSchema } from '../shared/schemas';
 import { createManagementClient, createWorkloadClient, sharedTransport } from '../shared/runtime';
 import { startEmulator } from './index';
+
+const speechOutputSchema = z.object({ url: z.string(), duration_in_seconds: z.number() });
 
 async function main(): Promise<void> {
 	const emulator = await startEmulator({ jobDurationMs: 1500 });
@@ -19,9 +22,22 @@ async function main(): Promise<void> {
 	try {
 		console.log(`Emulator at ${emulator.baseUrl}\n`);
 
+		// The service downloads the file to transcribe, so the tour records one first: text to speech.
+		const speech = requireSucceeded(
+			await gpu.jobs.wait(
+				'text-to-speech',
+				(
+					await gpu.jobs.create('text-to-speech', {
+						input: { text: 'Welcome to the weekly planning meeting of the platform team.' },
+					})
+				).id,
+			),
+		);
+		const recording = speechOutputSchema.parse(speech.output);
+		console.log(`Recorded ${recording.duration_in_seconds} s of speech at ${recording.url}`);
 		const job = await gpu.jobs.create('transcribe', {
 			input: {
-				url: 'https://files.example/interview.mp3?signature=demo',
+				url: recording.url,
 				summarize: 30,
 				llm_translation: 'French',
 			},

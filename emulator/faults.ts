@@ -7,7 +7,12 @@ import {
 } from './options';
 import { prng } from './prng';
 
-export type FaultKind = RequestFaultKind | 'webhook-failure' | 'interruption';
+export type FaultKind =
+	| RequestFaultKind
+	| 'webhook-failure'
+	| 'interruption'
+	| 'download-slow'
+	| 'download-cut';
 
 const RATE_OF: Record<FaultKind, keyof FaultSettings> = {
 	error: 'errorRate',
@@ -24,6 +29,8 @@ const RATE_OF: Record<FaultKind, keyof FaultSettings> = {
 	hang: 'hangRate',
 	stall: 'stallRate',
 	'stream-cut': 'streamCutRate',
+	'download-slow': 'downloadSlowRate',
+	'download-cut': 'downloadCutRate',
 };
 const KINDS = Object.keys(RATE_OF) as FaultKind[];
 

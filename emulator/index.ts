@@ -115,6 +115,7 @@ export async function startEmulator(
 			organization: config.name,
 			webhookSecret: config.webhookSecret,
 			duration: options.jobDurationMs,
+			mediaHosts: options.mediaHosts,
 			log: options.log,
 			signal: stop.signal,
 		}),

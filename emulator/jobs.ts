@@ -1,7 +1,9 @@
+import { z } from 'zod/v4';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock';
 import {
 	LIMITS,
+	isHttpUrl,
 	type CreateJobRequest,
 	type Job,
 	type JobEvent,
@@ -10,7 +12,10 @@ import {
 import type { Endpoint, ProcessResult } from './endpoints/types';
 import type { Faults } from './faults';
 import type { FileStore } from './files';
+import { downloadMedia, type DownloadOutcome, type MediaFile } from './media-download';
 import type { WebhookSender } from './webhooks';
+
+const inputFieldsSchema = z.record(z.string(), z.unknown());
 
 /** A job is pending for this share of its duration, then running for the rest. */
 const PENDING_SHARE = 0.25;
@@ -51,6 +56,8 @@ interface JobStoreOptions {
 	/** The organization's webhook secret: its jobs' deliveries are signed with it. */
 	webhookSecret: string;
 	duration: (endpoint: string, input: unknown) => number;
+	/** Origins whose media is downloaded from another origin (a test's loopback file host). */
+	mediaHosts: Readonly<Record<string, string>>;
 	log: (line: string) => void;
 	signal: AbortSignal;
 }
@@ -165,12 +172,13 @@ export class JobStore {
 	}
 
 	/** An endpoint that throws fails its job instead of taking the emulator down. */
-	private process(record: JobRecord, runningMs: number): ProcessResult {
+	private process(record: JobRecord, runningMs: number, media?: MediaFile): ProcessResult {
 		try {
 			return record.endpoint.run(record.job.input, {
 				jobId: record.job.id,
 				processingSeconds: runningMs / 1000,
 				files: this.options.files,
+				...(media ? { media } : {}),
 			});
 		} catch (error) {
 			this.options.log(`job ${record.job.id} (${record.endpoint.name}) crashed: ${String(error)}`);
@@ -200,15 +208,59 @@ export class JobStore {
 					await clock.sleep(pendingMs, signal);
 					continue;
 				}
-				await clock.sleep(runningMs, signal);
 				break;
 			}
 		} catch {
 			// Cancelled or the emulator is closing; cancel() has already recorded the outcome.
 			return;
 		}
-		const result = this.process(record, runningMs);
+		// The file is read while the job runs; a file that cannot be read fails the job as soon as that is known.
+		const startedAt = clock.now();
+		const working = new AbortController();
+		const running = clock.sleep(runningMs, AbortSignal.any([signal, working.signal]));
+		running.catch(() => undefined);
+		let media: MediaFile | undefined;
+		try {
+			const download = await this.download(record, signal);
+			if (download && !download.ok) {
+				working.abort();
+				this.finish(record, 'failed', {
+					error: download.error,
+					duration: (clock.now() - startedAt) / 1000,
+				});
+				return;
+			}
+			media = download?.file;
+			await running;
+		} catch {
+			return;
+		}
+		const result = this.process(record, runningMs, media);
 		if (result.ok) this.finish(record, 'succeeded', result.output);
 		else this.finish(record, 'failed', { error: result.error, duration: runningMs / 1000 });
+	}
+
+	/**
+	 * Downloads the job's media file, as the service does before it works. Input that is not valid
+	 * is left to the endpoint, which fails the job naming the field.
+	 */
+	private async download(
+		record: JobRecord,
+		signal: AbortSignal,
+	): Promise<DownloadOutcome | undefined> {
+		const [media] = record.endpoint.mediaFields;
+		if (!media) return undefined;
+		const fields = inputFieldsSchema.safeParse(record.job.input);
+		const url = fields.success ? fields.data[media.field] : undefined;
+		if (typeof url !== 'string' || !isHttpUrl(url)) return undefined;
+		return downloadMedia({
+			media,
+			url,
+			expected: record.endpoint.mediaDescription,
+			hosts: this.options.mediaHosts,
+			clock: this.options.clock,
+			faults: this.options.faults,
+			signal,
+		});
 	}
 }

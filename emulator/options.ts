@@ -90,6 +90,15 @@ export const faultSettingsSchema = z.strictObject({
 	streamErrorRate: rate.default(0),
 	/** A chat stream stops part-way and the response ends, with neither an error event nor `[DONE]`. */
 	streamCutRate: rate.default(0),
+	/** A job's media download takes `downloadSlowMs` longer (on the emulator's clock). */
+	downloadSlowRate: rate.default(0),
+	downloadSlowMs: z
+		.number()
+		.int({ error: 'must be a whole number' })
+		.min(0, { error: 'must be 0 or more' })
+		.default(5000),
+	/** A job's media download breaks off half-way, as when the file's server drops the connection. */
+	downloadCutRate: rate.default(0),
 	/**
 	 * Faults for the next requests on the faulted surfaces, one each in order (`none` leaves one
 	 * alone), before any rate is consulted: a whole story, exactly, for a test or a demonstration.
@@ -162,6 +171,12 @@ export interface EmulatorOptions {
 	 * jobs on an unknown endpoint.
 	 */
 	listedEndpoints?: readonly ListedEndpoint[];
+	/**
+	 * Where jobs download media from instead, by origin (`{"https://files.example":
+	 * "http://127.0.0.1:5000"}`), as curl's `--resolve` does: a test keeps a made-up file host and
+	 * serves its files on loopback. Errors still name the URL's own host.
+	 */
+	mediaHosts?: Readonly<Record<string, string>>;
 	clock?: Clock;
 	faults?: FaultOptions;
 	/** Receives one line per notable event (job transitions, deliveries); never per plain request. */
@@ -220,6 +235,12 @@ const optionsSchema = z.strictObject({
 		.array(z.number().int().min(0))
 		.max(10, { error: 'must have at most 10 pauses' })
 		.default([500, 1000, 2000]),
+	mediaHosts: z
+		.record(
+			z.url({ error: 'must map origins such as https://files.example' }),
+			z.url({ error: 'must map to an origin such as http://127.0.0.1:5000' }),
+		)
+		.default({}),
 	inputSchemas: z
 		.record(resourceNameSchema, z.string().min(1, { error: 'must not be empty' }))
 		.superRefine((schemas, context) => {
@@ -268,6 +289,7 @@ export interface ResolvedOptions {
 	webhookRetryDelaysMs: readonly number[];
 	inputSchemas: Readonly<Record<string, string>>;
 	listedEndpoints: readonly ListedEndpoint[];
+	mediaHosts: Readonly<Record<string, string>>;
 	clock: Clock;
 	faults: FaultSettings;
 	log: (line: string) => void;

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { httpUrlSchema } from '../../shared/schemas';
+import { mediaUrlSchema } from '../../shared/schemas';
 import { pick, randomFor, round, wordsOf } from '../determinism';
-import { defineEndpoint, type Endpoint } from './types';
+import { defineEndpoint, requireMedia, type Endpoint } from './types';
 
 const SUBJECTS = [
 	'a red bicycle',
@@ -36,10 +36,11 @@ const imageCaption = defineEndpoint({
 	description: 'Describes the content of an image in one sentence.',
 	readme: '# Image Captioning. Input: url of a publicly readable or signed image. Output: caption.',
 	price_description: '$0.003 per image',
-	input: z.strictObject({ url: httpUrlSchema }),
+	mediaDescription: 'an image',
+	input: z.strictObject({ url: mediaUrlSchema('image/*') }),
 	output: z.object({ caption: z.string() }),
-	process: (input) => {
-		const random = randomFor(input.url);
+	process: (_input, context) => {
+		const random = randomFor(requireMedia(context).sha256);
 		return {
 			ok: true,
 			output: { caption: `A photo of ${pick(SUBJECTS, random)} ${pick(PLACES, random)}.` },
@@ -54,13 +55,14 @@ const documentOcr = defineEndpoint({
 	readme:
 		'# Document OCR. Input: url of a PDF or image and an optional language_code. Output: text, pages and lines.',
 	price_description: '$1.50 per 1000 pages',
+	mediaDescription: 'a PDF or an image',
 	input: z.strictObject({
-		url: httpUrlSchema,
+		url: mediaUrlSchema('application/pdf,image/*'),
 		language_code: z.string({ error: 'must be a text value' }).optional(),
 	}),
 	output: z.object({ text: z.string(), pages: z.number().int(), lines: z.array(z.string()) }),
-	process: (input) => {
-		const random = randomFor(input.url);
+	process: (_input, context) => {
+		const random = randomFor(requireMedia(context).sha256);
 		const lines = DOCUMENT_LINES.slice(0, 3 + Math.floor(random() * (DOCUMENT_LINES.length - 2)));
 		return {
 			ok: true,

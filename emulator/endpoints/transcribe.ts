@@ -6,7 +6,8 @@ import {
 	type TranscriptionInput,
 } from '../../shared/schemas';
 import { randomFor, round, wordsOf } from '../determinism';
-import { defineEndpoint, type ProcessContext } from './types';
+import type { MediaFile } from '../media-download';
+import { defineEndpoint, requireMedia, type ProcessContext } from './types';
 
 /** What the emulated recordings say; each audio URL picks its own sentences. */
 const SENTENCES = [
@@ -29,6 +30,8 @@ const SENTENCES = [
 
 const SECONDS_PER_WORD = 0.42;
 const PAUSE_SECONDS = 0.6;
+/** About how long one of the sentences above takes to say. */
+const SECONDS_PER_SENTENCE = 3.5;
 
 interface TimedSentence {
 	text: string;
@@ -38,9 +41,17 @@ interface TimedSentence {
 	words: { word: string; start: number; end: number; score: number; speaker?: string }[];
 }
 
-function recording(input: TranscriptionInput): TimedSentence[] {
-	const random = randomFor(input.url);
-	const count = 3 + Math.floor(random() * 5);
+/**
+ * What the file says: sentences picked by its bytes' hash. A recording whose real length is known
+ * (a WAV) gets as many sentences as fit, timed to end inside it.
+ */
+function recording(input: TranscriptionInput, media: MediaFile): TimedSentence[] {
+	const random = randomFor(media.sha256);
+	const guessed = 3 + Math.floor(random() * 5);
+	const count =
+		media.seconds === undefined
+			? guessed
+			: Math.min(guessed, Math.max(1, Math.floor(media.seconds / SECONDS_PER_SENTENCE)));
 	const first = Math.floor(random() * SENTENCES.length);
 	const diarized = input.diarization === true || input.sentence_diarization === true;
 	const sentences: TimedSentence[] = [];
@@ -69,7 +80,21 @@ function recording(input: TranscriptionInput): TimedSentence[] {
 		});
 		clock = round(clock + PAUSE_SECONDS, 2);
 	}
-	return sentences;
+	return media.seconds === undefined ? sentences : fitted(sentences, media.seconds);
+}
+
+/** Scales every time so that the last word ends just before the recording does. */
+function fitted(sentences: TimedSentence[], seconds: number): TimedSentence[] {
+	const lastEnd = sentences[sentences.length - 1]?.end ?? 0;
+	if (lastEnd === 0) return sentences;
+	const scale = (seconds * 0.95) / lastEnd;
+	const at = (time: number) => Math.min(round(time * scale, 2), round(seconds, 2));
+	return sentences.map((sentence) => ({
+		...sentence,
+		start: at(sentence.start),
+		end: at(sentence.end),
+		words: sentence.words.map((word) => ({ ...word, start: at(word.start), end: at(word.end) })),
+	}));
 }
 
 function srtTime(seconds: number): string {
@@ -85,10 +110,11 @@ function srt(sentences: readonly TimedSentence[]): string {
 }
 
 function transcribe(input: TranscriptionInput, context: ProcessContext) {
-	const sentences = recording(input);
+	const media = requireMedia(context);
+	const sentences = recording(input, media);
 	const text = sentences.map((s) => s.text).join(' ');
 	const lastEnd = sentences[sentences.length - 1]?.end ?? 0;
-	const durationInSeconds = round(lastEnd + 0.8, 2);
+	const durationInSeconds = round(media.seconds ?? lastEnd + 0.8, 2);
 	const output: Record<string, unknown> = {
 		text,
 		duration_in_seconds: durationInSeconds,
@@ -133,6 +159,7 @@ export const transcribeEndpoint = defineEndpoint({
 	readme:
 		'# Transcription. Create a job with input.url set to a signed, direct-download URL of one file (shorter than 2.5 hours, smaller than 3 GB). Options: word_level_timestamps, sentence_level_timestamps, diarization, srt, summarize (word limit, 0 = off), llm_translation (comma-separated: English, French, German, Italian, Portuguese, Hindi, Spanish, Thai), translate ("to_eng") and return_as_file.',
 	price_description: '$0.10 per hour of audio',
+	mediaDescription: 'an audio or video file',
 	input: transcriptionInputSchema,
 	output: transcriptionOutputSchema,
 	process: (input, context) => ({ ok: true, output: transcribe(input, context) }),

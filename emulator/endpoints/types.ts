@@ -1,12 +1,16 @@
 import { z } from 'zod/v4';
+import { mediaFieldsOf, type MediaField } from '../../shared/schemas';
 import type { FileStore } from '../files';
 import { describeIssues } from '../http';
+import type { MediaFile } from '../media-download';
 
 export interface ProcessContext {
 	jobId: string;
 	/** How long the job ran, reported as processing_time. */
 	processingSeconds: number;
 	files: FileStore;
+	/** The file behind the input's media URL, downloaded before the job works (media endpoints only). */
+	media?: MediaFile;
 }
 
 export type ProcessResult = { ok: true; output: unknown } | { ok: false; error: string };
@@ -22,6 +26,8 @@ interface CatalogueText {
 export interface EndpointSpec<I extends z.ZodType> extends CatalogueText {
 	/** Jobs take this many times the configured job duration (default 1). */
 	durationFactor?: number;
+	/** What the media URL must point at, in errors: "an audio or video file". */
+	mediaDescription?: string;
 	input: I;
 	output: z.ZodType;
 	process(input: z.output<I>, context: ProcessContext): ProcessResult;
@@ -30,15 +36,18 @@ export interface EndpointSpec<I extends z.ZodType> extends CatalogueText {
 /** A catalogue item plus what its jobs do with raw (unchecked) input. */
 export interface Endpoint extends CatalogueText {
 	durationFactor: number;
+	/** The input fields the published schema marks as media URLs: the job downloads them first. */
+	mediaFields: readonly MediaField[];
+	mediaDescription: string;
 	inputSchemaJson: string;
 	outputSchemaJson: string;
 	run(input: unknown, context: ProcessContext): ProcessResult;
 }
 
 /** Compact single-line JSON Schema, as the real catalogue publishes. */
-function schemaJson(schema: z.ZodType): string {
+function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
 	const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any' });
-	return JSON.stringify(rest);
+	return rest;
 }
 
 /** Input the endpoint rejects fails the job, with the field and the rule in the error. */
@@ -50,8 +59,10 @@ export function defineEndpoint<I extends z.ZodType>(spec: EndpointSpec<I>): Endp
 		readme: spec.readme,
 		price_description: spec.price_description,
 		durationFactor: spec.durationFactor ?? 1,
-		inputSchemaJson: schemaJson(spec.input),
-		outputSchemaJson: schemaJson(spec.output),
+		mediaFields: mediaFieldsOf(jsonSchemaOf(spec.input)),
+		mediaDescription: spec.mediaDescription ?? 'a file this endpoint reads',
+		inputSchemaJson: JSON.stringify(jsonSchemaOf(spec.input)),
+		outputSchemaJson: JSON.stringify(jsonSchemaOf(spec.output)),
 		run(input, context) {
 			const parsed = spec.input.safeParse(input);
 			if (!parsed.success)
@@ -62,4 +73,10 @@ export function defineEndpoint<I extends z.ZodType>(spec: EndpointSpec<I>): Endp
 			return spec.process(parsed.data, context);
 		},
 	};
+}
+
+/** The downloaded file of a media endpoint's job; the job store always downloads it first. */
+export function requireMedia(context: ProcessContext): MediaFile {
+	if (!context.media) throw new Error('a media endpoint ran without its downloaded file');
+	return context.media;
 }

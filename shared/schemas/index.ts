@@ -7,3 +7,4 @@ export * from './image';
 export * from './chat';
 export * from './problem';
 export * from './webhook';
+export * from './media';

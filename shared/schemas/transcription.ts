@@ -1,5 +1,5 @@
 import { z } from 'zod/v4';
-import { httpUrlSchema } from './common';
+import { mediaUrlSchema } from './media';
 
 export const TRANSCRIPTION_ENDPOINT = 'transcribe';
 
@@ -45,7 +45,7 @@ const llmTranslationSchema = z
 const flag = z.boolean({ error: 'must be true or false' });
 
 export const transcriptionInputSchema = z.strictObject({
-	url: httpUrlSchema,
+	url: mediaUrlSchema('audio/*,video/*'),
 	language_code: z
 		.string({ error: 'must be a text value' })
 		.regex(/^[a-z]{2,3}(-[A-Za-z]{2,4})?$/, {

@@ -13,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod/v4';
 import { CHAT_MODEL_ID, startEmulator, type RunningEmulator } from '../../emulator';
+import { startFileHost } from '../support/media-server';
 import { composeReply } from '../../emulator/chat/reply';
 import { chatRequestSchema, contentText, type ChatRequest } from '../../shared/schemas';
 import { signWebhook } from '../../shared/webhooks';
@@ -1235,15 +1236,21 @@ async function runTarget(
 		await mkdir(customDir, { recursive: true });
 		await runOrThrow('cp', ['-R', packed.unpacked, join(customDir, PKG)], { timeoutMs: 60_000 });
 
+		// The recordings behind the workflows' made-up URLs, which the emulators download.
+		const fileHost = await startFileHost();
+		cleanups.push(() => fileHost.close());
+		const { mediaHosts } = fileHost;
 		const emulator = await startEmulator({
 			port: 0,
 			jobDurationMs: (_endpoint, input) => (holds(input) ? HOLD_JOB_MS : JOB_DURATION_MS),
+			mediaHosts,
 		});
 		cleanups.push(() => emulator.close());
 		const rateLimited = await startEmulator({
 			port: 0,
 			jobDurationMs: JOB_DURATION_MS,
 			rateLimitPerMinute: EMULATOR_LIMIT_PER_MINUTE,
+			mediaHosts,
 		});
 		cleanups.push(() => rateLimited.close());
 		const receiver = await Receiver.start();
@@ -1253,6 +1260,7 @@ async function runTarget(
 		const polled = await startEmulator({
 			port: 0,
 			jobDurationMs: (_endpoint, input) => (holdsForPolling(input) ? POLL_HELD_JOB_MS : 500),
+			mediaHosts,
 		});
 		cleanups.push(() => polled.close());
 		const withAi = offersAiNodeSdk(target);

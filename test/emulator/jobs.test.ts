@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { jobPageSchema, jobSchema, LIMITS, type Job, type JobEvent } from '../../shared/schemas';
 import type { RunningEmulator } from '../../emulator';
 import { appendEvent } from '../../emulator/jobs';
+import { eventually } from '../support/eventually';
+import { PDF_BYTES, PNG_BYTES, startMediaServer } from '../support/media-server';
 import { api, emulatorFor, expectProblem, ManualClock, orgPath } from './helpers';
 
 const DURATION = 1000;
@@ -319,16 +321,6 @@ describe('seeded endpoints', () => {
 			{ text: 'Mail [EMAIL] or call [PHONE]', redactions: 2 },
 		],
 		['moderate-text', { text: 'click here for free money' }, { flagged: true }],
-		[
-			'caption-image',
-			{ url: 'https://example.com/cat.jpg' },
-			{ caption: expect.stringMatching(/^A photo of .+\.$/) },
-		],
-		[
-			'document-ocr',
-			{ url: 'https://example.com/invoice.pdf' },
-			{ text: expect.stringContaining('INVOICE') },
-		],
 		['text-embedding', { text: 'vector', dimensions: 8 }, { dimensions: 8 }],
 	])('%s transforms its input deterministically', async (endpoint, input, expected) => {
 		const [a, b] = [await createJob(endpoint, { input }), await createJob(endpoint, { input })];
@@ -338,6 +330,33 @@ describe('seeded endpoints', () => {
 		expect(first.output).toEqual(expect.objectContaining(expected));
 		expect(second.output).toEqual(first.output);
 	});
+
+	it.each([
+		['caption-image', PNG_BYTES, { caption: expect.stringMatching(/^A photo of .+\.$/) }],
+		['document-ocr', PDF_BYTES, { text: expect.stringContaining('INVOICE') }],
+	])(
+		'%s reads its file and answers the same for the same file',
+		async (endpoint, body, expected) => {
+			const media = await startMediaServer();
+			try {
+				const input = { url: media.serve('/file', { body }) };
+				const [a, b] = [await createJob(endpoint, { input }), await createJob(endpoint, { input })];
+				await clock.advance(DURATION);
+				const [first, second] = await Promise.all(
+					[a, b].map((job) =>
+						eventually(`${endpoint} job to succeed`, () => {
+							const current = emulator.getJob(job.id);
+							return current?.status === 'succeeded' && current;
+						}),
+					),
+				);
+				expect(first.output).toEqual(expect.objectContaining(expected));
+				expect(second.output).toEqual(first.output);
+			} finally {
+				await media.close();
+			}
+		},
+	);
 
 	it('fails a job whose input the endpoint rejects, with output {error, duration}', async () => {
 		const job = await finished('sentiment', { input: { words: 'no text field' } });

@@ -5,24 +5,35 @@ import {
 	type TranscriptionOutput,
 } from '../../shared/schemas';
 import type { RunningEmulator } from '../../emulator';
+import { eventually } from '../support/eventually';
+import { startMediaServer, type MediaServer } from '../support/media-server';
 import { api, emulatorFor, ManualClock, orgPath } from './helpers';
 
 const DURATION = 200;
 let clock: ManualClock;
 let emulator: RunningEmulator;
+let media: MediaServer;
+let AUDIO: string;
 beforeAll(async () => {
 	clock = new ManualClock();
 	emulator = await emulatorFor({ clock, jobDurationMs: DURATION });
+	media = await startMediaServer();
+	AUDIO = `${media.serve('/meeting.wav')}?signature=abc123&expires=1735689600`;
 });
-afterAll(() => emulator.close());
+afterAll(async () => {
+	await emulator.close();
+	await media.close();
+});
 
-const AUDIO = 'https://storage.example.com/meeting.mp3?signature=abc123&expires=1735689600';
-
+/** Runs the job's duration on the clock, then waits (in real time) for its download to finish. */
 async function transcribe(input: Record<string, unknown>): Promise<Job> {
 	const path = orgPath(emulator, '/inference-endpoints/transcribe/jobs');
 	const created = jobSchema.parse((await api(emulator, 'POST', path, { body: { input } })).json());
 	await clock.advance(DURATION);
-	return jobSchema.parse((await api(emulator, 'GET', `${path}/${created.id}`)).json());
+	return eventually(`job ${created.id} to finish`, async () => {
+		const job = jobSchema.parse((await api(emulator, 'GET', `${path}/${created.id}`)).json());
+		return (job.status === 'succeeded' || job.status === 'failed') && job;
+	});
 }
 
 async function output(input: Record<string, unknown>): Promise<TranscriptionOutput> {
@@ -50,9 +61,7 @@ describe('transcribe jobs', () => {
 			expect(first).not.toHaveProperty(absent);
 		}
 		expect((await output({ url: AUDIO })).text).toBe(first.text);
-		expect((await output({ url: 'https://storage.example.com/other.wav?sig=1' })).text).not.toBe(
-			first.text,
-		);
+		expect((await output({ url: media.serve('/other.wav') })).text).not.toBe(first.text);
 	});
 
 	it('add word and sentence timestamps, in order and within the recording, when asked', async () => {

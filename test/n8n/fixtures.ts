@@ -4,6 +4,7 @@ import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { INodeParameters } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
+import { startFileHost } from '../support/media-server';
 import {
 	Harness,
 	itemsIntoGpuCloud,
@@ -25,9 +26,12 @@ export interface Rig {
 }
 
 export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
+	// The recordings behind the made-up URLs of the workflows, which the emulator downloads.
+	const fileHost = await startFileHost();
 	const emulator = await startEmulator({
 		jobDurationMs: 300,
 		webhookRetryDelaysMs: [200, 400, 800],
+		mediaHosts: fileHost.mediaHosts,
 		...options,
 	});
 	const staticData: StaticDataStore = new Map();
@@ -55,6 +59,7 @@ export async function startRig(options: EmulatorOptions = {}): Promise<Rig> {
 		async close() {
 			await harness.close();
 			await emulator.close();
+			await fileHost.close();
 		},
 	};
 }

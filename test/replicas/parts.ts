@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { z } from 'zod/v4';
 import { startEmulator } from '../../emulator';
+import { startFileHost } from '../support/media-server';
 import { localSlackCredentials } from '../../slack-app/local';
 import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { kill } from '../reliability/slack-process';
@@ -132,9 +133,12 @@ function waitFor(standin: Standin, args: unknown): Promise<Waited> {
 async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 	if (part === 'emulator') {
 		const options = emulatorSettingsSchema.parse(settings);
+		// The recordings behind the made-up URLs of the commands.
+		const fileHost = await startFileHost();
 		const emulator = await startEmulator({
 			port: 0,
 			webhookRetryDelaysMs: WEBHOOK_RETRY_DELAYS_MS,
+			mediaHosts: fileHost.mediaHosts,
 			...options,
 		});
 		return {
@@ -163,7 +167,10 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 					).size,
 				};
 			},
-			close: () => emulator.close(),
+			close: async () => {
+				await emulator.close();
+				await fileHost.close();
+			},
 		};
 	}
 	// The Slack stand-in.

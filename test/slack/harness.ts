@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel, type Logger } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
+import { startFileHost, type FileHost } from '../support/media-server';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import type { AppConfig } from '../../slack-app/config';
 import { freePort, localAppToken, localConfig, localSlackCredentials } from '../../slack-app/local';
@@ -94,6 +95,7 @@ export class Stack {
 
 	private constructor(
 		readonly emulator: Emulator,
+		private readonly fileHost: FileHost,
 		readonly standin: Standin,
 		readonly credentials: { botToken: string; signingSecret: string; appToken?: string },
 		readonly stateFile: string,
@@ -101,9 +103,12 @@ export class Stack {
 	) {}
 
 	static async start(options: StackOptions = {}): Promise<Stack> {
+		// The recordings behind the made-up URLs of /gpu transcribe commands, which the emulator downloads.
+		const fileHost = await startFileHost();
 		const emulator = await startEmulator({
 			port: 0,
 			jobDurationMs: 600,
+			mediaHosts: fileHost.mediaHosts,
 			...(options.clock ? { clock: options.clock } : {}),
 			...options.emulator,
 		});
@@ -120,7 +125,14 @@ export class Stack {
 			rateLimits: options.rateLimits,
 		});
 		const dir = await mkdtemp(join(tmpdir(), 'gpu-slack-test-'));
-		const stack = new Stack(emulator, standin, credentials, join(dir, 'state.json'), options);
+		const stack = new Stack(
+			emulator,
+			fileHost,
+			standin,
+			credentials,
+			join(dir, 'state.json'),
+			options,
+		);
 		if (options.app !== false) await stack.startApp();
 		return stack;
 	}
@@ -234,6 +246,7 @@ export class Stack {
 		}
 		await this.standin.close();
 		await this.emulator.close();
+		await this.fileHost.close();
 	}
 }
 
