@@ -1,0 +1,3 @@
+export * from './client';
+export * from './settings';
+export { PRESIGN_MAX_SECONDS } from './sigv4';

@@ -1,0 +1,21 @@
+declare module '@20minutes/s3rver' {
+	import type { AddressInfo } from 'node:net';
+
+	interface S3rverOptions {
+		address?: string;
+		port?: number;
+		silent?: boolean;
+		directory?: string;
+		serviceEndpoint?: string;
+		vhostBuckets?: boolean;
+		resetOnClose?: boolean;
+		allowMismatchedSignatures?: boolean;
+		configureBuckets?: { name: string; configs?: string[] }[];
+	}
+
+	export default class S3rver {
+		constructor(options: S3rverOptions);
+		run(): Promise<AddressInfo>;
+		close(): Promise<void>;
+	}
+}
