@@ -15,3 +15,4 @@ export * from './image-reply';
 export * from './input-schema';
 export * from './tool-answers';
 export * from './image-facts';
+export * from './object-storage';

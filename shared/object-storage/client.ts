@@ -11,12 +11,15 @@ import { presignedGetUrl, sha256Hex, signedHeaders, UNSIGNED_PAYLOAD } from './s
 
 export type StorageMethod = 'PUT' | 'DELETE';
 
+/** A Node stream (n8n's binary data store gives one) is an async iterable of chunks too. */
+export type StorageBody = Uint8Array | AsyncIterable<Uint8Array>;
+
 export interface StorageRequest {
 	method: StorageMethod;
 	url: string;
 	headers: Record<string, string>;
-	/** Streamed as it is read: a large file is never held whole. */
-	body?: AsyncIterable<Uint8Array>;
+	/** Bytes in hand, or a stream read as it is sent: a large file is never held whole. */
+	body?: StorageBody;
 	/** Longest wait for the answer or for the next piece of it. */
 	timeoutMs: number;
 	signal?: AbortSignal;
@@ -60,6 +63,24 @@ function xmlValue(xml: string, tag: string): string | undefined {
 	return new RegExp(`<${tag}>([^<]*)</${tag}>`).exec(xml)?.[1];
 }
 
+/** The settings, or an ObjectStorageError naming the first wrong field as the user knows it. */
+export function parseObjectStorageSettings(
+	settings: unknown,
+	labels: ObjectStorageLabels = DEFAULT_LABELS,
+): ObjectStorageSettings {
+	const parsed = objectStorageSettingsSchema.safeParse(settings);
+	if (parsed.success) return parsed.data;
+	const [issue] = parsed.error.issues;
+	const field = issue?.path[0];
+	const known = isField(field) ? field : undefined;
+	throw new ObjectStorageError(
+		`Object storage ${known ? labels[known] : 'settings'} ${issue?.message ?? 'are not valid'}.`,
+		known,
+		undefined,
+		undefined,
+	);
+}
+
 export interface ObjectStorageOptions {
 	transport: StorageTransport;
 	clock: Pick<Clock, 'now'>;
@@ -81,19 +102,7 @@ export class ObjectStorage {
 		private readonly options: ObjectStorageOptions,
 	) {
 		this.labels = options.labels ?? DEFAULT_LABELS;
-		const parsed = objectStorageSettingsSchema.safeParse(settings);
-		if (!parsed.success) {
-			const [issue] = parsed.error.issues;
-			const field = issue?.path[0];
-			const known = isField(field) ? field : undefined;
-			throw new ObjectStorageError(
-				`Object storage ${known ? this.labels[known] : 'settings'} ${issue?.message ?? 'are not valid'}.`,
-				known,
-				undefined,
-				undefined,
-			);
-		}
-		this.settings = parsed.data;
+		this.settings = parseObjectStorageSettings(settings, this.labels);
 	}
 
 	/** The key of a file named `name` under the settings' prefix. */
@@ -127,7 +136,7 @@ export class ObjectStorage {
 	/** Uploads `size` bytes read from `body` with one PUT (payload unsigned, as S3 allows over a signed request). */
 	async put(
 		key: string,
-		body: AsyncIterable<Uint8Array>,
+		body: StorageBody,
 		{ size, contentType }: { size: number; contentType: string },
 		signal?: AbortSignal,
 	): Promise<void> {
@@ -175,10 +184,7 @@ export class ObjectStorage {
 	async check(signal?: AbortSignal): Promise<void> {
 		const key = this.keyFor(`.gpu-cloud-check-${randomBytes(8).toString('hex')}`);
 		const probe = Buffer.from('GPU Cloud credential check\n');
-		async function* body(): AsyncIterable<Uint8Array> {
-			yield probe;
-		}
-		await this.put(key, body(), { size: probe.length, contentType: 'text/plain' }, signal);
+		await this.put(key, probe, { size: probe.length, contentType: 'text/plain' }, signal);
 		await this.delete(key, signal);
 	}
 

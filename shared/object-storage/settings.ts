@@ -63,3 +63,17 @@ export const DEFAULT_LABELS: ObjectStorageLabels = {
 	secretAccessKey: 'secret access key',
 	addressing: 'addressing style',
 };
+
+/**
+ * The settings' fields of a larger record (a stored credential may carry fields of its own), unchecked:
+ * parseObjectStorageSettings checks them.
+ */
+export const storedSettingsSchema = z.object({
+	endpoint: z.unknown(),
+	region: z.unknown(),
+	bucket: z.unknown(),
+	keyPrefix: z.unknown().optional(),
+	accessKeyId: z.unknown(),
+	secretAccessKey: z.unknown(),
+	addressing: z.unknown().optional(),
+});

@@ -10,7 +10,10 @@ export class UndiciStorageTransport implements StorageTransport {
 			const response = await request(req.url, {
 				method: req.method,
 				headers: req.headers,
-				body: req.body === undefined ? undefined : Readable.from(req.body),
+				body:
+					req.body === undefined || req.body instanceof Uint8Array
+						? req.body
+						: Readable.from(req.body),
 				signal: req.signal,
 				headersTimeout: req.timeoutMs,
 				bodyTimeout: req.timeoutMs,
