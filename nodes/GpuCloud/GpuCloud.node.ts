@@ -51,6 +51,11 @@ export class GpuCloud implements INodeType {
 				required: true,
 				displayOptions: { show: { resource: WORKLOAD_RESOURCES } },
 			},
+			{
+				name: 'gpuCloudObjectStorageApi',
+				required: true,
+				displayOptions: { show: { resource: ['transcription'], source: ['binaryFile'] } },
+			},
 		],
 		// Where GPU Cloud reports the end of a job in webhook wait mode: n8n's resume URL of the paused execution.
 		webhooks: [

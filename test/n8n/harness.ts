@@ -59,6 +59,7 @@ import {
 } from 'n8n-workflow';
 import { GpuCloudApi } from '../../credentials/GpuCloudApi.credentials';
 import { GpuCloudWorkloadApi } from '../../credentials/GpuCloudWorkloadApi.credentials';
+import { GpuCloudObjectStorageApi } from '../../credentials/GpuCloudObjectStorageApi.credentials';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { GpuCloudChatModel } from '../../nodes/GpuCloudChatModel/GpuCloudChatModel.node';
 import { GpuCloudPollTrigger } from '../../nodes/GpuCloudPollTrigger/GpuCloudPollTrigger.node';
@@ -66,6 +67,7 @@ import { GpuCloudTrigger } from '../../nodes/GpuCloudTrigger/GpuCloudTrigger.nod
 import { z } from 'zod/v4';
 import { TestAgent, TestOpenAiModel } from './agent';
 import { TestToolCaller, toolVariant } from './tool-caller';
+import { wavBytes } from '../support/media-server';
 
 /**
  * Runs real workflows through n8n's own engine (n8n-core's WorkflowExecute, WebhookContext and
@@ -103,6 +105,7 @@ export const TRIGGER_TYPE = `${PACKAGE}.gpuCloudTrigger`;
 export const POLL_TRIGGER_TYPE = `${PACKAGE}.gpuCloudPollTrigger`;
 export const CHAT_MODEL_TYPE = `${PACKAGE}.gpuCloudChatModel`;
 export const ITEMS_TYPE = 'harness.items';
+export const RECORDING_TYPE = 'harness.recording';
 export const AGENT_TYPE = 'harness.agent';
 export const OPENAI_MODEL_TYPE = 'harness.openAiModel';
 /** The GPU Cloud node as n8n serves it to agents (its `usableAsTool` variant). */
@@ -131,6 +134,34 @@ class TestItems implements INodeType {
 	}
 }
 
+/**
+ * Outputs one item whose binary `data` is a WAV recording of `seconds`, stored by n8n's binary data
+ * service (in memory, or on disk in filesystem mode) as a read-file node stores what it reads.
+ */
+class TestRecording implements INodeType {
+	description: INodeTypeDescription = {
+		displayName: 'Test Recording',
+		name: 'recording',
+		group: ['input'],
+		version: 1,
+		description: 'Outputs a WAV recording as binary data',
+		defaults: { name: 'Recording' },
+		inputs: [],
+		outputs: [NodeConnectionTypes.Main],
+		properties: [
+			{ displayName: 'Seconds', name: 'seconds', type: 'number', default: 10 },
+			{ displayName: 'File Name', name: 'fileName', type: 'string', default: 'meeting.wav' },
+		],
+	};
+
+	async execute(this: IExecuteFunctions): Promise<INodeExecutionData[][]> {
+		const seconds = Number(this.getNodeParameter('seconds', 0));
+		const fileName = String(this.getNodeParameter('fileName', 0));
+		const data = await this.helpers.prepareBinaryData(wavBytes(seconds), fileName, 'audio/wav');
+		return [[{ json: { fileName }, binary: { data }, pairedItem: { item: 0 } }]];
+	}
+}
+
 class HarnessNodeTypes implements INodeTypes {
 	private readonly types = new Map<string, INodeType | IVersionedNodeType>([
 		[NODE_TYPE, new GpuCloud()],
@@ -138,6 +169,7 @@ class HarnessNodeTypes implements INodeTypes {
 		[POLL_TRIGGER_TYPE, new GpuCloudPollTrigger()],
 		[CHAT_MODEL_TYPE, new GpuCloudChatModel()],
 		[ITEMS_TYPE, new TestItems()],
+		[RECORDING_TYPE, new TestRecording()],
 		[AGENT_TYPE, new TestAgent()],
 		[OPENAI_MODEL_TYPE, new TestOpenAiModel()],
 		[TOOL_TYPE, toolVariant(new GpuCloud())],
@@ -162,6 +194,7 @@ class HarnessNodeTypes implements INodeTypes {
 const credentialTypes = new Map<string, ICredentialType>([
 	['gpuCloudApi', new GpuCloudApi()],
 	['gpuCloudWorkloadApi', new GpuCloudWorkloadApi()],
+	['gpuCloudObjectStorageApi', new GpuCloudObjectStorageApi()],
 ]);
 
 interface StoredCredential {

@@ -32,7 +32,7 @@ beforeAll(() => {
 });
 
 describe('The built package', () => {
-	test("loads through n8n's package loader with the four nodes, both credentials, icons and codex", async () => {
+	test("loads through n8n's package loader with the four nodes, the three credentials, icons and codex", async () => {
 		const loader = new PackageDirectoryLoader(ROOT);
 		await loader.loadAll();
 		expect(Object.keys(loader.known.nodes).sort()).toEqual([
@@ -43,6 +43,7 @@ describe('The built package', () => {
 		]);
 		expect(Object.keys(loader.known.credentials).sort()).toEqual([
 			'gpuCloudApi',
+			'gpuCloudObjectStorageApi',
 			'gpuCloudWorkloadApi',
 		]);
 
@@ -59,15 +60,14 @@ describe('The built package', () => {
 		}
 		const gpuCloud = loader.types.nodes.find((description) => description.name === 'gpuCloud');
 		expect(gpuCloud?.usableAsTool).toBe(true);
+		const credentialIcon = {
+			light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/),
+			dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/),
+		};
 		expect(loader.types.credentials.map((credential) => credential.iconUrl)).toEqual([
-			{
-				light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/),
-				dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/),
-			},
-			{
-				light: expect.stringMatching(/dist\/credentials\/gpuCloud\.svg$/),
-				dark: expect.stringMatching(/dist\/credentials\/gpuCloud\.dark\.svg$/),
-			},
+			credentialIcon,
+			credentialIcon,
+			credentialIcon,
 		]);
 	});
 
@@ -120,7 +120,7 @@ describe('The built package', () => {
 		expect(JSON.parse(output)).toEqual({
 			sdkMissing: true,
 			nodes: ['gpuCloud', 'gpuCloudChatModel', 'gpuCloudPollTrigger', 'gpuCloudTrigger'],
-			credentials: ['gpuCloudApi', 'gpuCloudWorkloadApi'],
+			credentials: ['gpuCloudApi', 'gpuCloudObjectStorageApi', 'gpuCloudWorkloadApi'],
 			used: 'The GPU Cloud Chat Model needs n8n 2.16 or newer.',
 		});
 	});

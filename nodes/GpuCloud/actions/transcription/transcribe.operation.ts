@@ -3,12 +3,14 @@ import { updateDisplayOptions } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
 	LIMITS,
+	PRESIGN_MAX_SECONDS,
 	TRANSCRIPTION_ENDPOINT,
 	TRANSLATION_LANGUAGES,
 	httpUrlSchema,
 	transcriptionInputSchema,
 	type TranscriptionInput,
 } from '../../../../shared';
+import { BinaryUploads, linkLifetimeSeconds } from '../../helpers/binary-upload';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
 import { readConcurrency } from '../../helpers/items';
 import { jobFormat, transcriptionOutput } from '../../helpers/output';
@@ -19,11 +21,42 @@ import { readMetadata } from '../job/request';
 
 const properties: INodeProperties[] = [
 	{
+		displayName: 'Source',
+		name: 'source',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'URL',
+				value: 'url',
+				description: 'A direct-download link GPU Cloud can read without logging in',
+			},
+			{
+				name: 'Binary File',
+				value: 'binaryFile',
+				description:
+					'A file from an earlier node, put in your object storage and handed over as an expiring link',
+			},
+		],
+		default: 'url',
+	},
+	{
+		displayName: 'Input Binary Field',
+		name: 'binaryPropertyName',
+		type: 'string',
+		default: 'data',
+		required: true,
+		displayOptions: { show: { source: ['binaryFile'] } },
+		description: `The binary field of the input item holding the audio or video file, smaller than ${LIMITS.transcriptionMaxBytes / 1e9} GB`,
+		hint: 'Uploaded to the bucket of the GPU Cloud Object Storage credential, then deleted when the job ends',
+	},
+	{
 		displayName: 'Audio or Video URL',
 		name: 'url',
 		type: 'string',
 		default: '',
 		required: true,
+		displayOptions: { show: { source: ['url'] } },
 		placeholder: 'e.g. https://storage.example.com/interview.mp3?X-Signature=...',
 		description: `A direct-download link to one file, shorter than ${LIMITS.transcriptionMaxSeconds / 3600} hours and smaller than ${LIMITS.transcriptionMaxBytes / 1e9} GB`,
 		hint: 'Use a signed (self-authenticating) link: GPU Cloud cannot send login headers to fetch the file',
@@ -177,6 +210,25 @@ const properties: INodeProperties[] = [
 				description: `The transcription endpoint to use, "${TRANSCRIPTION_ENDPOINT}" unless your organization runs another`,
 			},
 			metadataOption,
+			{
+				displayName: 'Keep Uploaded File',
+				name: 'keepUploadedFile',
+				type: 'boolean',
+				default: false,
+				displayOptions: { show: { '/source': ['binaryFile'] } },
+				description:
+					'Whether to leave the uploaded file in the bucket after the job (its link still expires)',
+			},
+			{
+				displayName: 'Link Lifetime (Minutes)',
+				name: 'linkLifetimeMinutes',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: PRESIGN_MAX_SECONDS / 60, numberPrecision: 0 },
+				default: 60,
+				displayOptions: { show: { '/source': ['binaryFile'] } },
+				description:
+					'How long GPU Cloud may download the uploaded file; without this option, as long as the node waits (Timeout), at most 7 days',
+			},
 		],
 	},
 ];
@@ -204,15 +256,16 @@ const optionsSchema = z.object({
 	wordLevelTimestamps: z.boolean().optional(),
 });
 
-/** The job input from the node's fields, in the service's names; empty text fields are left out. */
-function transcriptionInput(
-	url: string,
+const transcriptionOptionsSchema = transcriptionInputSchema.omit({ url: true });
+type TranscriptionOptionsInput = z.infer<typeof transcriptionOptionsSchema>;
+
+/** The job input's options from the node's fields, in the service's names; empty text fields are left out. */
+function transcriptionOptionsInput(
 	options: z.infer<typeof optionsSchema>,
-): TranscriptionInput {
+): TranscriptionOptionsInput {
 	const text = (value: string | undefined) =>
 		value && value.trim() !== '' ? value.trim() : undefined;
 	const input = {
-		url: check(httpUrlSchema, url.trim(), 'Audio or Video URL'),
 		language_code: text(options.languageCode),
 		return_as_file: options.returnAsFile,
 		word_level_timestamps: options.wordLevelTimestamps,
@@ -233,37 +286,85 @@ function transcriptionInput(
 	const defined = Object.fromEntries(
 		Object.entries(input).filter(([, value]) => value !== undefined && value !== false),
 	);
-	return check(transcriptionInputSchema, defined, 'Transcription');
+	return check(transcriptionOptionsSchema, defined, 'Transcription');
+}
+
+const sourceSchema = z.enum(['url', 'binaryFile']);
+const linkLifetimeSchema = z
+	.number({ error: 'must be a whole number of minutes' })
+	.int({ error: 'must be a whole number of minutes' })
+	.min(1, { error: 'must be at least 1' })
+	.max(PRESIGN_MAX_SECONDS / 60, { error: 'must be at most 10080 (7 days, the most S3 allows)' });
+
+/** Where GPU Cloud reads the file: the URL given, or the item's binary file put in object storage. */
+async function fileUrl(
+	context: IExecuteFunctions,
+	uploads: BinaryUploads,
+	itemIndex: number,
+	options: Record<string, unknown>,
+	waitTimeoutMs: number,
+): Promise<string> {
+	const source = check(
+		sourceSchema,
+		context.getNodeParameter('source', itemIndex, 'url'),
+		'Source',
+	);
+	if (source === 'url')
+		return check(httpUrlSchema, readString(context, 'url', itemIndex).trim(), 'Audio or Video URL');
+	const lifetimeSeconds =
+		options.linkLifetimeMinutes === undefined
+			? linkLifetimeSeconds(waitTimeoutMs)
+			: check(linkLifetimeSchema, options.linkLifetimeMinutes, 'Link Lifetime (Minutes)') * 60;
+	const property = readString(context, 'binaryPropertyName', itemIndex, 'data').trim();
+	const uploaded = await uploads.upload(itemIndex, property, 'Input Binary Field', lifetimeSeconds);
+	return uploaded.url;
 }
 
 export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
-	return await createAndWaitForJobs(
-		this,
-		items,
-		readConcurrency(this),
-		(i) => {
-			const options = readCollection(this, 'options', i);
-			const transcriptionOptions = check(
-				optionsSchema,
-				readCollection(this, 'transcriptionOptions', i),
-				'Transcription Options',
-			);
-			const metadata = readMetadata(options);
-			return {
-				endpoint: checkName(
+	const uploads = new BinaryUploads(this);
+	try {
+		return await createAndWaitForJobs(
+			this,
+			items,
+			readConcurrency(this),
+			async (i) => {
+				const options = readCollection(this, 'options', i);
+				const transcriptionOptions = transcriptionOptionsInput(
+					check(
+						optionsSchema,
+						readCollection(this, 'transcriptionOptions', i),
+						'Transcription Options',
+					),
+				);
+				const metadata = readMetadata(options);
+				const endpoint = checkName(
 					typeof options.endpointName === 'string' ? options.endpointName : TRANSCRIPTION_ENDPOINT,
 					'Endpoint Name',
-				),
-				request: {
-					input: transcriptionInput(readString(this, 'url', i), transcriptionOptions),
-					...(metadata === undefined ? {} : { metadata }),
-				},
-				wait: readWaitSettings(this, i, true),
-			};
-		},
-		jobFormat(this, transcriptionOutput),
-	);
+				);
+				const wait = readWaitSettings(this, i, true);
+				// Every other field is checked before the file is uploaded.
+				const url = await fileUrl(this, uploads, i, options, wait.timeoutMs);
+				const input: TranscriptionInput = check(
+					transcriptionInputSchema,
+					{ url, ...transcriptionOptions },
+					'Transcription',
+				);
+				return {
+					endpoint,
+					request: { input, ...(metadata === undefined ? {} : { metadata }) },
+					wait,
+				};
+			},
+			jobFormat(this, transcriptionOutput),
+		);
+	} finally {
+		// Polling ends when every job has ended or the node stopped: the files are of no more use. A
+		// paused execution's jobs still run after this returns; their files stay until the links expire.
+		const polled = this.getNodeParameter('waitMode', 0, 'poll') !== 'webhook';
+		const keep = this.getNodeParameter('options.keepUploadedFile', 0, false) === true;
+		if (polled && !keep) await uploads.deleteAll();
+	}
 }

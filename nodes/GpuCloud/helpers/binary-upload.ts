@@ -1,0 +1,112 @@
+import { randomUUID } from 'crypto';
+import type { IExecuteFunctions } from 'n8n-workflow';
+import { LIMITS, PRESIGN_MAX_SECONDS, type ObjectStorage, type StorageBody } from '../../../shared';
+import { objectStorage } from '../transport/storage';
+import { fieldError } from './parameters';
+
+/** What the service downloads instead of the item's binary file, and the object to delete after. */
+export interface UploadedFile {
+	url: string;
+	key: string;
+}
+
+interface BinaryFile {
+	body: StorageBody;
+	size: number;
+	fileName: string;
+	mimeType: string;
+}
+
+const GB = 1e9;
+
+/**
+ * The item's binary file: streamed from n8n's binary data store (filesystem and S3 modes), or the
+ * bytes n8n holds in memory (its default mode). The size is known before anything is read.
+ */
+async function binaryFile(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	property: string,
+	fieldName: string,
+): Promise<BinaryFile> {
+	const binary = context.helpers.assertBinaryData(itemIndex, property);
+	const fileName = binary.fileName ?? 'recording';
+	const mimeType = binary.mimeType || 'application/octet-stream';
+	if (binary.id) {
+		const { fileSize } = await context.helpers.getBinaryMetadata(binary.id);
+		refuseTooLarge(fileSize, fieldName);
+		return {
+			body: await context.helpers.getBinaryStream(binary.id),
+			size: fileSize,
+			fileName,
+			mimeType,
+		};
+	}
+	const bytes = await context.helpers.getBinaryDataBuffer(itemIndex, property);
+	refuseTooLarge(bytes.length, fieldName);
+	return { body: bytes, size: bytes.length, fileName, mimeType };
+}
+
+function refuseTooLarge(size: number, fieldName: string): void {
+	if (size >= LIMITS.transcriptionMaxBytes)
+		throw fieldError(
+			fieldName,
+			`is a file of ${(size / GB).toFixed(2)} GB; GPU Cloud takes files smaller than ${LIMITS.transcriptionMaxBytes / GB} GB`,
+		);
+}
+
+/** A key no one can guess, ending in the file's own name (readable in the bucket, safe in a URL). */
+function keyName(fileName: string): string {
+	const safe = fileName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '') || 'recording';
+	return `transcriptions/${randomUUID()}/${safe.slice(-100)}`;
+}
+
+/** The link lives as long as the node waits for the job, within S3's 7 days. */
+export function linkLifetimeSeconds(waitTimeoutMs: number): number {
+	return Math.min(PRESIGN_MAX_SECONDS, Math.max(60, Math.ceil(waitTimeoutMs / 1000)));
+}
+
+/**
+ * Puts the item's binary file in the GPU Cloud Object Storage credential's bucket and returns a
+ * presigned URL GPU Cloud can download it from, without any header, for `lifetimeSeconds`.
+ */
+export class BinaryUploads {
+	private storage: ObjectStorage | undefined;
+	readonly uploaded: string[] = [];
+
+	constructor(private readonly context: IExecuteFunctions) {}
+
+	private async bucket(): Promise<ObjectStorage> {
+		this.storage ??= await objectStorage(this.context);
+		return this.storage;
+	}
+
+	async upload(
+		itemIndex: number,
+		property: string,
+		fieldName: string,
+		lifetimeSeconds: number,
+	): Promise<UploadedFile> {
+		const file = await binaryFile(this.context, itemIndex, property, fieldName);
+		const storage = await this.bucket();
+		const key = storage.keyFor(keyName(file.fileName));
+		await storage.put(key, file.body, { size: file.size, contentType: file.mimeType });
+		this.uploaded.push(key);
+		return { key, url: storage.presignedGetUrl(key, lifetimeSeconds) };
+	}
+
+	/** Deletes every file put. A failure to delete is logged, never hides the job's result: the link expires anyway. */
+	async deleteAll(): Promise<void> {
+		const storage = this.storage;
+		if (!storage) return;
+		for (const key of this.uploaded.splice(0)) {
+			try {
+				await storage.delete(key);
+			} catch (error) {
+				this.context.logger.warn(
+					`GPU Cloud: could not delete the uploaded file ${key} (its link expires on its own): ${error instanceof Error ? error.message : String(error)}`,
+				);
+			}
+		}
+	}
+}
