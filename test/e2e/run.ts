@@ -8,12 +8,13 @@
  * GPU Cloud is the local emulator; all traffic stays on 127.0.0.1. See docs/e2e.md.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod/v4';
 import { CHAT_MODEL_ID, startEmulator, type RunningEmulator } from '../../emulator';
-import { startFileHost } from '../support/media-server';
+import { startFileHost, wavBytes } from '../support/media-server';
+import { startS3Server } from '../support/s3-server';
 import { composeReply } from '../../emulator/chat/reply';
 import { chatRequestSchema, contentText, type ChatRequest } from '../../shared/schemas';
 import { signWebhook } from '../../shared/webhooks';
@@ -59,6 +60,8 @@ const WHOLE_RUN_TIMEOUT_MS = 90 * 60_000;
 const EMULATOR_LIMIT_PER_MINUTE = 5;
 /** Jobs of the bulk runs: more than either limit lets through in a minute. */
 const BULK_JOBS = 8;
+/** The length of the recording read from disk; GPU Cloud (the emulator) reports it back. */
+const RECORDING_SECONDS = 7.5;
 /** How long the deadline check may wait: n8n looks for due executions once a minute, the deadline is one minute. */
 const DEADLINE_REPORT_MS = 4 * 60_000;
 /** A bulk run waits out one rate-limit window (60 s) or two. */
@@ -240,6 +243,7 @@ async function cliChecks(
 	queueName: string,
 	customDir: string,
 	examples: Example[],
+	recordings: string,
 ): Promise<void> {
 	await check(
 		'n8n execute: every Job, Inference Endpoint and Queue operation, waits polling with real sleeps',
@@ -329,6 +333,28 @@ async function cliChecks(
 				typeof result.summary === 'string' && result.summary.length > 0,
 				'no summary although one was asked for',
 			);
+		},
+	);
+
+	await check(
+		'n8n execute: Read/Write Files from Disk -> Transcribe (Binary File) uploads the recording, GPU Cloud reads it through a presigned URL, the file is deleted after',
+		async () => {
+			const execution = await n8n.execute(workflows.IDS.transcribeFile, {
+				N8N_RESTRICT_FILE_ACCESS_TO: recordings,
+			});
+			const [result] = outputOf(execution, 'Transcribe');
+			expect(result, 'no item');
+			expect(result.status === 'succeeded', `status ${String(result.status)}: ${preview(result)}`);
+			expect(
+				result.durationSeconds === RECORDING_SECONDS,
+				`durationSeconds ${String(result.durationSeconds)}, not the recording's ${RECORDING_SECONDS} s`,
+			);
+			const job = emulator.getJob(String(result.jobId));
+			const input = z.object({ url: z.string() }).safeParse(job?.input);
+			expect(input.success, `the job has no input URL: ${preview(job?.input)}`);
+			const link = input.success ? new URL(input.data.url) : undefined;
+			expect(link?.searchParams.has('X-Amz-Signature'), 'the URL GPU Cloud got is not presigned');
+			expect((await fetch(String(link))).status === 404, 'the uploaded file was not deleted');
 		},
 	);
 
@@ -1270,8 +1296,15 @@ async function runTarget(
 
 		const marker = randomUUID();
 		const queueName = `e2e-${marker.slice(0, 8)}`;
+		// A recording on disk for Read/Write Files from Disk, and the bucket the node puts it in.
+		const s3 = await startS3Server();
+		cleanups.push(() => s3.close());
+		const recordings = join(root, 'recordings');
+		await mkdir(recordings, { recursive: true });
+		const recording = join(recordings, 'standup.wav');
+		await writeFile(recording, wavBytes(RECORDING_SECONDS));
 		await n8n.importCredentials([
-			...workflows.credentials(emulator, rateLimited, ai),
+			...workflows.credentials(emulator, rateLimited, ai, s3),
 			pollCredential(polled),
 		]);
 		const served = examples.filter(
@@ -1290,6 +1323,7 @@ async function runTarget(
 			workflows.jobLifecycle(PKG, marker, queueName),
 			workflows.listEndpoints(PKG),
 			workflows.transcribePoll(PKG),
+			workflows.transcribeFile(PKG, recording),
 			workflows.workloads(PKG),
 			workflows.listEndpoints(workflows.CUSTOM_PREFIX, workflows.IDS.customList),
 			workflows.trigger(PKG, receiver.url('/trigger')),
@@ -1314,7 +1348,7 @@ async function runTarget(
 			`imported the credentials, the test's workflows and ${examples.length} example(s) from docs/workflows`,
 		);
 
-		await cliChecks(n8n, emulator, marker, queueName, customDir, examples);
+		await cliChecks(n8n, emulator, marker, queueName, customDir, examples, recordings);
 
 		server = await n8n.start();
 		const base = await n8n.baseUrl();

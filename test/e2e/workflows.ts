@@ -21,6 +21,8 @@ export const CREDENTIALS = {
 	/** The AI checks' emulator (its workloads require the Service-Api-Key header): management, for the tool. */
 	aiManagement: { id: 'e2eAiManagement1', name: 'GPU Cloud (AI emulator)' },
 	aiChat: { id: 'e2eAiChatWorkld1', name: 'GPU Cloud chat workload (AI emulator)' },
+	/** The S3-compatible server on loopback that the Binary File source uploads to. */
+	storage: { id: 'e2eObjectStorage', name: 'GPU Cloud Object Storage (S3-compatible test server)' },
 	/** n8n's own OpenAI credential pointed at the chat workload (the recipe in docs/ai-agent.md). */
 	openAi: {
 		id: 'e2eOpenAiWorkld1',
@@ -49,12 +51,26 @@ function managementData(emulator: EmulatorAccess): Record<string, string | numbe
 	};
 }
 
+/** The settings of the GPU Cloud Object Storage API credential. */
+export interface StorageAccess {
+	endpoint: string;
+	bucket: string;
+	accessKeyId: string;
+	secretAccessKey: string;
+}
+
 export function credentials(
 	emulator: EmulatorAccess,
 	rateLimitedEmulator: EmulatorAccess,
 	aiEmulator: EmulatorAccess,
+	storage: StorageAccess,
 ): unknown[] {
 	return [
+		{
+			...CREDENTIALS.storage,
+			type: 'gpuCloudObjectStorageApi',
+			data: { ...storage, region: 'us-east-1', keyPrefix: 'gpu-cloud/', addressing: 'path' },
+		},
 		{ ...CREDENTIALS.management, type: 'gpuCloudApi', data: managementData(emulator) },
 		{ ...CREDENTIALS.rateLimited, type: 'gpuCloudApi', data: managementData(rateLimitedEmulator) },
 		{
@@ -181,6 +197,7 @@ export function report(url: string): NodeSpec {
 export const IDS = {
 	listEndpoints: 'e2eListEndpoints',
 	transcribePoll: 'e2eTranscribePoll',
+	transcribeFile: 'e2eTranscribeFile',
 	customList: 'e2eCustomList',
 	workloads: 'e2eWorkloads',
 	trigger: 'e2eTrigger',
@@ -225,6 +242,33 @@ export function transcribePoll(prefix: string): WorkflowJson {
 				operation: 'transcribe',
 				url: 'https://files.example/e2e-poll.mp3?signature=e2e',
 				transcriptionOptions: { summarize: 20 },
+				waitMode: 'poll',
+				timeoutMinutes: 2,
+				options: {},
+			},
+		},
+	]);
+}
+
+/** n8n's Read/Write Files from Disk reads a recording; Transcribe sends it as a Binary File. */
+export function transcribeFile(prefix: string, path: string): WorkflowJson {
+	return chain(IDS.transcribeFile, 'e2e: read a recording from disk, transcribe the file', [
+		start,
+		{
+			name: 'Read Recording',
+			type: 'n8n-nodes-base.readWriteFile',
+			typeVersion: 1,
+			parameters: { operation: 'read', fileSelector: path, options: {} },
+		},
+		{
+			name: 'Transcribe',
+			type: `${prefix}.gpuCloud`,
+			credentials: { ...management, gpuCloudObjectStorageApi: CREDENTIALS.storage },
+			parameters: {
+				resource: 'transcription',
+				operation: 'transcribe',
+				source: 'binaryFile',
+				binaryPropertyName: 'data',
 				waitMode: 'poll',
 				timeoutMinutes: 2,
 				options: {},

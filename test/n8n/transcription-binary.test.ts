@@ -132,6 +132,21 @@ describe('Transcription of a binary file through object storage', () => {
 		expect(rig.emulator.requests.filter((r) => r.method === 'POST')).toEqual([]);
 	});
 
+	test('a wrong secret is named as the field to fix, and never shown', async () => {
+		const secret = 'Wrong/Secret+Value1234567890';
+		rig.harness.setCredentials(
+			'wrong-secret',
+			'gpuCloudObjectStorageApi',
+			storageCredential({ secretAccessKey: secret }),
+		);
+		const execution = await rig.harness.run(recordingIntoTranscribe(1, {}, 'wrong-secret'));
+		const error = errorOf(execution);
+		expect(error?.message).toBe(
+			'The storage refused the request’s signature: check the Secret Access Key.',
+		);
+		expect(JSON.stringify(execution.run?.data)).not.toContain(secret);
+	});
+
 	test('a bucket setting that breaks S3’s rules is refused before any request', async () => {
 		rig.harness.setCredentials(
 			'bad-bucket',

@@ -1,7 +1,9 @@
+import { z } from 'zod/v4';
 import { TRANSLATION_LANGUAGES } from '../../shared';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { gpuCloudWorkflow, startRig, type Rig } from './fixtures';
-import { errorOf, outputOf } from './harness';
+import { startS3Server, type S3Server } from '../support/s3-server';
+import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE } from './harness';
 
 let rig: Rig;
 
@@ -133,5 +135,57 @@ describe('Transcription', () => {
 			{ url: 'https://files.example/a.mp3?sig=1', summarize: 8 },
 			{ url: 'https://files.example/b.mp3?sig=2', summarize: 8 },
 		]);
+	});
+});
+
+describe('Transcription of a binary file n8n holds in memory (its default binary data mode)', () => {
+	let s3: S3Server;
+	beforeAll(async () => {
+		s3 = await startS3Server();
+		rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', {
+			endpoint: s3.endpoint,
+			region: 'us-east-1',
+			bucket: s3.bucket,
+			keyPrefix: '',
+			accessKeyId: s3.accessKeyId,
+			secretAccessKey: s3.secretAccessKey,
+			addressing: 'path',
+		});
+	});
+	afterAll(() => s3.close());
+
+	test('uploads the bytes, GPU Cloud reports the recording’s length, the file is deleted after', async () => {
+		const execution = await rig.harness.run({
+			id: 'transcription-memory-binary',
+			nodes: [
+				{
+					name: 'Recording',
+					type: RECORDING_TYPE,
+					parameters: { seconds: 4, fileName: 'memo.wav' },
+				},
+				{
+					name: 'GPU Cloud',
+					type: NODE_TYPE,
+					parameters: {
+						resource: 'transcription',
+						operation: 'transcribe',
+						source: 'binaryFile',
+						binaryPropertyName: 'data',
+					},
+					credentials: { gpuCloudApi: 'management', gpuCloudObjectStorageApi: 'storage' },
+				},
+			],
+			connections: [['Recording', 'GPU Cloud']],
+		});
+		expect(errorOf(execution)).toBeUndefined();
+		expect(outputOf(execution, 'Recording')[0]?.binary?.data?.id).toBeUndefined();
+		const [{ json }] = outputOf(execution, 'GPU Cloud');
+		expect(json).toMatchObject({ status: 'succeeded', durationSeconds: 4 });
+		const input = z
+			.object({ url: z.string() })
+			.parse(rig.emulator.getJob(String(json.jobId))?.input);
+		const url = new URL(input.url);
+		expect(url.pathname).toMatch(/^\/recordings\/transcriptions\/[0-9a-f-]{36}\/memo\.wav$/);
+		expect((await fetch(url)).status).toBe(404);
 	});
 });
