@@ -14,6 +14,7 @@ import * as job from './actions/job/Job.resource';
 import * as queue from './actions/queue/Queue.resource';
 import { router } from './actions/router';
 import * as transcription from './actions/transcription/Transcription.resource';
+import { deleteUploaded } from './helpers/binary-upload';
 import { resumeOnJobWebhook } from './helpers/jobs';
 import { jobOutput, transcriptionOutput } from './helpers/output';
 import { listSearch } from './methods';
@@ -107,10 +108,11 @@ export class GpuCloud implements INodeType {
 
 	/** GPU Cloud reporting the end of a job to a paused execution (webhook wait mode). */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		const format =
-			this.getNodeParameter('resource', 'job') === 'transcription'
-				? transcriptionOutput
-				: jobOutput;
-		return await resumeOnJobWebhook(this, format);
+		if (this.getNodeParameter('resource', 'job') !== 'transcription')
+			return await resumeOnJobWebhook(this, jobOutput);
+		// Files uploaded for a Binary File source are deleted once every job of the execution has ended.
+		return await resumeOnJobWebhook(this, transcriptionOutput, (keys) =>
+			deleteUploaded(this, keys),
+		);
 	}
 }

@@ -101,6 +101,17 @@ describe('Transcription of a binary file through object storage', () => {
 		expect((await fetch(url)).status).toBe(404);
 	});
 
+	test('in webhook wait mode the file stays while the execution is paused and is deleted when it resumes', async () => {
+		const execution = await rig.harness.run(recordingIntoTranscribe(5, { waitMode: 'webhook' }));
+		expect(execution.status).toBe('waiting');
+		const finished = await rig.harness.finished(execution.id);
+		expect(errorOf(finished)).toBeUndefined();
+		const [{ json }] = outputOf(finished, 'GPU Cloud');
+		// The job could read the file after the node paused: it was not deleted then.
+		expect(json).toMatchObject({ status: 'succeeded', durationSeconds: 5 });
+		expect((await fetch(jobInputUrl(json.jobId))).status).toBe(404);
+	});
+
 	test('keeps the file when asked, and gives the link the lifetime set', async () => {
 		const execution = await rig.harness.run(
 			recordingIntoTranscribe(3, { options: { keepUploadedFile: true, linkLifetimeMinutes: 15 } }),

@@ -1,7 +1,7 @@
 import { randomUUID } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { LIMITS, PRESIGN_MAX_SECONDS, type ObjectStorage, type StorageBody } from '../../../shared';
-import { objectStorage } from '../transport/storage';
+import { objectStorage, type StorageContext } from '../transport/storage';
 import { fieldError } from './parameters';
 
 /** What the service downloads instead of the item's binary file, and the object to delete after. */
@@ -95,18 +95,42 @@ export class BinaryUploads {
 		return { key, url: storage.presignedGetUrl(key, lifetimeSeconds) };
 	}
 
-	/** Deletes every file put. A failure to delete is logged, never hides the job's result: the link expires anyway. */
-	async deleteAll(): Promise<void> {
+	/** Deletes every file put except `kept` (files of jobs a paused execution still waits for). */
+	async deleteAll(kept: ReadonlySet<string> = new Set()): Promise<void> {
 		const storage = this.storage;
-		if (!storage) return;
-		for (const key of this.uploaded.splice(0)) {
-			try {
-				await storage.delete(key);
-			} catch (error) {
-				this.context.logger.warn(
-					`GPU Cloud: could not delete the uploaded file ${key} (its link expires on its own): ${error instanceof Error ? error.message : String(error)}`,
-				);
-			}
+		const keys = this.uploaded.splice(0).filter((key) => !kept.has(key));
+		if (storage) await deleteEach(this.context, storage, keys);
+	}
+}
+
+/** A failure to delete is logged, never hides the job's result: the link expires anyway. */
+async function deleteEach(
+	context: StorageContext,
+	storage: ObjectStorage,
+	keys: readonly string[],
+): Promise<void> {
+	for (const key of keys) {
+		try {
+			await storage.delete(key);
+		} catch (error) {
+			context.logger.warn(
+				`GPU Cloud: could not delete the uploaded file ${key} (its link expires on its own): ${error instanceof Error ? error.message : String(error)}`,
+			);
 		}
+	}
+}
+
+/** Deletes the files of a paused execution's jobs once they have all ended (the resuming webhook). */
+export async function deleteUploaded(
+	context: StorageContext,
+	keys: readonly string[],
+): Promise<void> {
+	if (keys.length === 0) return;
+	try {
+		await deleteEach(context, await objectStorage(context), keys);
+	} catch (error) {
+		context.logger.warn(
+			`GPU Cloud: could not delete ${keys.length} uploaded file(s) (their links expire on their own): ${error instanceof Error ? error.message : String(error)}`,
+		);
 	}
 }

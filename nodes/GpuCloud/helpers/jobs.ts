@@ -71,6 +71,8 @@ export interface JobToRun {
 	endpoint: string;
 	request: CreateJobRequest;
 	wait: WaitSettings;
+	/** The key of a file put in the user's bucket for this job alone, to delete once it has ended. */
+	uploadedObject?: string;
 }
 
 /**
@@ -118,6 +120,7 @@ const pendingJobSchema = z.looseObject({
 	id: uuidSchema,
 	inference_endpoint_name: resourceNameSchema,
 	waitDeadline: z.iso.datetime().optional(),
+	uploadedObject: z.string().optional(),
 });
 const failedItemSchema = z.looseObject({ error: z.string() });
 const pendingBatchSchema = z.array(z.union([pendingJobSchema, failedItemSchema]));
@@ -154,7 +157,12 @@ async function createJobsAndPause(
 			return job;
 		},
 		check,
-		run: async ({ endpoint, request }, index, _signal, jobs): Promise<ItemResult> => {
+		run: async (
+			{ endpoint, request, uploadedObject },
+			index,
+			_signal,
+			jobs,
+		): Promise<ItemResult> => {
 			const job = await client.jobs.create(
 				endpoint,
 				index === carrier ? { ...request, webhook_url: webhookUrl.data } : request,
@@ -167,6 +175,8 @@ async function createJobsAndPause(
 						id: job.id,
 						inference_endpoint_name: job.inference_endpoint_name,
 						status: job.status,
+						// Kept with the paused execution, so the resumed node can delete the file.
+						...(uploadedObject === undefined ? {} : { uploadedObject }),
 					},
 				},
 			];
@@ -277,6 +287,8 @@ const DEADLINE_MARGIN_MS = 5_000;
 export async function resumeOnJobWebhook(
 	context: IWebhookFunctions,
 	format: (job: Job) => IDataObject,
+	/** Runs once every job has ended, with the files uploaded for them (see JobToRun.uploadedObject). */
+	onAllEnded: (uploadedObjects: string[]) => Promise<void> = async () => {},
 ): Promise<IWebhookResponseData> {
 	const { client, credentials } = await managementClient(context);
 	let job: Job;
@@ -330,8 +342,13 @@ export async function resumeOnJobWebhook(
 				pairedItem: { item: index },
 			};
 		});
-	if (running.length === 0)
+	const uploadedObjects = batch.flatMap((entry) =>
+		'job' in entry && entry.job.uploadedObject !== undefined ? [entry.job.uploadedObject] : [],
+	);
+	if (running.length === 0) {
+		await onAllEnded(uploadedObjects);
 		return { workflowData: [output()], webhookResponse: { received: true, resumed: true } };
+	}
 
 	const deadline = Math.min(
 		...running.map((entry) =>
@@ -358,5 +375,6 @@ export async function resumeOnJobWebhook(
 		if (!result.ok) return { noWebhookResponse: true };
 		jobs.set(result.value.id, result.value);
 	}
+	await onAllEnded(uploadedObjects);
 	return { noWebhookResponse: true, workflowData: [output()] };
 }

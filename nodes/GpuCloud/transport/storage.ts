@@ -1,4 +1,4 @@
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, IWebhookFunctions } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import {
 	ObjectStorage,
@@ -56,8 +56,11 @@ function headerRecord(headers: unknown): Record<string, string> {
  * Object storage requests through n8n's request helper (its proxy settings apply). They are signed
  * by the shared client before they get here, so the helper adds no authentication of its own.
  */
+/** A node run, or the webhook call that resumes a paused one. */
+export type StorageContext = IExecuteFunctions | IWebhookFunctions;
+
 class N8nStorageTransport implements StorageTransport {
-	constructor(private readonly context: IExecuteFunctions) {}
+	constructor(private readonly context: StorageContext) {}
 
 	async send(request: StorageRequest): Promise<StorageResponse> {
 		const { body } = request;
@@ -92,7 +95,7 @@ class N8nStorageTransport implements StorageTransport {
 }
 
 /** The bucket of the node's GPU Cloud Object Storage credential; wrong settings are named by field. */
-export async function objectStorage(context: IExecuteFunctions): Promise<ObjectStorage> {
+export async function objectStorage(context: StorageContext): Promise<ObjectStorage> {
 	const credentials = storedSettingsSchema.parse(
 		await context.getCredentials(OBJECT_STORAGE_CREDENTIAL),
 	);

@@ -296,28 +296,46 @@ const linkLifetimeSchema = z
 	.min(1, { error: 'must be at least 1' })
 	.max(PRESIGN_MAX_SECONDS / 60, { error: 'must be at most 10080 (7 days, the most S3 allows)' });
 
-/** Where GPU Cloud reads the file: the URL given, or the item's binary file put in object storage. */
+/**
+ * Where GPU Cloud reads the file: the URL given, or the item's binary file put in object storage
+ * (with its key, to delete after the job unless the user keeps it).
+ */
 async function fileUrl(
 	context: IExecuteFunctions,
 	uploads: BinaryUploads,
 	itemIndex: number,
 	options: Record<string, unknown>,
 	waitTimeoutMs: number,
-): Promise<string> {
+): Promise<{ url: string; uploadedObject?: string }> {
 	const source = check(
 		sourceSchema,
 		context.getNodeParameter('source', itemIndex, 'url'),
 		'Source',
 	);
 	if (source === 'url')
-		return check(httpUrlSchema, readString(context, 'url', itemIndex).trim(), 'Audio or Video URL');
+		return {
+			url: check(httpUrlSchema, readString(context, 'url', itemIndex).trim(), 'Audio or Video URL'),
+		};
 	const lifetimeSeconds =
 		options.linkLifetimeMinutes === undefined
 			? linkLifetimeSeconds(waitTimeoutMs)
 			: check(linkLifetimeSchema, options.linkLifetimeMinutes, 'Link Lifetime (Minutes)') * 60;
 	const property = readString(context, 'binaryPropertyName', itemIndex, 'data').trim();
 	const uploaded = await uploads.upload(itemIndex, property, 'Input Binary Field', lifetimeSeconds);
-	return uploaded.url;
+	return options.keepUploadedFile === true
+		? { url: uploaded.url }
+		: { url: uploaded.url, uploadedObject: uploaded.key };
+}
+
+/** The files of jobs a paused execution waits for: its output items are those jobs, marked as waiting. */
+function filesOfPausedJobs(output: INodeExecutionData[]): Set<string> {
+	return new Set(
+		output.flatMap(({ json }) =>
+			json.waitTimedOut === true && typeof json.uploadedObject === 'string'
+				? [json.uploadedObject]
+				: [],
+		),
+	);
 }
 
 export async function execute(
@@ -325,8 +343,9 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const uploads = new BinaryUploads(this);
+	let output: INodeExecutionData[] = [];
 	try {
-		return await createAndWaitForJobs(
+		output = await createAndWaitForJobs(
 			this,
 			items,
 			readConcurrency(this),
@@ -346,7 +365,7 @@ export async function execute(
 				);
 				const wait = readWaitSettings(this, i, true);
 				// Every other field is checked before the file is uploaded.
-				const url = await fileUrl(this, uploads, i, options, wait.timeoutMs);
+				const { url, uploadedObject } = await fileUrl(this, uploads, i, options, wait.timeoutMs);
 				const input: TranscriptionInput = check(
 					transcriptionInputSchema,
 					{ url, ...transcriptionOptions },
@@ -356,15 +375,16 @@ export async function execute(
 					endpoint,
 					request: { input, ...(metadata === undefined ? {} : { metadata }) },
 					wait,
+					...(uploadedObject === undefined ? {} : { uploadedObject }),
 				};
 			},
 			jobFormat(this, transcriptionOutput),
 		);
+		return output;
 	} finally {
-		// Polling ends when every job has ended or the node stopped: the files are of no more use. A
-		// paused execution's jobs still run after this returns; their files stay until the links expire.
-		const polled = this.getNodeParameter('waitMode', 0, 'poll') !== 'webhook';
+		// The jobs have ended, or the node stopped: their files are of no more use. Only the files of
+		// jobs a paused execution still waits for stay; the resuming webhook deletes those.
 		const keep = this.getNodeParameter('options.keepUploadedFile', 0, false) === true;
-		if (polled && !keep) await uploads.deleteAll();
+		if (!keep) await uploads.deleteAll(filesOfPausedJobs(output));
 	}
 }
