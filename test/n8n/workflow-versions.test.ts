@@ -64,6 +64,7 @@ describe.each([
 			// Its description loads on any n8n; only using it needs the AI SDK of n8n 2.16+.
 			expect.stringMatching(/^node gpuCloudChatModel /),
 			'credential gpuCloudApi',
+			'credential gpuCloudObjectStorageApi',
 			'credential gpuCloudWorkloadApi',
 		]);
 	});
