@@ -241,15 +241,15 @@ export class JobStore {
 	}
 
 	/**
-	 * Downloads the job's media file, as the service does before it works. Input that is not valid
-	 * is left to the endpoint, which fails the job naming the field.
+	 * Downloads the job's media file, as the service does before it works. Input the endpoint
+	 * rejects is not downloaded for: the endpoint fails the job naming the field.
 	 */
 	private async download(
 		record: JobRecord,
 		signal: AbortSignal,
 	): Promise<DownloadOutcome | undefined> {
 		const [media] = record.endpoint.mediaFields;
-		if (!media) return undefined;
+		if (!media || !record.endpoint.accepts(record.job.input)) return undefined;
 		const fields = inputFieldsSchema.safeParse(record.job.input);
 		const url = fields.success ? fields.data[media.field] : undefined;
 		if (typeof url !== 'string' || !isHttpUrl(url)) return undefined;

@@ -41,6 +41,8 @@ export interface Endpoint extends CatalogueText {
 	mediaDescription: string;
 	inputSchemaJson: string;
 	outputSchemaJson: string;
+	/** Whether the input passes the endpoint's rules: a media file is downloaded only for input that does. */
+	accepts(input: unknown): boolean;
 	run(input: unknown, context: ProcessContext): ProcessResult;
 }
 
@@ -63,6 +65,7 @@ export function defineEndpoint<I extends z.ZodType>(spec: EndpointSpec<I>): Endp
 		mediaDescription: spec.mediaDescription ?? 'a file this endpoint reads',
 		inputSchemaJson: JSON.stringify(jsonSchemaOf(spec.input)),
 		outputSchemaJson: JSON.stringify(jsonSchemaOf(spec.output)),
+		accepts: (input) => spec.input.safeParse(input).success,
 		run(input, context) {
 			const parsed = spec.input.safeParse(input);
 			if (!parsed.success)

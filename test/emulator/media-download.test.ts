@@ -164,6 +164,14 @@ describe('media endpoints download their input', () => {
 		);
 	});
 
+	it('refuse input the endpoint rejects naming the field, without downloading the file', async () => {
+		const url = media.serve('/never-read.wav');
+		expect(await failure('transcribe', { url, llm_translation: 'Klingon' })).toContain(
+			'input.llm_translation',
+		);
+		expect(media.requests.filter((r) => r.path === '/never-read.wav')).toEqual([]);
+	});
+
 	it('caption-image and document-ocr read their files too', async () => {
 		const image = media.serve('/scan.png', { body: PNG_BYTES, contentType: 'image/png' });
 		const pdf = media.serve('/invoice.pdf', { body: PDF_BYTES, contentType: 'application/pdf' });
