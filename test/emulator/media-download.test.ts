@@ -16,6 +16,7 @@ import {
 	wavBytes,
 	type MediaServer,
 } from '../support/media-server';
+import { banner, optionsOf, readFlags, USAGE } from '../../emulator/cli-flags';
 import { api, emulatorFor, ManualClock, orgPath } from './helpers';
 
 const DURATION = 200;
@@ -223,5 +224,38 @@ describe('download faults', () => {
 			return current?.status === 'succeeded' && current;
 		});
 		expect(transcriptionOutputSchema.parse(job.output).duration_in_seconds).toBe(2);
+	});
+});
+
+describe('download fault flags', () => {
+	it('map to the options, refuse a bad value naming the flag, and print while on', async () => {
+		const flags = readFlags([
+			'--port',
+			'0',
+			'--download-slow-rate',
+			'0.5',
+			'--download-slow-ms',
+			'2000',
+			'--download-cut-rate',
+			'0.25',
+		]);
+		expect(optionsOf(flags).faults).toMatchObject({
+			downloadSlowRate: 0.5,
+			downloadSlowMs: 2000,
+			downloadCutRate: 0.25,
+		});
+		for (const flag of ['--download-slow-rate', '--download-slow-ms', '--download-cut-rate'])
+			expect(USAGE).toContain(flag);
+		expect(() => readFlags(['--download-cut-rate', '2'])).toThrow('--download-cut-rate');
+		const flagged = await emulatorFor({ ...optionsOf(flags), log: undefined });
+		try {
+			expect(banner(flagged)).toContain(
+				'Faults: downloadSlowRate=0.5 downloadCutRate=0.25 downloadSlowMs=2000 on management',
+			);
+			flagged.setFaults({ downloadSlowRate: 0, downloadCutRate: 0 });
+			expect(banner(flagged)).toContain('Faults: none');
+		} finally {
+			await flagged.close();
+		}
 	});
 });
