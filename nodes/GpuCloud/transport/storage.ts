@@ -85,7 +85,12 @@ class N8nStorageTransport implements StorageTransport {
 		} catch (error) {
 			throw toN8nTransportError(error);
 		}
-		const response = responseSchema.parse(raw);
+		const parsed = responseSchema.safeParse(raw);
+		if (!parsed.success)
+			throw new TransportError('other', 'n8n returned an HTTP response of an unexpected shape.', {
+				mayHaveReachedServer: true,
+			});
+		const response = parsed.data;
 		return {
 			status: response.statusCode,
 			headers: headerRecord(response.headers),
