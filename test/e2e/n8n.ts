@@ -217,15 +217,15 @@ export class N8n {
 		return execution;
 	}
 
-	/** `n8n start`, resolved once the server is up with its active workflows registered. */
-	async start(): Promise<Service> {
+	/** `n8n start`, resolved once the server is up with its active workflows registered; `env` adds settings. */
+	async start(env: Record<string, string> = {}): Promise<Service> {
 		await mkdir(this.logDir, { recursive: true });
 		const server = new Service(
 			this.options.install.node.binary,
 			[this.options.install.bin, 'start'],
 			{
 				cwd: this.options.root,
-				env: await this.env({}),
+				env: await this.env(env),
 				logFile: this.logFile('start'),
 			},
 		);

@@ -717,6 +717,31 @@ async function serverChecks(
 	);
 
 	await check(
+		'n8n start: Read/Write Files from Disk -> Transcribe (Binary File, webhook wait) parks, resumes with the recording’s length and deletes the file',
+		async () => {
+			await startWorkflow(base, workflows.FILE_RESUME_START_PATH, {});
+			const arrived = await receiver.waitFor(
+				'/file-resumed',
+				(body) => reportSchema.safeParse(body).success,
+				WAIT_FOR_REPORT_MS,
+			);
+			const { item } = reportSchema.parse(arrived.body);
+			expect(item.status === 'succeeded', `status ${String(item.status)}: ${preview(item)}`);
+			expect(item.waitTimedOut === undefined, 'the wait timed out instead of being resumed');
+			expect(
+				item.durationSeconds === RECORDING_SECONDS,
+				`durationSeconds ${String(item.durationSeconds)}, not the recording's ${RECORDING_SECONDS} s`,
+			);
+			const input = z
+				.object({ url: z.string() })
+				.safeParse(emulator.getJob(String(item.jobId))?.input);
+			expect(input.success, 'the job has no input URL');
+			const link = input.success ? input.data.url : '';
+			expect((await fetch(link)).status === 404, 'the uploaded file was not deleted on resume');
+		},
+	);
+
+	await check(
 		'n8n start: Job > Create and Wait (webhook wait) for 3 items parks once and resumes when GPU Cloud has reported every job',
 		async () => {
 			await startWorkflow(base, workflows.BATCH_RESUME_START_PATH, {
@@ -1313,6 +1338,7 @@ async function runTarget(
 		const activated = [
 			workflows.IDS.trigger,
 			workflows.IDS.resume,
+			workflows.IDS.transcribeFileResume,
 			workflows.IDS.batchResume,
 			workflows.IDS.deadline,
 			workflows.IDS.bulkThrough429,
@@ -1324,6 +1350,7 @@ async function runTarget(
 			workflows.listEndpoints(PKG),
 			workflows.transcribePoll(PKG),
 			workflows.transcribeFile(PKG, recording),
+			workflows.transcribeFileResume(PKG, recording, receiver.url('/file-resumed')),
 			workflows.workloads(PKG),
 			workflows.listEndpoints(workflows.CUSTOM_PREFIX, workflows.IDS.customList),
 			workflows.trigger(PKG, receiver.url('/trigger')),
@@ -1349,8 +1376,10 @@ async function runTarget(
 		);
 
 		await cliChecks(n8n, emulator, marker, queueName, customDir, examples, recordings);
+		// Read/Write Files from Disk may read only the recordings' folder.
+		const fileAccess = { N8N_RESTRICT_FILE_ACCESS_TO: recordings };
 
-		server = await n8n.start();
+		server = await n8n.start(fileAccess);
 		const base = await n8n.baseUrl();
 		const rest = await N8nRest.setUpOwner(base);
 		// The editor's "Publish" button; it registers the production webhooks at once.
@@ -1389,7 +1418,7 @@ async function runTarget(
 				await server?.stop();
 				server = undefined;
 				await whileDown();
-				server = await n8n.start();
+				server = await n8n.start(fileAccess);
 			},
 			emulator: polled,
 			receiver,

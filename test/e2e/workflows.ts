@@ -198,6 +198,7 @@ export const IDS = {
 	listEndpoints: 'e2eListEndpoints',
 	transcribePoll: 'e2eTranscribePoll',
 	transcribeFile: 'e2eTranscribeFile',
+	transcribeFileResume: 'e2eTranscribeFileResume',
 	customList: 'e2eCustomList',
 	workloads: 'e2eWorkloads',
 	trigger: 'e2eTrigger',
@@ -274,6 +275,40 @@ export function transcribeFile(prefix: string, path: string): WorkflowJson {
 				options: {},
 			},
 		},
+	]);
+}
+
+export const FILE_RESUME_START_PATH = '/webhook/e2e-file-resume';
+
+/** Started over HTTP: a recording read from disk, transcribed as a Binary File with the webhook wait. */
+export function transcribeFileResume(
+	prefix: string,
+	path: string,
+	receiverUrl: string,
+): WorkflowJson {
+	return chain(IDS.transcribeFileResume, 'e2e: transcribe a file, paused until the webhook', [
+		startWebhook(FILE_RESUME_START_PATH),
+		{
+			name: 'Read Recording',
+			type: 'n8n-nodes-base.readWriteFile',
+			typeVersion: 1,
+			parameters: { operation: 'read', fileSelector: path, options: {} },
+		},
+		{
+			name: 'Transcribe',
+			type: `${prefix}.gpuCloud`,
+			credentials: { ...management, gpuCloudObjectStorageApi: CREDENTIALS.storage },
+			parameters: {
+				resource: 'transcription',
+				operation: 'transcribe',
+				source: 'binaryFile',
+				binaryPropertyName: 'data',
+				waitMode: 'webhook',
+				timeoutMinutes: 5,
+				options: {},
+			},
+		},
+		report(receiverUrl),
 	]);
 }
 
