@@ -170,22 +170,39 @@ export async function mcpChecks(
 	});
 
 	await check(
-		'n8n start: MCP: an image generated, described, and said plainly not to reach the chat',
+		'n8n start: MCP: an image generated and linked through object storage; the link opens that image',
 		async () => {
 			const reply = await call(MCP_TOOLS.generateImage, {
 				Prompt: 'A lighthouse on a cliff at dawn, watercolor',
 				Width: 640,
 			});
 			const images = z
-				.array(z.looseObject({ width: z.number(), height: z.number(), bytes: z.number() }))
+				.array(
+					z.looseObject({
+						width: z.number(),
+						height: z.number(),
+						bytes: z.number(),
+						url: z.string(),
+						expiresAt: z.string(),
+					}),
+				)
 				.safeParse(reply.answer.images);
+			const image = images.data?.[0];
 			expect(
 				reply.answer.imageCount === 1 &&
-					reply.answer.delivered === false &&
-					images.data?.[0]?.width === 640 &&
-					images.data[0].height === 512 &&
-					typeof reply.answer.note === 'string',
+					reply.answer.delivered === true &&
+					image?.width === 640 &&
+					image.height === 512,
 				`the image answer: ${reply.text.slice(0, 400)}`,
+			);
+			// What the person's browser does with the link: no header, the image's bytes.
+			const opened = await fetch(image.url);
+			const bytes = Buffer.from(await opened.arrayBuffer());
+			expect(
+				opened.status === 200 &&
+					bytes.length === image.bytes &&
+					bytes.subarray(1, 4).toString('latin1') === 'PNG',
+				`the link answered HTTP ${opened.status} with ${bytes.length} bytes, expected a ${image.bytes}-byte PNG`,
 			);
 			sizes.image = reply.bytes;
 		},

@@ -1262,15 +1262,24 @@ async function aiChecks(
 	);
 
 	await check(
-		'n8n start: an AI Agent with the GPU Cloud tools generates an image and the model is told what it is and that it cannot show it',
+		'n8n start: an AI Agent with the GPU Cloud tools generates an image and the model receives a link that opens it',
 		async () => {
 			const answer = await agentToolAnswer(
 				workflows.GPU_CLOUD_TOOLS.generateImage,
 				`Use the tool Generate_Image to draw a lighthouse at dawn (${randomUUID().slice(0, 8)})`,
 			);
+			const [image] = z
+				.array(z.looseObject({ url: z.string(), bytes: z.number() }))
+				.catch([])
+				.parse(answer.images);
 			expect(
-				answer.imageCount === 1 && answer.delivered === false && typeof answer.note === 'string',
+				answer.imageCount === 1 && answer.delivered === true && image !== undefined,
 				`the model received ${preview(answer)}`,
+			);
+			const opened = await fetch(image.url);
+			expect(
+				opened.status === 200 && (await opened.arrayBuffer()).byteLength === image.bytes,
+				`the link answered HTTP ${opened.status}`,
 			);
 		},
 	);

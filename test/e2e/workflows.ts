@@ -727,7 +727,8 @@ export function gpuCloudTools(
 			prefix,
 			GPU_CLOUD_TOOLS.generateImage,
 			TOOL_DESCRIPTIONS.generateImage,
-			{ gpuCloudWorkloadApi: CREDENTIALS.image },
+			// With object storage, the answer links the image: what reaches the agent and the person.
+			{ gpuCloudWorkloadApi: CREDENTIALS.image, gpuCloudObjectStorageApi: CREDENTIALS.storage },
 			{
 				resource: 'image',
 				operation: 'generate',
