@@ -53,9 +53,14 @@ export class GpuCloud implements INodeType {
 				displayOptions: { show: { resource: WORKLOAD_RESOURCES } },
 			},
 			{
+				// Transcription's Binary File source needs it (said before any request when missing);
+				// Image > Generate, given one, puts its images there and links them.
 				name: 'gpuCloudObjectStorageApi',
-				required: true,
-				displayOptions: { show: { resource: ['transcription'], source: ['binaryFile'] } },
+				required: false,
+				displayOptions: {
+					show: { resource: ['transcription', 'image'] },
+					hide: { source: ['url'] },
+				},
 			},
 		],
 		// Where GPU Cloud reports the end of a job in webhook wait mode: n8n's resume URL of the paused execution.

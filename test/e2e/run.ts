@@ -30,6 +30,7 @@ import {
 } from './install';
 import { editorChecks, editorWorkflow } from './editor';
 import { manualInstall } from './manual-install';
+import { mcpChecks } from './mcp';
 import { N8n, type Execution, type NodeRun } from './n8n';
 import {
 	holdsForPolling,
@@ -796,7 +797,9 @@ async function serverChecks(
 	// In a browser, while the long checks started above wait.
 	await editor();
 
-	if (emulators.ai) await aiChecks(base, rest, emulators.ai);
+	await mcpChecks(base, { check, expect, log }, emulator.endpoints.length);
+
+	if (emulators.ai) await aiChecks(base, rest, emulators.ai, emulator);
 	else
 		log(
 			'n8n before 2.16 offers no AI node SDK: the AI workflows are checked on the newest target only',
@@ -977,6 +980,7 @@ const AI_WORKFLOWS = [
 	workflows.IDS.llmChain,
 	workflows.IDS.agentOpenAiModel,
 	workflows.IDS.agentLegacyOrder,
+	workflows.IDS.agentWithTools,
 ];
 
 /** n8n provides the AI node SDK, which the GPU Cloud Chat Model needs, from 2.16. */
@@ -1064,16 +1068,23 @@ function toolOutput(execution: Execution): Array<{ name: string }> {
 	return endpoints;
 }
 
-/** Checks that the agent's first model call offered the tool and the tool ran before the second; the tool result that call received. */
-function toolResultReceived(run: AiRun, model: string): string {
+/**
+ * Checks that the agent's first model call offered the tool (node `node`, function `name`) and the
+ * tool ran, once, between the model's two calls; the tool result the second call received.
+ */
+function toolResultReceived(
+	run: AiRun,
+	model: string,
+	tool = { node: workflows.TOOL_NODE, name: workflows.TOOL_NAME },
+): string {
 	expect(
 		run.chats.length === 2,
 		`the workload received ${run.chats.length} chat requests, expected 2 (the call of the tool, then the answer)`,
 	);
 	const [first, second] = run.chats;
 	expect(
-		first.tools?.some((tool) => tool.function.name === workflows.TOOL_NAME),
-		`the first request offered no ${workflows.TOOL_NAME}: ${preview(first.tools)}`,
+		first.tools?.some((offered) => offered.function.name === tool.name),
+		`the first request offered no ${tool.name}: ${preview(first.tools)}`,
 	);
 	expect(
 		!first.messages.some((message) => message.role === 'tool'),
@@ -1082,24 +1093,18 @@ function toolResultReceived(run: AiRun, model: string): string {
 	const caller = second.messages.find((message) => message.role === 'assistant');
 	const call =
 		caller?.role === 'assistant'
-			? caller.tool_calls?.find((entry) => entry.function.name === workflows.TOOL_NAME)
+			? caller.tool_calls?.find((entry) => entry.function.name === tool.name)
 			: undefined;
 	expect(
 		call,
-		`the second request does not replay the model's call of ${workflows.TOOL_NAME}: ${preview(second.messages)}`,
+		`the second request does not replay the model's call of ${tool.name}: ${preview(second.messages)}`,
 	);
 	const answered = second.messages.find((message) => message.role === 'tool');
 	expect(
 		answered?.role === 'tool' && answered.tool_call_id === call.id,
 		`no tool message answering ${call.id}: ${preview(second.messages)}`,
 	);
-	// The tool ran between the two model calls: the list was read from GPU Cloud, the model node's second run came after the tool's.
-	const [firstAnswered, secondAnswered] = run.chatTimes;
-	expect(
-		run.listTimes.some((time) => time >= firstAnswered && time <= secondAnswered),
-		`GPU Cloud's endpoint list was not read between the two model calls: ${preview(run)}`,
-	);
-	const [toolRun] = runsOf(run.execution, workflows.TOOL_NODE, 1);
+	const [toolRun] = runsOf(run.execution, tool.node, 1);
 	const modelRuns = runsOf(run.execution, model, 2);
 	expect(
 		(toolRun.startTime ?? Infinity) < (modelRuns[1].startTime ?? -Infinity),
@@ -1115,6 +1120,12 @@ function toolResultReceived(run: AiRun, model: string): string {
 function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 	const endpoints = toolOutput(run.execution);
 	const result = toolResultReceived(run, model);
+	// The tool read the list from GPU Cloud between the two model calls.
+	const [firstAnswered, secondAnswered] = run.chatTimes;
+	expect(
+		run.listTimes.some((time) => time >= firstAnswered && time <= secondAnswered),
+		`GPU Cloud's endpoint list was not read between the two model calls: ${preview(run)}`,
+	);
 	let received: unknown;
 	try {
 		received = JSON.parse(result);
@@ -1153,7 +1164,12 @@ function expectAgentAnsweredWithTool(run: AiRun, model: string): void {
 }
 
 /** The AI checks (n8n 2.16 or newer): the AI emulator's workloads require the Service-Api-Key header. */
-async function aiChecks(base: string, rest: N8nRest, ai: RunningEmulator): Promise<void> {
+async function aiChecks(
+	base: string,
+	rest: N8nRest,
+	ai: RunningEmulator,
+	main: RunningEmulator,
+): Promise<void> {
 	const question = () =>
 		`Which inference endpoints can I run jobs on? Use the tool that lists them. (${randomUUID().slice(0, 8)})`;
 
@@ -1229,6 +1245,66 @@ async function aiChecks(base: string, rest: N8nRest, ai: RunningEmulator): Promi
 			expect(
 				caught instanceof CheckFailed,
 				'the agent checks accept a run whose model never saw the tool result',
+			);
+		},
+	);
+
+	/** Runs the agent with the GPU Cloud tools on a prompt naming one of them; what the model received from it. */
+	const agentToolAnswer = async (node: string, prompt: string) => {
+		const run = await runAi(base, rest, ai, workflows.IDS.agentWithTools, prompt);
+		const name = workflows.toolName(node);
+		const received = toolResultReceived(run, 'GPU Cloud Chat Model', { node, name });
+		const answer = z
+			.union([z.tuple([z.record(z.string(), z.unknown())]), z.record(z.string(), z.unknown())])
+			.safeParse(JSON.parse(received));
+		expect(answer.success, `the model received ${preview(received)}`);
+		expect(
+			typeof run.reply.output === 'string' &&
+				run.reply.output.includes(`The tool ${name} returned`),
+			`the agent's answer does not use the tool's: ${preview(run.reply)}`,
+		);
+		return Array.isArray(answer.data) ? answer.data[0] : answer.data;
+	};
+
+	await check(
+		'n8n start: an AI Agent with the GPU Cloud tools runs a job through its tool and the model receives the job, without its input',
+		async () => {
+			const marker = randomUUID().slice(0, 8);
+			const answer = await agentToolAnswer(
+				workflows.GPU_CLOUD_TOOLS.runJob,
+				`Use the tool Run_Echo_Job to echo ${marker}`,
+			);
+			const job = typeof answer.id === 'string' ? main.getJob(answer.id) : undefined;
+			expect(
+				job?.status === 'succeeded' &&
+					JSON.stringify(job.input).includes(marker) &&
+					answer.status === 'succeeded' &&
+					JSON.stringify(answer.output).includes(marker) &&
+					!('input' in answer),
+				`the model received ${preview(answer)}; GPU Cloud has ${preview(job)}`,
+			);
+		},
+	);
+
+	await check(
+		'n8n start: an AI Agent with the GPU Cloud tools generates an image and the model receives a link that opens it',
+		async () => {
+			const answer = await agentToolAnswer(
+				workflows.GPU_CLOUD_TOOLS.generateImage,
+				`Use the tool Generate_Image to draw a lighthouse at dawn (${randomUUID().slice(0, 8)})`,
+			);
+			const [image] = z
+				.array(z.looseObject({ url: z.string(), bytes: z.number() }))
+				.catch([])
+				.parse(answer.images);
+			expect(
+				answer.imageCount === 1 && answer.delivered === true && image !== undefined,
+				`the model received ${preview(answer)}`,
+			);
+			const opened = await fetch(image.url);
+			expect(
+				opened.status === 200 && (await opened.arrayBuffer()).byteLength === image.bytes,
+				`the link answered HTTP ${opened.status}`,
 			);
 		},
 	);
@@ -1343,6 +1419,7 @@ async function runTarget(
 			workflows.IDS.deadline,
 			workflows.IDS.bulkThrough429,
 			workflows.IDS.bulkSelfLimited,
+			workflows.IDS.mcpServer,
 			...(withAi ? AI_WORKFLOWS : []),
 		];
 		await n8n.importWorkflows([
@@ -1360,6 +1437,7 @@ async function runTarget(
 			workflows.bulkCreate(PKG, workflows.IDS.bulkThrough429),
 			workflows.bulkCreate(PKG, workflows.IDS.bulkSelfLimited),
 			editorWorkflow(PKG),
+			workflows.mcpServer(PKG),
 			pollWorkflow(PKG, receiver),
 			...examples.map(importable),
 			...(withAi
@@ -1368,6 +1446,7 @@ async function runTarget(
 						workflows.llmChain(PKG),
 						workflows.agentWithOpenAiModel(PKG, CHAT_MODEL_ID),
 						workflows.agentWithLegacyOrder(PKG),
+						workflows.agentWithTools(PKG),
 					]
 				: []),
 		]);

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { TOOL_DESCRIPTIONS, TOOL_PARAMETER_RULES } from '../../shared';
 
 /**
  * The credentials and workflows the end-to-end run imports into n8n, as n8n's own export format.
@@ -212,6 +213,8 @@ export const IDS = {
 	llmChain: 'e2eLlmChain',
 	agentOpenAiModel: 'e2eAgentOpenAiModel',
 	agentLegacyOrder: 'e2eAgentLegacyOrder',
+	agentWithTools: 'e2eAgentWithTools',
+	mcpServer: 'e2eMcpServer',
 };
 
 export function listEndpoints(prefix: string, id = IDS.listEndpoints): WorkflowJson {
@@ -623,6 +626,7 @@ export const AI_PATHS = {
 	[IDS.llmChain]: '/webhook/e2e-llm-chain',
 	[IDS.agentOpenAiModel]: '/webhook/e2e-agent-openai-model',
 	[IDS.agentLegacyOrder]: '/webhook/e2e-agent-legacy-order',
+	[IDS.agentWithTools]: '/webhook/e2e-agent-with-tools',
 };
 
 /**
@@ -675,6 +679,108 @@ function listEndpointsTool(prefix: string): SubNode {
 			},
 		},
 	};
+}
+
+/** A parameter the model fills, as the editor writes it (its description quoted with backticks). */
+const fromAI = (key: string, description: string, type: 'string' | 'number') =>
+	`={{ /*n8n-auto-generated-fromAI-override*/ $fromAI('${key}', \`${description}\`, '${type}') }}`;
+
+/** The GPU Cloud tools an agent or an MCP client is given: their node names. */
+export const GPU_CLOUD_TOOLS = {
+	listEndpoints: 'List Inference Endpoints',
+	getEndpoint: 'Get Inference Endpoint',
+	runJob: 'Run Echo Job',
+	getJob: 'Get Echo Job',
+	generateImage: 'Generate Image',
+} as const;
+
+/** The name n8n gives a node's tool (nodeNameToToolName): its name with underscores. */
+export const toolName = (node: string) => node.replace(/[\s.?!=+#@&*()[\]{}:;,<>/\\'"^%$|]+/g, '_');
+
+function gpuCloudTool(
+	prefix: string,
+	name: string,
+	description: string,
+	credentials: NodeSpec['credentials'],
+	parameters: Record<string, unknown>,
+): NodeSpec {
+	return {
+		name,
+		type: `${prefix}.gpuCloudTool`,
+		credentials,
+		parameters: { descriptionType: 'manual', toolDescription: description, ...parameters },
+	};
+}
+
+/**
+ * The catalogue, one endpoint, a job run and read back, and an image, each a GPU Cloud tool with
+ * the description and `$fromAI` rules docs/ai-agent.md gives. `widthFromModel`: the image's width
+ * is the model's to fill too (the emulated model fills numbers with a value out of bounds).
+ */
+export function gpuCloudTools(
+	prefix: string,
+	{ widthFromModel }: { widthFromModel: boolean },
+): NodeSpec[] {
+	return [
+		gpuCloudTool(
+			prefix,
+			GPU_CLOUD_TOOLS.listEndpoints,
+			TOOL_DESCRIPTIONS.listEndpoints,
+			management,
+			{
+				resource: 'inferenceEndpoint',
+				operation: 'getAll',
+				returnAll: true,
+				options: {},
+			},
+		),
+		gpuCloudTool(prefix, GPU_CLOUD_TOOLS.getEndpoint, TOOL_DESCRIPTIONS.getEndpoint, management, {
+			resource: 'inferenceEndpoint',
+			operation: 'get',
+			endpoint: {
+				__rl: true,
+				mode: 'name',
+				value: fromAI('endpointName', TOOL_PARAMETER_RULES.endpointName, 'string'),
+			},
+			options: {},
+		}),
+		gpuCloudTool(prefix, GPU_CLOUD_TOOLS.runJob, TOOL_DESCRIPTIONS.runJob, management, {
+			resource: 'job',
+			operation: 'createAndWait',
+			endpoint: byName('echo'),
+			input: "={{ JSON.stringify({ text: $fromAI('text', `What to echo`, 'string') }) }}",
+			options: {},
+		}),
+		gpuCloudTool(prefix, GPU_CLOUD_TOOLS.getJob, TOOL_DESCRIPTIONS.getJob, management, {
+			resource: 'job',
+			operation: 'get',
+			endpoint: byName('echo'),
+			jobId: fromAI('jobId', TOOL_PARAMETER_RULES.jobId, 'string'),
+			options: {},
+		}),
+		gpuCloudTool(
+			prefix,
+			GPU_CLOUD_TOOLS.generateImage,
+			TOOL_DESCRIPTIONS.generateImage,
+			// With object storage, the answer links the image: what reaches the agent and the person.
+			{ gpuCloudWorkloadApi: CREDENTIALS.image, gpuCloudObjectStorageApi: CREDENTIALS.storage },
+			{
+				resource: 'image',
+				operation: 'generate',
+				source: 'text',
+				prompt: fromAI('Prompt', TOOL_PARAMETER_RULES.prompt, 'string'),
+				workflowName: 'txt2img',
+				imageSettings: {
+					width: widthFromModel ? fromAI('Width', TOOL_PARAMETER_RULES.imageSide, 'number') : 512,
+					height: 512,
+				},
+				delivery: 'wait',
+				outputMode: 'perImage',
+				binaryPropertyName: 'data',
+				options: {},
+			},
+		),
+	];
 }
 
 function ourChatModel(prefix: string): SubNode {
@@ -757,5 +863,46 @@ export function agentWithLegacyOrder(prefix: string): WorkflowJson {
 		name: 'e2e: AI Agent in the legacy execution order',
 		nodes,
 		settings: {},
+	};
+}
+
+/** (d) The AI Agent with the GPU Cloud Chat Model and the GPU Cloud tools: catalogue, job, image. */
+export function agentWithTools(prefix: string): WorkflowJson {
+	return aiWorkflow(
+		IDS.agentWithTools,
+		'e2e: AI Agent, GPU Cloud Chat Model, the GPU Cloud tools',
+		agent,
+		[
+			ourChatModel(prefix),
+			...gpuCloudTools(prefix, { widthFromModel: false }).map(
+				(spec): SubNode => ({ spec, connection: 'ai_tool' }),
+			),
+		],
+	);
+}
+
+/** Where the MCP Server Trigger listens: `/mcp/<path>` (streamable HTTP, its version 2). */
+export const MCP_PATH = 'e2e-gpu-cloud';
+
+/** An MCP Server Trigger (no authentication) serving the GPU Cloud tools. */
+export function mcpServer(prefix: string): WorkflowJson {
+	const trigger: NodeSpec = {
+		name: 'MCP Server Trigger',
+		type: `${LANGCHAIN}.mcpTrigger`,
+		typeVersion: 2,
+		webhookId: randomUUID(),
+		parameters: { path: MCP_PATH },
+	};
+	const tools = gpuCloudTools(prefix, { widthFromModel: true });
+	const connections: Record<string, unknown> = {};
+	for (const { name } of tools)
+		connections[name] = { ai_tool: [[{ node: trigger.name, type: 'ai_tool', index: 0 }]] };
+	return {
+		id: IDS.mcpServer,
+		name: 'e2e: MCP Server Trigger with the GPU Cloud tools',
+		nodes: toNodes([trigger, ...tools]),
+		connections,
+		active: false,
+		settings: { executionOrder: 'v1' },
 	};
 }

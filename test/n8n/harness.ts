@@ -487,6 +487,11 @@ export class Harness {
 	private readonly credentials = new Map<string, StoredCredential>();
 	/** Errors thrown while handling a webhook request; a test expects none. */
 	readonly webhookErrors: unknown[] = [];
+	/**
+	 * Webhook and resume requests whose handling has ended (answered, and any execution they started
+	 * finished or paused): what a test waits for before saying a request started nothing.
+	 */
+	webhookRequestsHandled = 0;
 	private readonly paused = new Map<string, Paused>();
 	private readonly resuming = new Set<string>();
 	private readonly active = new Map<
@@ -785,7 +790,11 @@ export class Harness {
 			this.webhookErrors.push(error);
 		});
 		this.running.add(handled);
-		void handled.finally(() => this.running.delete(handled));
+		void handled.finally(() => {
+			this.running.delete(handled);
+			this.webhookRequestsHandled++;
+			this.changed();
+		});
 	}
 
 	/** n8n's saveStaticData: written back only when a node changed it. */

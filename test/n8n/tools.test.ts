@@ -320,8 +320,7 @@ describe('Image > Generate as a tool', () => {
 			delivered: false,
 		});
 		expect(answer.note).toMatch(/image was made but cannot reach you/);
-		expect(answer.note).toMatch(/S3-compatible storage credential/);
-		expect(answer.note).toMatch(/does not have yet/);
+		expect(answer.note).toMatch(/adds a GPU Cloud Object Storage API credential/);
 	});
 
 	test.each(['jpeg', 'webp'])('reads the size of a %s image from its header', async (format) => {

@@ -50,7 +50,7 @@ let workflows = 0;
 function recordingIntoTranscribe(
 	seconds: number,
 	parameters: Record<string, unknown> = {},
-	storage = 'storage',
+	storage: string | null = 'storage',
 ): WorkflowSpec {
 	return {
 		id: `binary-${++workflows}`,
@@ -70,7 +70,10 @@ function recordingIntoTranscribe(
 					binaryPropertyName: 'data',
 					...parameters,
 				},
-				credentials: { gpuCloudApi: 'management', gpuCloudObjectStorageApi: storage },
+				credentials: {
+					gpuCloudApi: 'management',
+					...(storage === null ? {} : { gpuCloudObjectStorageApi: storage }),
+				},
 			},
 		],
 		connections: [['Recording', 'GPU Cloud']],
@@ -156,6 +159,15 @@ describe('Transcription of a binary file through object storage', () => {
 			'The storage refused the request’s signature: check the Secret Access Key.',
 		);
 		expect(JSON.stringify(execution.run?.data)).not.toContain(secret);
+	});
+
+	test('without a storage credential, Source is named with what it needs, before any request', async () => {
+		rig.emulator.resetLogs();
+		const execution = await rig.harness.run(recordingIntoTranscribe(1, {}, null));
+		expect(errorOf(execution)?.message).toBe(
+			'Source is Binary File, which needs a GPU Cloud Object Storage API credential on this node (the bucket GPU Cloud downloads the file from)',
+		);
+		expect(rig.emulator.requests).toEqual([]);
 	});
 
 	test('a bucket setting that breaks S3’s rules is refused before any request', async () => {

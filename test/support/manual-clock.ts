@@ -34,6 +34,11 @@ export class ManualClock implements Clock {
 		return this.timers.length;
 	}
 
+	/** When the earliest pending timer is due, if any timer is pending. */
+	get nextTimerAt(): number | undefined {
+		return this.timers.length === 0 ? undefined : Math.min(...this.timers.map((timer) => timer.at));
+	}
+
 	/** Moves time forward, firing due timers in order and letting their callbacks run. */
 	async advance(ms: number): Promise<void> {
 		const target = this.time + ms;

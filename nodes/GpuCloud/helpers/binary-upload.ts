@@ -1,7 +1,8 @@
 import { randomUUID } from 'crypto';
 import type { IExecuteFunctions } from 'n8n-workflow';
+import { z } from 'zod/v4';
 import { LIMITS, PRESIGN_MAX_SECONDS, type ObjectStorage, type StorageBody } from '../../../shared';
-import { objectStorage, type StorageContext } from '../transport/storage';
+import { hasObjectStorage, objectStorage, type StorageContext } from '../transport/storage';
 import { fieldError } from './parameters';
 
 /** What the service downloads instead of the item's binary file, and the object to delete after. */
@@ -55,11 +56,21 @@ function refuseTooLarge(size: number, fieldName: string): void {
 		);
 }
 
+/** Where uploads of each kind go under the key prefix. */
+export type UploadFolder = 'transcriptions' | 'images';
+
 /** A key no one can guess, ending in the file's own name (readable in the bucket, safe in a URL). */
-function keyName(fileName: string): string {
-	const safe = fileName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '') || 'recording';
-	return `transcriptions/${randomUUID()}/${safe.slice(-100)}`;
+function keyName(folder: UploadFolder, fileName: string): string {
+	const safe = fileName.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+/, '') || 'file';
+	return `${folder}/${randomUUID()}/${safe.slice(-100)}`;
 }
+
+/** A link lifetime the user gives, in minutes: S3 signs for at most 7 days. */
+export const linkLifetimeSchema = z
+	.number({ error: 'must be a whole number of minutes' })
+	.int({ error: 'must be a whole number of minutes' })
+	.min(1, { error: 'must be at least 1' })
+	.max(PRESIGN_MAX_SECONDS / 60, { error: 'must be at most 10080 (7 days, the most S3 allows)' });
 
 /** The link lives as long as the node waits for the job, within S3's 7 days. */
 export function linkLifetimeSeconds(waitTimeoutMs: number): number {
@@ -67,8 +78,9 @@ export function linkLifetimeSeconds(waitTimeoutMs: number): number {
 }
 
 /**
- * Puts the item's binary file in the GPU Cloud Object Storage credential's bucket and returns a
- * presigned URL GPU Cloud can download it from, without any header, for `lifetimeSeconds`.
+ * Puts files in the GPU Cloud Object Storage credential's bucket and hands back presigned URLs that
+ * anyone holding them can download from, without any header, for the lifetime asked: what GPU Cloud
+ * reads a recording from, and what a person opens a generated image with.
  */
 export class BinaryUploads {
 	private storage: ObjectStorage | undefined;
@@ -81,15 +93,39 @@ export class BinaryUploads {
 		return this.storage;
 	}
 
+	/** The item's binary file (`property`), named `fieldName` in errors; refused at the service's size limit. */
 	async upload(
 		itemIndex: number,
 		property: string,
 		fieldName: string,
 		lifetimeSeconds: number,
 	): Promise<UploadedFile> {
+		if (!hasObjectStorage(this.context))
+			throw fieldError(
+				'Source',
+				'is Binary File, which needs a GPU Cloud Object Storage API credential on this node (the bucket GPU Cloud downloads the file from)',
+			);
 		const file = await binaryFile(this.context, itemIndex, property, fieldName);
+		return await this.put('transcriptions', file, lifetimeSeconds);
+	}
+
+	/** Bytes the node made (a generated image). */
+	async uploadBytes(
+		folder: UploadFolder,
+		bytes: Uint8Array,
+		file: { fileName: string; mimeType: string },
+		lifetimeSeconds: number,
+	): Promise<UploadedFile> {
+		return await this.put(folder, { ...file, body: bytes, size: bytes.length }, lifetimeSeconds);
+	}
+
+	private async put(
+		folder: UploadFolder,
+		file: BinaryFile,
+		lifetimeSeconds: number,
+	): Promise<UploadedFile> {
 		const storage = await this.bucket();
-		const key = storage.keyFor(keyName(file.fileName));
+		const key = storage.keyFor(keyName(folder, file.fileName));
 		await storage.put(key, file.body, { size: file.size, contentType: file.mimeType });
 		this.uploaded.push(key);
 		return { key, url: storage.presignedGetUrl(key, lifetimeSeconds) };

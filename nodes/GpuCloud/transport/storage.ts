@@ -99,6 +99,11 @@ class N8nStorageTransport implements StorageTransport {
 	}
 }
 
+/** Whether the node was given a GPU Cloud Object Storage credential (it is optional). */
+export function hasObjectStorage(context: IExecuteFunctions): boolean {
+	return context.getNode().credentials?.[OBJECT_STORAGE_CREDENTIAL] !== undefined;
+}
+
 /** The bucket of the node's GPU Cloud Object Storage credential; wrong settings are named by field. */
 export async function objectStorage(context: StorageContext): Promise<ObjectStorage> {
 	const credentials = storedSettingsSchema.parse(

@@ -9,6 +9,7 @@ import { randomInt } from 'node:crypto';
 import { z } from 'zod/v4';
 import {
 	LIMITS,
+	PRESIGN_MAX_SECONDS,
 	TOOL_PARAMETER_RULES,
 	convertOutputSchema,
 	imageSize,
@@ -20,12 +21,16 @@ import {
 	type ImageSource,
 	type TextToImageInput,
 } from '../../../../shared';
-import { workloadClient } from '../../transport';
+import { n8nClock, workloadClient } from '../../transport';
+import { hasObjectStorage } from '../../transport/storage';
+import { BinaryUploads, linkLifetimeSchema } from '../../helpers/binary-upload';
 import { readConcurrency, runItems, type ItemResult } from '../../helpers/items';
 import { check, readCollection, readJson, readString } from '../../helpers/parameters';
 import { isToolRun } from '../../helpers/tool';
 import { concurrencyOption } from '../common.descriptions';
 
+/** A day: long enough to open a picture from a chat later on, short enough not to leave it public. */
+const DEFAULT_LINK_MINUTES = 24 * 60;
 const sidePixels = { minValue: LIMITS.imageSideMin, maxValue: LIMITS.imageSideMax };
 /** The side the text-to-image workflow uses when the request gives none: what the editor shows. */
 const WORKLOAD_DEFAULT_SIDE = 512;
@@ -216,12 +221,32 @@ const properties: INodeProperties[] = [
 		hint: 'The name of the output binary field to put the image in',
 	},
 	{
+		displayName:
+			'Given a GPU Cloud Object Storage API credential (above), the node also puts each image in that bucket and outputs a link anyone can open until it expires: what an AI agent or a chat can show',
+		name: 'imageLinksNotice',
+		type: 'notice',
+		default: '',
+		displayOptions: { show: { delivery: ['wait'] } },
+	},
+	{
 		displayName: 'Options',
 		name: 'options',
 		type: 'collection',
 		placeholder: 'Add option',
 		default: {},
-		options: [concurrencyOption],
+		options: [
+			concurrencyOption,
+			{
+				displayName: 'Link Lifetime (Minutes)',
+				name: 'linkLifetimeMinutes',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: PRESIGN_MAX_SECONDS / 60, numberPrecision: 0 },
+				default: DEFAULT_LINK_MINUTES,
+				displayOptions: { show: { '/delivery': ['wait'] } },
+				description:
+					'How long the link of each image put in object storage opens it (with a GPU Cloud Object Storage API credential), at most 7 days',
+			},
+		],
 	},
 ];
 
@@ -268,6 +293,8 @@ interface PreparedImage {
 	webhookUrl?: string;
 	outputMode: 'perImage' | 'allInOne';
 	binaryName: string;
+	/** How long each image's link opens it, when the node puts images in object storage. */
+	linkMinutes?: number;
 }
 
 function prepare(context: IExecuteFunctions, i: number): PreparedImage {
@@ -344,8 +371,12 @@ function prepare(context: IExecuteFunctions, i: number): PreparedImage {
  */
 export const NO_IMAGE_STORAGE_NOTE =
 	'The image was made but cannot reach you or the person: n8n hands a model only the JSON of a tool answer and drops binary data such as images. ' +
-	'To get a link the person can open, the workflow needs image storage (an S3-compatible storage credential), which this version of the GPU Cloud node does not have yet. ' +
+	"To get a link the person can open, the workflow's owner adds a GPU Cloud Object Storage API credential (an S3-compatible bucket) to this tool. " +
 	'Tell the person the image was generated and cannot be shown in this chat.';
+
+/** What a model is told about the links, so it hands them on rather than describing a picture it never saw. */
+export const IMAGE_LINK_NOTE =
+	"Each image's url opens it, without signing in, until its expiresAt. Give the person the link (or show it as an image where the chat can); you cannot see the image yourself.";
 
 /** The largest seed a tool run picks: any value the workload takes (0 to Number.MAX_SAFE_INTEGER). */
 const TOOL_SEED_MAX = 2 ** 32;
@@ -360,29 +391,38 @@ function seedOf(source: ImageSource): number | undefined {
 	return undefined;
 }
 
+/** Where each image was put: its link and when the link stops opening it. */
+interface ImageLink {
+	url: string;
+	expiresAt: string;
+}
+
 /**
- * Run as a tool, the answer describes each image (what n8n passes on) and says plainly that the
- * image itself cannot reach the model. A text prompt without a seed gets one picked here, so the
- * answer can name it and the person can make the same image again.
+ * Run as a tool, the answer describes each image (what n8n passes on) and either links it (put in
+ * object storage) or says plainly that the image itself cannot reach the model. A text prompt
+ * without a seed gets one picked here, so the answer can name it and the person can make the same
+ * image again.
  */
 function toolAnswer(
 	result: { id: string; images: Uint8Array[] },
 	format: keyof typeof FORMATS,
 	seed: number | undefined,
+	links: ImageLink[] | undefined,
 ): ItemResult {
 	return [
 		{
 			json: {
 				id: result.id,
 				imageCount: result.images.length,
-				images: result.images.map((image) => ({
+				images: result.images.map((image, n) => ({
 					format,
 					...(imageSize(image) ?? {}),
 					...(seed === undefined ? {} : { seed }),
 					bytes: image.length,
+					...(links?.[n] ?? {}),
 				})),
-				delivered: false,
-				note: NO_IMAGE_STORAGE_NOTE,
+				delivered: links !== undefined,
+				note: links ? IMAGE_LINK_NOTE : NO_IMAGE_STORAGE_NOTE,
 			},
 		},
 	];
@@ -394,16 +434,44 @@ export async function execute(
 ): Promise<INodeExecutionData[]> {
 	const client = await workloadClient(this);
 	const asTool = isToolRun(this);
+	const uploads = hasObjectStorage(this) ? new BinaryUploads(this) : undefined;
+	/** Each image in the bucket, linked for the option's lifetime; the link is the output, the file stays. */
+	const linkImages = async (
+		minutes: number | undefined,
+		images: Uint8Array[],
+		fileNames: string[],
+		mimeType: string,
+	): Promise<ImageLink[] | undefined> => {
+		if (!uploads || minutes === undefined) return undefined;
+		const expiresAt = new Date(n8nClock.now() + minutes * 60_000).toISOString();
+		return await Promise.all(
+			images.map(async (image, n) => {
+				const { url } = await uploads.uploadBytes(
+					'images',
+					image,
+					{ fileName: fileNames[n], mimeType },
+					minutes * 60,
+				);
+				return { url, expiresAt };
+			}),
+		);
+	};
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => {
 			const prepared = prepare(this, i);
+			if (uploads && !prepared.webhookUrl)
+				prepared.linkMinutes = check(
+					linkLifetimeSchema,
+					this.getNodeParameter('options.linkLifetimeMinutes', i, DEFAULT_LINK_MINUTES),
+					'Link Lifetime (Minutes)',
+				);
 			const { source } = prepared;
 			if (asTool && source.kind === 'text' && source.request.input.seed === undefined)
 				source.request.input.seed = randomInt(TOOL_SEED_MAX);
 			return prepared;
 		},
 		run: async (
-			{ source, format, webhookUrl, outputMode, binaryName },
+			{ source, format, webhookUrl, outputMode, binaryName, linkMinutes },
 			_i,
 			signal,
 		): Promise<ItemResult> => {
@@ -412,17 +480,17 @@ export async function execute(
 				return [{ json: { id: accepted.id, status: accepted.status, webhookUrl } }];
 			}
 			const result = await client.images.generate(source, { signal });
-			if (asTool) return toolAnswer(result, format, seedOf(source));
 			const { extension, mimeType } = FORMATS[format];
+			const fileNames = result.images.map((_image, n) => {
+				const given = result.filenames?.[n]?.replace(/\.[A-Za-z0-9]+$/, '');
+				return `${given ?? `${result.id}-${n + 1}`}.${extension}`;
+			});
+			const links = await linkImages(linkMinutes, result.images, fileNames, mimeType);
+			if (asTool) return toolAnswer(result, format, seedOf(source), links);
 			const files: IBinaryData[] = await Promise.all(
-				result.images.map((image, n) => {
-					const given = result.filenames?.[n]?.replace(/\.[A-Za-z0-9]+$/, '');
-					return this.helpers.prepareBinaryData(
-						image,
-						`${given ?? `${result.id}-${n + 1}`}.${extension}`,
-						mimeType,
-					);
-				}),
+				result.images.map((image, n) =>
+					this.helpers.prepareBinaryData(image, fileNames[n], mimeType),
+				),
 			);
 			if (outputMode === 'allInOne') {
 				const binary = Object.fromEntries(files.map((file, n) => [`${binaryName}_${n}`, file]));
@@ -432,13 +500,14 @@ export async function execute(
 							id: result.id,
 							imageCount: files.length,
 							fileNames: files.map((file) => file.fileName ?? ''),
+							...(links ? { links } : {}),
 						},
 						binary,
 					},
 				];
 			}
 			return files.map((file, n) => ({
-				json: { id: result.id, index: n, fileName: file.fileName ?? '' },
+				json: { id: result.id, index: n, fileName: file.fileName ?? '', ...(links?.[n] ?? {}) },
 				binary: { [binaryName]: file },
 			}));
 		},

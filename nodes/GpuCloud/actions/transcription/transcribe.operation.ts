@@ -10,7 +10,11 @@ import {
 	transcriptionInputSchema,
 	type TranscriptionInput,
 } from '../../../../shared';
-import { BinaryUploads, linkLifetimeSeconds } from '../../helpers/binary-upload';
+import {
+	BinaryUploads,
+	linkLifetimeSchema,
+	linkLifetimeSeconds,
+} from '../../helpers/binary-upload';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
 import { readConcurrency } from '../../helpers/items';
 import { jobFormat, transcriptionOutput } from '../../helpers/output';
@@ -290,12 +294,6 @@ function transcriptionOptionsInput(
 }
 
 const sourceSchema = z.enum(['url', 'binaryFile']);
-const linkLifetimeSchema = z
-	.number({ error: 'must be a whole number of minutes' })
-	.int({ error: 'must be a whole number of minutes' })
-	.min(1, { error: 'must be at least 1' })
-	.max(PRESIGN_MAX_SECONDS / 60, { error: 'must be at most 10080 (7 days, the most S3 allows)' });
-
 /**
  * Where GPU Cloud reads the file: the URL given, or the item's binary file put in object storage
  * (with its key, to delete after the job unless the user keeps it).
