@@ -9,6 +9,9 @@ import { createIngress, type Ingress } from './http/ingress';
 import { Metrics } from './http/metrics';
 import { registerListeners } from './listeners';
 import { BackgroundTasks } from './requests/background';
+import { FileLinks } from './requests/file-links';
+import { FILE_LINK_PATH } from './model';
+import type { Container } from './workspaces/container';
 import { errorSummary } from './slack/errors';
 import { JsonLogger } from './slack/log';
 import { slackClientOptions } from './slack/slack-client';
@@ -71,8 +74,12 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		const base = processParts(options, opened);
 		const state = await openState(base);
 		const shared = await connectShared(base, state, opened);
-		const parts: Parts = { ...base, state, shared };
+		// The links find their workspace when a download comes, once the workspaces are open.
+		const served: { workspaces?: Workspaces } = {};
+		const fileLinks = shareableFiles(base, shared, (team) => served.workspaces?.get(team));
+		const parts: Parts = { ...base, state, shared, fileLinks };
 		const workspaces = await openWorkspaces(parts, options, opened);
+		served.workspaces = workspaces;
 		const health = readiness(parts, workspaces);
 		const background = new BackgroundTasks((message) => parts.logger.error(message));
 		const ingress = buildIngress(parts, workspaces, health, background);
@@ -137,6 +144,36 @@ async function connectShared(
 	);
 }
 
+/**
+ * With a public address, files shared in Slack are served to GPU Cloud by the app itself; without
+ * one there is no way to hand them over (FileTranscription says so to the person).
+ */
+function shareableFiles(
+	{ config, clock, logger, metrics }: ProcessParts,
+	shared: SharedState,
+	container: (team: string) => Promise<Container | undefined> | undefined,
+): FileLinks | undefined {
+	const { publicUrl } = config;
+	if (!publicUrl) return undefined;
+	const slackApi = config.slack.apiUrl ? new URL(config.slack.apiUrl).origin : undefined;
+	return new FileLinks({
+		store: shared,
+		publicUrl,
+		clock,
+		ttlMs: config.fileLinkTtlMs,
+		logger,
+		counted: (outcome) => metrics.fileDownload(outcome),
+		isSlackUrl: (url) => {
+			const { origin, protocol, hostname } = new URL(url);
+			return (
+				origin === slackApi ||
+				(protocol === 'https:' && (hostname === 'slack.com' || hostname.endsWith('.slack.com')))
+			);
+		},
+		source: async (team) => (await container(team))?.fileSource,
+	});
+}
+
 /** One workspace for a bot token; every workspace that installs the app with SLACK_CLIENT_ID. */
 async function openWorkspaces(
 	parts: WorkspaceParts,
@@ -187,6 +224,7 @@ function buildIngress(
 			'/healthz': health.healthz,
 			'/readyz': health.readyz,
 			'/metrics': metrics.route,
+			...(parts.fileLinks ? { [`${FILE_LINK_PATH}/*`]: parts.fileLinks.route } : {}),
 			...workspaces.routes,
 		},
 	});

@@ -67,6 +67,8 @@ export interface AppConfig {
 	/** Where the service can reach this app; unset means completion is watched by polling only. */
 	publicUrl?: string;
 	webhookPath: string;
+	/** How long a file shared in Slack stays readable by its transcription job at most (it ends with the job). */
+	fileLinkTtlMs: number;
 	access: AccessSettings;
 	stateFile: string;
 	/** How far back the app looks for its unfinished jobs when it starts. */
@@ -183,6 +185,7 @@ const envSchema = z.object({
 			error: 'must be a path starting with "/"',
 		})
 		.transform((value) => value ?? '/gpu-cloud/webhook'),
+	SLACK_FILE_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60, 360),
 	SLACK_ALLOWED_USERS: idList('user'),
 	SLACK_ALLOWED_CHANNELS: idList('channel'),
 	SLACK_MAX_JOBS_PER_USER: integer(1, 100, 3),
@@ -330,6 +333,7 @@ export function loadConfig(env: Env): AppConfig {
 		appSecret,
 		publicUrl: e.SLACK_PUBLIC_URL?.replace(/\/+$/, ''),
 		webhookPath: e.SLACK_WEBHOOK_PATH,
+		fileLinkTtlMs: e.SLACK_FILE_LINK_TTL_MINUTES * 60_000,
 		access: {
 			allowedUsers: e.SLACK_ALLOWED_USERS,
 			allowedChannels: e.SLACK_ALLOWED_CHANNELS,

@@ -44,3 +44,6 @@ export interface FileSpec {
 export type ResultPart =
 	| { kind: 'message'; key: string; message: SlackMessage }
 	| { kind: 'file'; key: string; file: FileSpec };
+
+/** Where the app serves files shared in Slack to GPU Cloud, under its public address (requests/file-links.ts). */
+export const FILE_LINK_PATH = '/slack/files';

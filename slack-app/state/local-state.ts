@@ -106,6 +106,8 @@ export class LocalSharedState implements SharedState {
 	/** One table per ttl, so each forgets in claim order. */
 	private readonly claims = new Map<number, ClaimedWithin>();
 	private readonly slots = new LocalSlots();
+	/** Records with their expiry; one process forgets them when it stops, as their work stops with it. */
+	private readonly records = new Map<string, { value: string; until: number }>();
 
 	constructor(
 		private readonly state: StateFile,
@@ -185,6 +187,23 @@ export class LocalSharedState implements SharedState {
 
 	createdJob(team: string, requestId: string): Promise<string | undefined> {
 		return this.state.createdJob(team, requestId);
+	}
+
+	putRecord(key: string, value: string, ttlMs: number): Promise<void> {
+		const now = this.clock.now();
+		for (const [held, record] of this.records) if (record.until <= now) this.records.delete(held);
+		this.records.set(key, { value, until: now + ttlMs });
+		return Promise.resolve();
+	}
+
+	getRecord(key: string): Promise<string | undefined> {
+		const record = this.records.get(key);
+		return Promise.resolve(record && record.until > this.clock.now() ? record.value : undefined);
+	}
+
+	deleteRecord(key: string): Promise<void> {
+		this.records.delete(key);
+		return Promise.resolve();
 	}
 
 	ping(): Promise<void> {

@@ -174,6 +174,20 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			expect(await shared.inflightRequests()).not.toContainEqual(request);
 		});
 
+		it('keeps a record for its time, until it is deleted', async () => {
+			const { shared } = await process();
+			const kept = unique('record');
+			const short = unique('record');
+			await shared.putRecord(kept, 'value', 60_000);
+			await shared.putRecord(short, 'brief', 50);
+			expect(await shared.getRecord(kept)).toBe('value');
+			expect(await shared.getRecord(unique('record'))).toBeUndefined();
+			await pause(120);
+			expect(await shared.getRecord(short)).toBeUndefined();
+			await shared.deleteRecord(kept);
+			expect(await shared.getRecord(kept)).toBeUndefined();
+		});
+
 		it('answers its readiness probe', async () => {
 			const { shared } = await process();
 			await expect(shared.ping()).resolves.toBeUndefined();

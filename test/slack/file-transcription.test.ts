@@ -1,0 +1,164 @@
+import { request } from 'node:http';
+import { UNINVITED_CHANNEL } from '../../slack-standin/workspace';
+import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
+import { CHANNEL, content, Stack, USER } from './harness';
+import { wavFile } from './media';
+
+/**
+ * A file shared in Slack, transcribed: the message shortcut on a message carrying a WAV, through
+ * signed requests on the stand-in (which serves the file only with the bot token). In HTTP mode the
+ * app serves the file to GPU Cloud at a link of its own, for that one job; the link serves nothing
+ * once the job has ended, and every download is counted in /metrics.
+ */
+
+const LINK = /^http:\/\/127\.0\.0\.1:\d+\/slack\/files\/[A-Za-z0-9_-]{43}\/standup\.wav$/;
+
+let stack: Stack;
+beforeAll(async () => {
+	// Webhooks on: the app has a public address (its loopback one here).
+	stack = await Stack.start({ webhooks: true, emulator: { jobDurationMs: 3000 } });
+});
+afterAll(() => stack.close());
+
+function share(name: string, content: Buffer, channel = CHANNEL) {
+	return stack.standin.workspace.shareFile({ user: USER, channel, name, content, text: 'listen' });
+}
+
+async function shortcut(message: ReturnType<typeof share>['message']) {
+	return stack.standin.app.messageShortcut(
+		USER,
+		'gpu.transcribe_file',
+		message,
+		stack.standin.filesOf(message),
+	);
+}
+
+const transcriptions = () =>
+	stack.emulator.requests.filter(
+		(entry) =>
+			entry.method === 'POST' &&
+			entry.path.endsWith(`/inference-endpoints/${TRANSCRIPTION_ENDPOINT}/jobs`),
+	);
+
+async function metric(outcome: string): Promise<number> {
+	const text = await (await fetch(`${stack.app.localUrl}/metrics`)).text();
+	const line = new RegExp(
+		`^gpu_cloud_slack_file_downloads_total\\{outcome="${outcome}"\\} (\\d+)$`,
+		'm',
+	);
+	return Number(line.exec(text)?.[1] ?? 0);
+}
+
+it('transcribes the WAV of a message: the service reads it from the link, which ends with the job', async () => {
+	const wav = wavFile(3);
+	const { message } = share('standup.wav', wav);
+	const reply = await shortcut(message);
+	expect(reply.status).toBe(200);
+
+	const parent = await stack.waitForParent(1);
+	expect(content(parent)).toContain('transcription of the file standup.wav');
+	const job = await stack.standin.waitFor(
+		() =>
+			stack.emulator
+				.jobsOf(stack.emulator.organization)
+				.find((candidate) => candidate.inference_endpoint_name === TRANSCRIPTION_ENDPOINT),
+		10_000,
+		'the transcription job',
+	);
+	const url = String((job.input as { url?: unknown }).url);
+	expect(url).toMatch(LINK);
+	// The parent names the file, never its link.
+	expect(content(parent)).not.toContain(url);
+
+	// What GPU Cloud does: a GET with no header, while the job runs.
+	const served = await fetch(url);
+	expect(served.status).toBe(200);
+	expect(served.headers.get('content-type')).toBe('audio/wav');
+	expect(Buffer.from(await served.arrayBuffer()).equals(wav)).toBe(true);
+	// The app fetched it from Slack with its token; Slack saw no other request for it.
+	expect(stack.standin.fileDownloads.at(-1)).toEqual({
+		fileId: message.fileIds[0],
+		authorized: true,
+	});
+
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
+	await stack.app.idle();
+	expect(stack.replies(parent.ts).length).toBeGreaterThan(0);
+	// Used after the job ended: refused.
+	expect((await fetch(url)).status).toBe(404);
+	expect(await metric('served')).toBeGreaterThanOrEqual(1);
+	expect(await metric('refused')).toBeGreaterThanOrEqual(1);
+	// No log line carries the link.
+	const token = url.split('/').at(-2) ?? '';
+	expect(stack.logger.lines.filter((line) => line.includes(token))).toEqual([]);
+});
+
+it('tells the person to invite the app when it cannot see the file, and creates no job', async () => {
+	const before = transcriptions().length;
+	const { message } = share('secret.wav', wavFile(1), UNINVITED_CHANNEL.id);
+	await shortcut(message);
+	await stack.standin.waitFor(
+		() => stack.ephemeralTexts().some((text) => text.includes('/invite @GPU Cloud')),
+		10_000,
+		'the invitation sentence',
+	);
+	expect(transcriptions().length).toBe(before);
+});
+
+it('refuses a file that is not audio or video before any job, naming what Slack says it is', async () => {
+	const before = transcriptions().length;
+	const { message } = share('notes.txt', Buffer.from('just words'));
+	await shortcut(message);
+	await stack.standin.waitFor(
+		() =>
+			stack
+				.ephemeralTexts()
+				.some((text) => text.includes('notes.txt is not an audio or video file')),
+		10_000,
+		'the refusal',
+	);
+	expect(transcriptions().length).toBe(before);
+});
+
+it('says so when the message has no file', async () => {
+	const message = stack.standin.workspace.post({
+		channel: CHANNEL,
+		user: USER,
+		text: 'no file here',
+	});
+	await stack.standin.app.messageShortcut(USER, 'gpu.transcribe_file', message);
+	await stack.standin.waitFor(
+		() => stack.ephemeralTexts().some((text) => text.includes('This message has no file')),
+		10_000,
+		'the no-file answer',
+	);
+});
+
+describe('hostile requests for links', () => {
+	function get(path: string): Promise<number> {
+		const { port } = new URL(stack.app.localUrl);
+		return new Promise((resolve, reject) => {
+			// Sent as written: fetch would normalise `..` and encoded slashes away.
+			const req = request({ host: '127.0.0.1', port, path, method: 'GET' }, (res) => {
+				res.resume();
+				resolve(res.statusCode ?? 0);
+			});
+			req.on('error', reject);
+			req.end();
+		});
+	}
+
+	it('serves nothing to a guessed token or a path trick', async () => {
+		const guessed = 'A'.repeat(43);
+		for (const path of [
+			`/slack/files/${guessed}/standup.wav`,
+			'/slack/files/',
+			`/slack/files/${guessed}/../../metrics`,
+			`/slack/files/${guessed}%2F..%2F..%2Fmetrics/x`,
+			`/slack/files/%2E%2E%2Fmetrics/x`,
+			`/slack/files/${guessed}/standup.wav/more`,
+			`/slack/files/${guessed.slice(1)}/standup.wav`,
+		])
+			expect([path, await get(path)]).toEqual([path, 404]);
+	});
+});
