@@ -81,9 +81,21 @@ it('transcribes the WAV of a message: the service reads it from the link, which 
 		authorized: true,
 	});
 
+	// GPU Cloud (the emulator) read the file through the link: the transcript has the WAV's length.
+	const done = await stack.standin.waitFor(
+		() => {
+			const now = stack.emulator.getJob(job.id);
+			return now?.status === 'succeeded' || now?.status === 'failed' ? now : undefined;
+		},
+		20_000,
+		'the job to end',
+	);
+	expect(done.status).toBe('succeeded');
+	expect((done.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(3, 1);
 	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
 	await stack.app.idle();
 	expect(stack.replies(parent.ts).length).toBeGreaterThan(0);
+	expect(stack.standin.fileDownloads.filter((download) => download.authorized)).toHaveLength(2);
 	// Used after the job ended: refused.
 	expect((await fetch(url)).status).toBe(404);
 	expect(await metric('served')).toBeGreaterThanOrEqual(1);
@@ -160,5 +172,41 @@ describe('hostile requests for links', () => {
 			`/slack/files/${guessed.slice(1)}/standup.wav`,
 		])
 			expect([path, await get(path)]).toEqual([path, 404]);
+	});
+});
+
+describe('in Socket Mode, with no public address and no storage', () => {
+	let socket: Stack;
+	beforeAll(async () => {
+		socket = await Stack.start({ socketMode: { retryDelaysMs: [0, 1000, 2000] } });
+	});
+	afterAll(() => socket.close());
+
+	it('tells the person plainly why a file cannot be sent, and what the operator can set', async () => {
+		const { message } = socket.standin.workspace.shareFile({
+			user: USER,
+			channel: CHANNEL,
+			name: 'standup.wav',
+			content: wavFile(1),
+		});
+		await socket.standin.app.messageShortcut(
+			USER,
+			'gpu.transcribe_file',
+			message,
+			socket.standin.filesOf(message),
+		);
+		const refusal = await socket.standin.waitFor(
+			() => socket.ephemeralTexts().find((text) => text.includes('no public address')),
+			10_000,
+			'the refusal',
+		);
+		expect(refusal).toContain('SLACK_PUBLIC_URL');
+		expect(
+			socket.emulator.requests.filter(
+				(entry) => entry.method === 'POST' && entry.path.endsWith('/jobs'),
+			),
+		).toEqual([]);
+		// Slack was not even asked for the file.
+		expect(socket.standin.fileDownloads).toEqual([]);
 	});
 });
