@@ -6,6 +6,7 @@ import type { FileLinks, SharedFile } from '../requests/file-links';
 import type { RequestLifecycle } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
 import { describeError, slackErrorCode } from '../slack/errors';
+import type { ThreadRef } from '../model';
 import type { JobService } from './jobs';
 
 type WebClient = webApi.WebClient;
@@ -42,10 +43,14 @@ export interface FileTranscriptionOptions {
 export class FileTranscription {
 	constructor(private readonly options: FileTranscriptionOptions) {}
 
+	/**
+	 * `thread`: where the file was shared (its thread's root); the parent and the transcript go
+	 * there. Without it (a workflow step) the parent is a new message in the context's channel.
+	 */
 	async transcribe(
 		context: RequestContext,
 		fileId: string,
-		{ step }: { step?: string } = {},
+		{ step, thread }: { step?: string; thread?: ThreadRef } = {},
 	): Promise<PrivateReply> {
 		const { lifecycle, links, jobs, team } = this.options;
 		const refused = lifecycle.refusal(context);
@@ -56,10 +61,9 @@ export class FileTranscription {
 		const file = found.file;
 		const problem = fileProblem(file);
 		if (problem) return noticeMessage(problem);
-		return jobs.transcribePrepared(
-			context,
-			{ kind: 'transcribe', url: '', file: file.name },
-			async () => {
+		return jobs.transcribePrepared(context, {
+			subject: { kind: 'transcribe', url: '', file: file.name },
+			prepare: async () => {
 				const link = await links.create(team, file);
 				return {
 					input: { url: link.url },
@@ -67,8 +71,9 @@ export class FileTranscription {
 					ended: () => link.revoke(),
 				};
 			},
+			thread,
 			step,
-		);
+		});
 	}
 
 	/** The file as the bot sees it, or the sentence saying why it cannot. */

@@ -9,6 +9,7 @@ import {
 	type TranscriptionInput,
 } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
+import type { ThreadRef } from '../model';
 import {
 	noticeMessage,
 	notOwnerMessage,
@@ -66,6 +67,8 @@ interface JobRequest {
 	step?: string;
 	/** Makes the input just before the job is created (a file's link), and hears of the job and its end. */
 	prepare?: () => Promise<PreparedInput>;
+	/** The thread the parent goes into as a reply (a shared file's); a new parent in the channel otherwise. */
+	thread?: ThreadRef;
 }
 
 /** An input made for one job: told the job once created, and its end (or that none was created). */
@@ -135,17 +138,18 @@ export class JobService {
 	 */
 	transcribePrepared(
 		context: RequestContext,
-		subject: RequestSubject,
-		prepare: () => Promise<PreparedInput>,
-		step?: string,
+		request: {
+			subject: RequestSubject;
+			prepare: () => Promise<PreparedInput>;
+			thread?: ThreadRef;
+			step?: string;
+		},
 	): Promise<PrivateReply> {
 		return this.start(context, {
 			kind: 'transcribe',
 			endpoint: TRANSCRIPTION_ENDPOINT,
 			input: undefined,
-			subject,
-			prepare,
-			step,
+			...request,
 		});
 	}
 
@@ -174,13 +178,24 @@ export class JobService {
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
 		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
-		const { kind, endpoint, input, subject, userMetadata = {}, checks, step, prepare } = request;
+		const {
+			kind,
+			endpoint,
+			input,
+			subject,
+			userMetadata = {},
+			checks,
+			step,
+			prepare,
+			thread,
+		} = request;
+		const parent = { user: context.user, subject, state: 'pending' as const };
 		return lifecycle.start({
 			context,
 			kind,
 			checks,
 			usesSlot: true,
-			place: { kind: 'new', parent: { user: context.user, subject, state: 'pending' } },
+			place: thread ? { kind: 'reply', thread, parent } : { kind: 'new', parent },
 			failure: 'Creating the job',
 			work: async (request) => {
 				const origin: JobOrigin = {

@@ -21,6 +21,11 @@ export interface ThreadRef {
 	channel: string;
 	/** The parent message; every result goes into its thread. */
 	threadTs: string;
+	/**
+	 * Set when the request's parent is a reply in a thread whose root is not the app's (the thread of
+	 * a file someone shared): the parent is edited there, the results still go into `threadTs`.
+	 */
+	parentTs?: string;
 }
 
 /** A Slack message as the renderers produce it: fallback text for notifications plus blocks. */

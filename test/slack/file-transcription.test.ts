@@ -1,5 +1,5 @@
 import { request } from 'node:http';
-import { UNINVITED_CHANNEL } from '../../slack-standin/workspace';
+import { BOT, UNINVITED_CHANNEL } from '../../slack-standin/workspace';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { CHANNEL, content, Stack, USER } from './harness';
 import { wavFile } from './media';
@@ -33,6 +33,15 @@ async function shortcut(message: ReturnType<typeof share>['message']) {
 	);
 }
 
+/** The app's first reply in a thread. */
+function appReply(threadTs: string) {
+	return stack.standin.waitFor(
+		() => stack.replies(threadTs).find((reply) => reply.user === BOT.userId),
+		10_000,
+		'the request in the thread',
+	);
+}
+
 const transcriptions = () =>
 	stack.emulator.requests.filter(
 		(entry) =>
@@ -55,7 +64,9 @@ it('transcribes the WAV of a message: the service reads it from the link, which 
 	const reply = await shortcut(message);
 	expect(reply.status).toBe(200);
 
-	const parent = await stack.waitForParent(1);
+	// The request's message is a reply in the file's thread, and so is everything after it.
+	const parent = await appReply(message.ts);
+	expect(stack.parents()).toEqual([]);
 	expect(content(parent)).toContain('transcription of the file standup.wav');
 	const job = await stack.standin.waitFor(
 		() =>
@@ -94,7 +105,9 @@ it('transcribes the WAV of a message: the service reads it from the link, which 
 	expect((done.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(3, 1);
 	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
 	await stack.app.idle();
-	expect(stack.replies(parent.ts).length).toBeGreaterThan(0);
+	const thread = stack.replies(message.ts);
+	expect(thread.length).toBeGreaterThan(1);
+	expect(thread.map(content).join('\n')).toMatch(/duration|transcript|text/i);
 	expect(stack.standin.fileDownloads.filter((download) => download.authorized)).toHaveLength(2);
 	// Used after the job ended: refused.
 	expect((await fetch(url)).status).toBe(404);
@@ -103,6 +116,42 @@ it('transcribes the WAV of a message: the service reads it from the link, which 
 	// No log line carries the link.
 	const token = url.split('/').at(-2) ?? '';
 	expect(stack.logger.lines.filter((line) => line.includes(token))).toEqual([]);
+});
+
+it('transcribes a file shared inside a thread into that same thread', async () => {
+	const root = stack.standin.workspace.post({ channel: CHANNEL, user: USER, text: 'recordings' });
+	const { message } = stack.standin.workspace.shareFile({
+		user: USER,
+		channel: CHANNEL,
+		name: 'retro.wav',
+		content: wavFile(1),
+		threadTs: root.ts,
+	});
+	await shortcut(message);
+	const parent = await appReply(root.ts);
+	expect(content(parent)).toContain('retro.wav');
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
+	await stack.app.idle();
+	expect(stack.replies(message.ts)).toEqual([]);
+});
+
+it("delivers the transcript into the file's thread after a restart while the job ran", async () => {
+	const { message } = share('standup.wav', wavFile(2));
+	const downloads = stack.standin.fileDownloads.length;
+	await shortcut(message);
+	const parent = await appReply(message.ts);
+	// GPU Cloud has read the file; the app goes away while the job runs, and comes back.
+	await stack.standin.waitFor(
+		() => stack.standin.fileDownloads.length > downloads,
+		10_000,
+		'the download',
+	);
+	await stack.app.stop();
+	await stack.startApp();
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
+	await stack.app.idle();
+	expect(stack.replies(message.ts).length).toBeGreaterThan(1);
+	expect(stack.parents()).toEqual([]);
 });
 
 it('tells the person to invite the app when it cannot see the file, and creates no job', async () => {

@@ -6,6 +6,8 @@ import { ephemeral } from '../ephemeral';
 
 /** The files a message carries, as the shortcut's payload shows them. */
 const messageFilesSchema = z.object({
+	ts: z.string(),
+	thread_ts: z.string().optional(),
 	files: z
 		.array(z.looseObject({ id: z.string().min(1), mimetype: z.string().optional() }))
 		.default([]),
@@ -13,8 +15,8 @@ const messageFilesSchema = z.object({
 
 /**
  * The message shortcut "Transcribe with GPU Cloud": the message's audio or video file (its first,
- * when it has several: a job reads one file) is transcribed; the reply only the person sees says
- * why not when it cannot be.
+ * when it has several: a job reads one file) is transcribed in the message's thread; the reply only
+ * the person sees says why not when it cannot be.
  */
 export function transcribeFileShortcut(services: AppServices) {
 	return async ({
@@ -25,13 +27,17 @@ export function transcribeFileShortcut(services: AppServices) {
 		await ack();
 		const parsed = messageFilesSchema.safeParse(shortcut.message);
 		const files = parsed.success ? parsed.data.files : [];
+		const channel = shortcut.channel.id;
 		const file =
 			files.find((candidate) => /^(audio|video)\//.test(candidate.mimetype ?? '')) ?? files[0];
 		const reply = file
-			? await services.files.transcribe(
-					{ user: shortcut.user.id, channel: shortcut.channel.id },
-					file.id,
-				)
+			? await services.files.transcribe({ user: shortcut.user.id, channel }, file.id, {
+					// The file's thread: its own, or the one it was shared in.
+					thread: parsed.data && {
+						channel,
+						threadTs: parsed.data.thread_ts ?? parsed.data.ts,
+					},
+				})
 			: noticeMessage(
 					'This message has no file. Use the shortcut on a message that carries an audio or video file.',
 				);
