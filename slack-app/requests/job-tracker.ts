@@ -337,7 +337,7 @@ export class JobTracker {
 							jobParentMessage(job, entry.origin, clock.now()),
 						);
 						// Part of the one delivery: the step is completed once, after the thread shows the end.
-						if (step) await steps?.jobEnded(step, job);
+						if (step) await steps?.jobEnded(step, job, entry.origin.kind);
 					},
 				}),
 			);

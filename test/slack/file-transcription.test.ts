@@ -1,5 +1,6 @@
 import { request } from 'node:http';
-import { BOT, UNINVITED_CHANNEL } from '../../slack-standin/workspace';
+import { STEPS } from '../../slack-app/listeners/functions';
+import { BOT, UNINVITED_CHANNEL, type StepExecution } from '../../slack-standin/workspace';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { CHANNEL, content, Stack, USER } from './harness';
 import { wavFile } from './media';
@@ -193,6 +194,57 @@ it('says so when the message has no file', async () => {
 		10_000,
 		'the no-file answer',
 	);
+});
+
+describe('the Workflow Builder step "Transcribe a file"', () => {
+	const FLOW_CHANNEL = 'C0FLOWS';
+
+	function runStep(fileId: string) {
+		return stack.standin.app.functionExecuted(STEPS.transcribeFile, {
+			file_id: fileId,
+			channel_id: FLOW_CHANNEL,
+			user_id: USER,
+		});
+	}
+
+	function ended(execution: StepExecution): Promise<StepExecution> {
+		return stack.standin.waitFor(
+			() => (execution.state === 'running' ? undefined : execution),
+			30_000,
+			`step ${execution.id} to end`,
+		);
+	}
+
+	it('completes with the transcript when the job ends, its thread in the chosen channel', async () => {
+		const { file } = share('interview.wav', wavFile(2));
+		const { execution, reply } = await runStep(file.id);
+		expect(reply.status).toBe(200);
+		const done = await ended(execution);
+		expect(done.state).toBe('completed');
+		expect(done.outputs).toMatchObject({ status: 'succeeded' });
+		expect(String(done.outputs?.transcript).length).toBeGreaterThan(0);
+		const job = stack.emulator.getJob(String(done.outputs?.job_id));
+		expect((job?.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(2, 1);
+		const parent = stack
+			.parents(FLOW_CHANNEL)
+			.find((message) => content(message).includes('interview.wav'));
+		expect(parent).toBeDefined();
+	});
+
+	it('fails at once, saying why, when the app cannot see the file', async () => {
+		const { file } = share('hidden.wav', wavFile(1), UNINVITED_CHANNEL.id);
+		const before = transcriptions().length;
+		const done = await ended((await runStep(file.id)).execution);
+		expect(done.state).toBe('failed');
+		expect(done.error).toContain('/invite @GPU Cloud');
+		expect(transcriptions().length).toBe(before);
+	});
+
+	it('fails naming the field when the file id is not one', async () => {
+		const done = await ended((await runStep('not-a-file')).execution);
+		expect(done.state).toBe('failed');
+		expect(done.error).toContain('file_id');
+	});
 });
 
 describe('hostile requests for links', () => {
