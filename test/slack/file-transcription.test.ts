@@ -155,6 +155,39 @@ it("delivers the transcript into the file's thread after a restart while the job
 	expect(stack.parents()).toEqual([]);
 });
 
+it('transcribes a file sent to the app in a direct message that asks for it, in that thread', async () => {
+	const dm = stack.standin.workspace.directMessageOf(USER);
+	const { message } = await stack.standin.shareFileAsUser({
+		user: USER,
+		channel: dm,
+		name: 'voice-note.wav',
+		content: wavFile(1),
+		text: 'transcribe please',
+	});
+	const parent = await stack.standin.waitFor(
+		() => stack.replies(message.ts, dm).find((reply) => reply.user === BOT.userId),
+		10_000,
+		'the request in the DM thread',
+	);
+	expect(content(parent)).toContain('voice-note.wav');
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000, dm);
+});
+
+it('transcribes a file shared with "/gpu transcribe" in a channel thread, in that thread', async () => {
+	const root = stack.standin.workspace.post({ channel: CHANNEL, user: USER, text: 'call notes' });
+	await stack.standin.shareFileAsUser({
+		user: USER,
+		channel: CHANNEL,
+		name: 'call.wav',
+		content: wavFile(1),
+		text: '/gpu transcribe',
+		threadTs: root.ts,
+	});
+	const parent = await appReply(root.ts);
+	expect(content(parent)).toContain('call.wav');
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
+});
+
 it('tells the person to invite the app when it cannot see the file, and creates no job', async () => {
 	const before = transcriptions().length;
 	const { message } = share('secret.wav', wavFile(1), UNINVITED_CHANNEL.id);
