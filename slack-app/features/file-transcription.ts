@@ -2,7 +2,7 @@ import type { webApi } from '@slack/bolt';
 import { z } from 'zod/v4';
 import { LIMITS } from '../../shared/schemas';
 import { noticeMessage, serviceErrorMessage } from '../messages/errors';
-import type { FileLinks, SharedFile } from '../requests/file-links';
+import type { FileRoute, SharedFile } from '../requests/file-links';
 import type { RequestLifecycle } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
 import { describeError, slackErrorCode } from '../slack/errors';
@@ -23,15 +23,15 @@ const slackFileSchema = z.looseObject({
 
 /** Why a file cannot be sent without a public address or storage: said to the person, for the operator. */
 export const NO_FILE_ROUTE =
-	'GPU Cloud reads a recording only from an address it can download, and this app has none to give it: it has no public address (it runs in Socket Mode, or without SLACK_PUBLIC_URL) and no object storage. An operator can set SLACK_PUBLIC_URL to the HTTPS address Slack reaches the app at. Meanwhile, `/gpu transcribe <url>` takes a direct download link.';
+	'GPU Cloud reads a recording only from an address it can download, and this app has none to give it: it has no public address (it runs in Socket Mode, or without SLACK_PUBLIC_URL) and no object storage. An operator can set SLACK_PUBLIC_URL to the public HTTPS address of the app, or object storage (SLACK_STORAGE_ENDPOINT, with its bucket and keys). Meanwhile, `/gpu transcribe <url>` takes a direct download link.';
 
 export interface FileTranscriptionOptions {
 	client: WebClient;
 	jobs: JobService;
 	lifecycle: RequestLifecycle;
 	team: string;
-	/** Set when the app has a public address to serve files from. */
-	links?: FileLinks;
+	/** How files reach GPU Cloud: object storage, or the app's own links (a public address); none otherwise. */
+	links?: FileRoute;
 }
 
 /**

@@ -177,19 +177,29 @@ export function jobParentMessage(
 }
 
 /**
- * A transcription's subject from its input URL: a file the app serves is named by its file name,
- * never by its link (which is a capability).
+ * A transcription's subject from its input URL: a file the app serves, or a presigned URL (a shared
+ * file put in object storage), is named by its file name, never by its URL (a capability).
  */
 function transcriptionSubject(url: string): RequestSubject {
-	const served = FILE_LINK_PATTERN.exec(url);
-	if (!served) return { kind: 'transcribe', url };
-	let file = served[1];
+	const served = FILE_LINK_PATTERN.exec(url)?.[1] ?? presignedName(url);
+	if (served === undefined) return { kind: 'transcribe', url };
+	let file = served;
 	try {
-		file = decodeURIComponent(file);
+		file = decodeURIComponent(served);
 	} catch {
 		// Shown as it came.
 	}
 	return { kind: 'transcribe', url: '', file };
+}
+
+/** The last path segment of an S3 presigned URL (Signature V4 in its query); undefined for any other. */
+function presignedName(url: string): string | undefined {
+	if (!/[?&]X-Amz-Signature=/i.test(url)) return undefined;
+	try {
+		return new URL(url).pathname.split('/').pop() || 'file';
+	} catch {
+		return 'file';
+	}
 }
 
 const FILE_LINK_PATTERN = new RegExp(`${FILE_LINK_PATH}/[A-Za-z0-9_-]{43}/([^/?#]+)$`);

@@ -74,6 +74,12 @@ export interface FileLinksOptions {
 	source: (team: string) => Promise<FileSource | undefined>;
 }
 
+/** How a shared file reaches GPU Cloud: the app's own links, or object storage. */
+export interface FileRoute {
+	/** A URL GPU Cloud can read `file` of `team` from, with no header, for one job. */
+	create(team: string, file: SharedFile): Promise<FileLink>;
+}
+
 /** One link, as the job that reads it knows it. */
 export interface FileLink {
 	url: string;
@@ -83,7 +89,7 @@ export interface FileLink {
 	revoke(): Promise<void>;
 }
 
-export class FileLinks {
+export class FileLinks implements FileRoute {
 	constructor(private readonly options: FileLinksOptions) {}
 
 	/** A new link to `file` of `team`, valid until revoked or for the links' time. */
@@ -144,9 +150,7 @@ export class FileLinks {
 			await store.deleteRecord(key);
 			return refuse();
 		}
-		const response = await fetch(record.source, {
-			headers: { authorization: `Bearer ${botToken}` },
-		});
+		const response = await fetchSlackFile(record.source, botToken);
 		if (!response.ok || !response.body) {
 			await response.body?.cancel();
 			counted('failed');
@@ -171,6 +175,14 @@ export class FileLinks {
 			`File ${record.file} served to GPU Cloud${record.job ? ` for job ${record.job.id}` : ''}.`,
 		);
 	}
+}
+
+/**
+ * A file's bytes from Slack, with the bot token in the header (Slack's rule for `url_private`); the
+ * caller has checked that the URL is Slack's. A redirect elsewhere drops the header (fetch's rule).
+ */
+export function fetchSlackFile(url: string, botToken: string): Promise<Response> {
+	return fetch(url, { headers: { authorization: `Bearer ${botToken}` } });
 }
 
 /** The token of a link's path; undefined for any other path (`..`, encoded slashes, a wrong length). */

@@ -18,7 +18,7 @@ import { JobOriginSeal, JobOrigins } from '../state/job-metadata';
 import { JobTracker, type JobTrackerOptions } from '../requests/job-tracker';
 import { JobService } from '../features/jobs';
 import { FileTranscription } from '../features/file-transcription';
-import type { FileLinks, FileSource } from '../requests/file-links';
+import type { FileRoute, FileSource } from '../requests/file-links';
 import { isTerminalStatus } from '../../shared/schemas';
 import { RequestLifecycle } from '../requests/lifecycle';
 import { DeliveryRecord } from '../requests/delivery-record';
@@ -47,8 +47,8 @@ export interface ContainerOptions {
 	sharesJobs?: (team: string) => Promise<boolean>;
 	/** Told each phase a job of this workspace enters (metrics). */
 	onJobPhase?: JobTrackerOptions['onPhase'];
-	/** Links to files shared in Slack, when the app has a public address to serve them from. */
-	fileLinks?: FileLinks;
+	/** How files shared in Slack reach GPU Cloud, when the app has a way. */
+	fileLinks?: FileRoute;
 }
 
 export interface Container {

@@ -8,7 +8,7 @@ import type { AppConfig } from '../config';
 import type { AppServices } from '../features';
 import type { ReadinessProbe } from '../http/health';
 import type { Metrics } from '../http/metrics';
-import type { FileLinks } from '../requests/file-links';
+import type { FileRoute } from '../requests/file-links';
 import type { JobTracker } from '../requests/job-tracker';
 import { createWebhookHandler, type WebhookRoute } from '../requests/webhook-receiver';
 import type { InstallationStore } from '../state/installations/store';
@@ -63,8 +63,8 @@ export interface WorkspaceParts {
 	clientOptions: webApi.WebClientOptions;
 	streamIntervalMs?: number;
 	statusRefreshMs?: number;
-	/** Set when the app has a public address: files shared in Slack are served to GPU Cloud through it. */
-	fileLinks?: FileLinks;
+	/** How files shared in Slack reach GPU Cloud (object storage, or the app's links); unset without either. */
+	fileLinks?: FileRoute;
 }
 
 /** A GPU Cloud organization and its key: the app's own, or (distributed) a workspace's link. */
