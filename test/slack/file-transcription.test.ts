@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { parse } from 'yaml';
+import { MANIFEST_PATH } from '../../slack-standin/app-config';
 import { STEPS } from '../../slack-app/listeners/functions';
 import { BOT, UNINVITED_CHANNEL, type StepExecution } from '../../slack-standin/workspace';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
@@ -306,6 +309,41 @@ describe('hostile requests for links', () => {
 			`/slack/files/${guessed.slice(1)}/standup.wav`,
 		])
 			expect([path, await get(path)]).toEqual([path, 404]);
+	});
+});
+
+describe('an installation made before the app asked for files:read', () => {
+	let old: Stack;
+	beforeAll(async () => {
+		const manifest = parse(readFileSync(MANIFEST_PATH, 'utf8')) as {
+			oauth_config: { scopes: { bot: string[] } };
+		};
+		manifest.oauth_config.scopes.bot = manifest.oauth_config.scopes.bot.filter(
+			(scope) => scope !== 'files:read',
+		);
+		old = await Stack.start({ webhooks: true, slackApp: { manifest } });
+	});
+	afterAll(() => old.close());
+
+	it('says an admin must reinstall it, and creates no job', async () => {
+		const { message } = old.standin.workspace.shareFile({
+			user: USER,
+			channel: CHANNEL,
+			name: 'standup.wav',
+			content: wavFile(1),
+		});
+		await old.standin.app.messageShortcut(
+			USER,
+			'gpu.transcribe_file',
+			message,
+			old.standin.filesOf(message),
+		);
+		await old.standin.waitFor(
+			() => old.ephemeralTexts().some((text) => text.includes('files:read')),
+			10_000,
+			'the reinstall sentence',
+		);
+		expect(old.emulator.jobsOf(old.emulator.organization)).toEqual([]);
 	});
 });
 
