@@ -16,7 +16,7 @@ import {
 	serviceErrorMessage,
 	usageErrorMessage,
 } from '../messages/errors';
-import type { RequestSubject } from '../messages/parent';
+import { transcriptionSubject, type RequestSubject } from '../messages/parent';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from '../requests/access';
 import { inputProblem, type Catalogue } from './catalogue';
@@ -128,7 +128,7 @@ export class JobService {
 			kind: 'transcribe',
 			endpoint: TRANSCRIPTION_ENDPOINT,
 			input,
-			subject: { kind: 'transcribe', url: input.url },
+			subject: transcriptionSubject(input.url),
 		});
 	}
 

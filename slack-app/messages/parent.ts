@@ -180,7 +180,7 @@ export function jobParentMessage(
  * A transcription's subject from its input URL: a file the app serves, or a presigned URL (a shared
  * file put in object storage), is named by its file name, never by its URL (a capability).
  */
-function transcriptionSubject(url: string): RequestSubject {
+export function transcriptionSubject(url: string): RequestSubject {
 	const served = FILE_LINK_PATTERN.exec(url)?.[1] ?? presignedName(url);
 	if (served === undefined) return { kind: 'transcribe', url };
 	let file = served;

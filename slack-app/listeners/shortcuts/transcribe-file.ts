@@ -26,21 +26,20 @@ export function transcribeFileShortcut(services: AppServices) {
 	}: SlackShortcutMiddlewareArgs<MessageShortcut> & AllMiddlewareArgs): Promise<void> => {
 		await ack();
 		const parsed = messageFilesSchema.safeParse(shortcut.message);
-		const files = parsed.success ? parsed.data.files : [];
-		const channel = shortcut.channel.id;
+		const message = parsed.success ? parsed.data : undefined;
+		const files = message?.files ?? [];
 		const file =
 			files.find((candidate) => /^(audio|video)\//.test(candidate.mimetype ?? '')) ?? files[0];
-		const reply = file
-			? await services.files.transcribe({ user: shortcut.user.id, channel }, file.id, {
-					// The file's thread: its own, or the one it was shared in.
-					thread: parsed.data && {
-						channel,
-						threadTs: parsed.data.thread_ts ?? parsed.data.ts,
-					},
-				})
-			: noticeMessage(
-					'This message has no file. Use the shortcut on a message that carries an audio or video file.',
-				);
+		const channel = shortcut.channel.id;
+		const reply =
+			message && file
+				? await services.files.transcribe({ user: shortcut.user.id, channel }, file.id, {
+						// The file's thread: its own, or the one it was shared in.
+						thread: { channel, threadTs: message.thread_ts ?? message.ts },
+					})
+				: noticeMessage(
+						'This message has no file. Use the shortcut on a message that carries an audio or video file.',
+					);
 		if (reply) await respond(ephemeral(reply));
 	};
 }
