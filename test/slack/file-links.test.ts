@@ -140,6 +140,64 @@ it("serves nothing for a workspace the app does not serve, nor from another link
 	expect((await fetch(flipped)).status).toBe(404);
 });
 
+it('streams the file as Slack sends it: GPU Cloud gets the first bytes before Slack has sent the rest', async () => {
+	// A file host that sends half, and the rest only once the reader has bytes through the link:
+	// a link that held the file whole would wait for ever.
+	let readerGotBytes = () => {};
+	const firstBytesRead = new Promise<void>((resolve) => (readerGotBytes = resolve));
+	const half = Buffer.alloc(256 * 1024, 1);
+	const host = createServer((req, res) => {
+		expect(req.headers.authorization).toBe(`Bearer ${BOT_TOKEN}`);
+		res.writeHead(200, { 'content-length': String(half.length * 2) });
+		res.write(half);
+		void firstBytesRead.then(() => res.end(half));
+	});
+	await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+	const { port } = host.address() as AddressInfo;
+	const streaming = new FileLinks({
+		store: new LocalSharedState(
+			await StateFile.open(
+				join(await mkdtemp(join(tmpdir(), 'gpu-file-links-')), 's.json'),
+				() => undefined,
+			),
+			clock,
+		),
+		publicUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+		clock,
+		ttlMs: TTL_MS,
+		logger,
+		counted: () => undefined,
+		isSlackUrl: () => true,
+		source: () =>
+			Promise.resolve({ botToken: () => BOT_TOKEN, jobEnded: () => Promise.resolve(false) }),
+	});
+	const previous = links;
+	links = streaming;
+	try {
+		const link = await streaming.create(TEAM.id, {
+			id: 'F0BIG',
+			name: 'big.wav',
+			mimetype: 'audio/wav',
+			size: half.length * 2,
+			source: `http://127.0.0.1:${port}/big.wav`,
+		});
+		const response = await fetch(link.url);
+		const reader = response.body?.getReader();
+		if (!reader) throw new Error('no body');
+		let received = 0;
+		for (;;) {
+			const { done, value } = await reader.read();
+			if (done) break;
+			received += value.length;
+			readerGotBytes();
+		}
+		expect(received).toBe(half.length * 2);
+	} finally {
+		links = previous;
+		await new Promise((resolve) => host.close(resolve));
+	}
+});
+
 it('never sends the bot token to an address that is not Slack', async () => {
 	const { file } = sharedFile();
 	await expect(
