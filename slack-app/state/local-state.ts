@@ -106,8 +106,6 @@ export class LocalSharedState implements SharedState {
 	/** One table per ttl, so each forgets in claim order. */
 	private readonly claims = new Map<number, ClaimedWithin>();
 	private readonly slots = new LocalSlots();
-	/** Records with their expiry; one process forgets them when it stops, as their work stops with it. */
-	private readonly records = new Map<string, { value: string; until: number }>();
 
 	constructor(
 		private readonly state: StateFile,
@@ -189,21 +187,17 @@ export class LocalSharedState implements SharedState {
 		return this.state.createdJob(team, requestId);
 	}
 
+	/** In the state file: a shared file's link outlives a restart while its job runs. */
 	putRecord(key: string, value: string, ttlMs: number): Promise<void> {
-		const now = this.clock.now();
-		for (const [held, record] of this.records) if (record.until <= now) this.records.delete(held);
-		this.records.set(key, { value, until: now + ttlMs });
-		return Promise.resolve();
+		return this.state.putRecord(key, value, ttlMs);
 	}
 
 	getRecord(key: string): Promise<string | undefined> {
-		const record = this.records.get(key);
-		return Promise.resolve(record && record.until > this.clock.now() ? record.value : undefined);
+		return Promise.resolve(this.state.getRecord(key));
 	}
 
 	deleteRecord(key: string): Promise<void> {
-		this.records.delete(key);
-		return Promise.resolve();
+		return this.state.deleteRecord(key);
 	}
 
 	ping(): Promise<void> {

@@ -193,6 +193,16 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			expect(await shared.getRecord(kept)).toBeUndefined();
 		});
 
+		it('keeps a record across a restart of the process', async () => {
+			const first = await process();
+			const key = unique('record');
+			await first.shared.putRecord(key, 'kept', 60_000);
+			const next = await successor(first);
+			expect(await next.shared.getRecord(key)).toBe('kept');
+			await next.shared.deleteRecord(key);
+			expect(await next.shared.getRecord(key)).toBeUndefined();
+		});
+
 		it('answers its readiness probe', async () => {
 			const { shared } = await process();
 			await expect(shared.ping()).resolves.toBeUndefined();
