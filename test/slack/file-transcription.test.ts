@@ -158,6 +158,26 @@ it("delivers the transcript into the file's thread after a restart while the job
 	expect(stack.parents()).toEqual([]);
 });
 
+it("Slack's stop button on the file's thread cancels its transcription", async () => {
+	const { message } = share('long-call.wav', wavFile(2));
+	const before = stack.emulator.jobsOf(stack.emulator.organization).length;
+	await shortcut(message);
+	const parent = await appReply(message.ts);
+	const job = await stack.standin.waitFor(
+		() => stack.emulator.jobsOf(stack.emulator.organization)[before],
+		10_000,
+		'the job',
+	);
+	await stack.standin.waitFor(
+		() => stack.standin.workspace.session(CHANNEL, message.ts)?.status === 'processing',
+		10_000,
+		'the session to be processing',
+	);
+	expect(await stack.standin.stopSession(USER, CHANNEL, message.ts)).toBe(true);
+	await stack.waitForParentText(parent.ts, /[Cc]ancelled/, 20_000);
+	expect(stack.emulator.getJob(job.id)?.status).toBe('cancelled');
+});
+
 it('transcribes a file sent to the app in a direct message that asks for it, in that thread', async () => {
 	const dm = stack.standin.workspace.directMessageOf(USER);
 	const { message } = await stack.standin.shareFileAsUser({
