@@ -751,6 +751,7 @@ export function publicFile(file: StoredFile, baseUrl: string): Record<string, un
 		filetype: file.filetype,
 		size: file.size,
 		user: file.user,
+		...(file.durationMs !== undefined ? { duration_ms: file.durationMs } : {}),
 		url_private: `${path}/${name}`,
 		url_private_download: `${path}/download/${name}`,
 		...(file.altText ? { alt_txt: file.altText } : {}),

@@ -48,6 +48,8 @@ export interface StoredFile {
 	size: number;
 	/** Who uploaded it: a person, or the bot. */
 	user: string;
+	/** An audio or video file's length, as Slack measures it on upload (WAV here, from its header). */
+	durationMs?: number;
 	altText?: string;
 	content?: Buffer;
 	/** Set once files.completeUploadExternal shared it. */
@@ -391,6 +393,7 @@ export class Workspace extends EventEmitter {
 			filetype: fileType(options.name),
 			size: options.content.length,
 			user: options.user,
+			durationMs: wavDurationMs(options.content),
 			content: options.content,
 			shared: true,
 			channels: new Set([options.channel]),
@@ -455,4 +458,23 @@ export function mimeType(filename: string): string {
 export function fileType(filename: string): string {
 	const dot = filename.lastIndexOf('.');
 	return dot > 0 ? filename.slice(dot + 1).toLowerCase() : 'binary';
+}
+
+/** A PCM WAV's length from its header (byte rate and data size); undefined for anything else. */
+export function wavDurationMs(content: Buffer): number | undefined {
+	if (content.length < 44 || content.toString('ascii', 0, 4) !== 'RIFF') return undefined;
+	if (content.toString('ascii', 8, 12) !== 'WAVE') return undefined;
+	let at = 12;
+	let byteRate: number | undefined;
+	while (at + 8 <= content.length) {
+		const id = content.toString('ascii', at, at + 4);
+		const size = content.readUInt32LE(at + 4);
+		if (id === 'fmt ' && at + 16 <= content.length) byteRate = content.readUInt32LE(at + 16);
+		if (id === 'data')
+			return byteRate
+				? Math.round((Math.min(size, content.length - at - 8) / byteRate) * 1000)
+				: undefined;
+		at += 8 + size + (size % 2);
+	}
+	return undefined;
 }

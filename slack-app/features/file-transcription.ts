@@ -17,6 +17,7 @@ const slackFileSchema = z.looseObject({
 	name: z.string().default('file'),
 	mimetype: z.string().default('application/octet-stream'),
 	size: z.number().int().nonnegative(),
+	duration_ms: z.number().nonnegative().optional(),
 	url_private_download: z.url().optional(),
 	url_private: z.url().optional(),
 });
@@ -105,19 +106,27 @@ export class FileTranscription {
 			return {
 				reply: serviceErrorMessage('Reading the file from Slack', 'Slack described it unreadably.'),
 			};
-		const { id, name, mimetype, size } = parsed.data;
-		return { file: { id, name, mimetype, size, source } };
+		const { id, name, mimetype, size, duration_ms: durationMs } = parsed.data;
+		return { file: { id, name, mimetype, size, durationMs, source } };
 	}
 }
 
 /** Why GPU Cloud would refuse the file (its kind, the spec's size limit), before any job. */
 export function fileProblem(
-	file: Pick<SharedFile, 'name' | 'mimetype' | 'size'>,
+	file: Pick<SharedFile, 'name' | 'mimetype' | 'size' | 'durationMs'>,
 ): string | undefined {
 	if (!/^(audio|video)\//.test(file.mimetype))
 		return `${file.name} is not an audio or video file (Slack says ${file.mimetype}); GPU Cloud transcribes audio and video.`;
 	if (file.size >= LIMITS.transcriptionMaxBytes)
 		return `${file.name} is ${(file.size / 1e9).toFixed(1)} GB; GPU Cloud transcribes files under ${LIMITS.transcriptionMaxBytes / 1e9} GB.`;
 	if (file.size === 0) return `${file.name} is empty.`;
+	if (file.durationMs !== undefined && file.durationMs >= LIMITS.transcriptionMaxSeconds * 1000)
+		return `${file.name} is ${formatHours(file.durationMs)} long; GPU Cloud transcribes recordings shorter than ${LIMITS.transcriptionMaxSeconds / 3600} hours.`;
 	return undefined;
+}
+
+/** A length of an hour or more, as people say it: "2 h 31 min". */
+function formatHours(ms: number): string {
+	const minutes = Math.floor(ms / 60_000);
+	return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }

@@ -29,6 +29,8 @@ export interface SharedFile {
 	name: string;
 	mimetype: string;
 	size: number;
+	/** An audio or video file's length, when Slack's file object gives it (`duration_ms`). */
+	durationMs?: number;
 	/** `url_private_download`: Slack serves it only with a bearer token. */
 	source: string;
 }

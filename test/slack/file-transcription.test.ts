@@ -238,6 +238,26 @@ it('refuses a file that is not audio or video before any job, naming what Slack 
 	expect(transcriptions().length).toBe(before);
 });
 
+it('refuses a recording of 2.5 hours or more before any job, by the length Slack gives', async () => {
+	const before = transcriptions().length;
+	// A real WAV of 9,001 seconds: one 8-bit sample a second.
+	const { message } = share('all-day.wav', wavFile(9001, 1));
+	await shortcut(message);
+	await stack.standin.waitFor(
+		() =>
+			stack
+				.ephemeralTexts()
+				.some((text) =>
+					text.includes(
+						'all-day.wav is 2 h 30 min long; GPU Cloud transcribes recordings shorter than 2.5 hours',
+					),
+				),
+		10_000,
+		'the refusal',
+	);
+	expect(transcriptions().length).toBe(before);
+});
+
 it('says so when the message has no file', async () => {
 	const message = stack.standin.workspace.post({
 		channel: CHANNEL,

@@ -1,9 +1,8 @@
 /**
- * A real mono 8-bit PCM WAV of `seconds` (a 440 Hz tone at 8 kHz), so a reader that parses its
- * header finds that duration.
+ * A real mono 8-bit PCM WAV of `seconds` (a 440 Hz tone at 8 kHz, or at `rate` samples a second),
+ * so a reader that parses its header finds that duration.
  */
-export function wavFile(seconds: number): Buffer {
-	const rate = 8000;
+export function wavFile(seconds: number, rate = 8000): Buffer {
 	const samples = Math.round(seconds * rate);
 	const wav = Buffer.alloc(44 + samples);
 	wav.write('RIFF', 0);

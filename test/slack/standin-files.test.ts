@@ -82,6 +82,8 @@ test('a shared file reaches the app in its message, and files.info describes it 
 		filetype: 'wav',
 		size: wav.length,
 		user: USER,
+		// Slack measures a recording's length on upload.
+		duration_ms: 2000,
 	});
 	expect(String(described.url_private)).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/files-pri\//);
 	expect(String(described.url_private_download)).toContain('/download/');
