@@ -3,12 +3,18 @@ import { App, LogLevel, type Logger } from '@slack/bolt';
 import type { Clock } from '../shared/clock';
 import { systemClock, UndiciTransport } from '../shared/runtime';
 import type { Transport } from '../shared/transport';
-import { configSecrets, type AppConfig } from './config';
+import { configSecrets, STORAGE_LABELS, type AppConfig } from './config';
 import { Health } from './http/health';
 import { createIngress, type Ingress } from './http/ingress';
 import { Metrics } from './http/metrics';
 import { registerListeners } from './listeners';
 import { BackgroundTasks } from './requests/background';
+import { FileLinks, type FileRoute } from './requests/file-links';
+import { StoredFiles } from './requests/stored-files';
+import { ObjectStorage } from '../shared/object-storage';
+import { UndiciStorageTransport } from '../shared/runtime/undici-storage-transport';
+import { FILE_LINK_PATH } from './model';
+import type { Container } from './workspaces/container';
 import { errorSummary } from './slack/errors';
 import { JsonLogger } from './slack/log';
 import { slackClientOptions } from './slack/slack-client';
@@ -71,11 +77,17 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 		const base = processParts(options, opened);
 		const state = await openState(base);
 		const shared = await connectShared(base, state, opened);
-		const parts: Parts = { ...base, state, shared };
+		// The links find their workspace when a download comes, once the workspaces are open.
+		const served: { workspaces?: Workspaces } = {};
+		const { route: fileLinks, links } = shareableFiles(base, shared, (team) =>
+			served.workspaces?.get(team),
+		);
+		const parts: Parts = { ...base, state, shared, fileLinks };
 		const workspaces = await openWorkspaces(parts, options, opened);
+		served.workspaces = workspaces;
 		const health = readiness(parts, workspaces);
 		const background = new BackgroundTasks((message) => parts.logger.error(message));
-		const ingress = buildIngress(parts, workspaces, health, background);
+		const ingress = buildIngress(parts, workspaces, health, background, links);
 		const app = await startBolt(parts, workspaces, ingress, opened);
 		await workspaces.start();
 		sweepStoppedReplicas(parts, workspaces, opened);
@@ -137,6 +149,50 @@ async function connectShared(
 	);
 }
 
+/**
+ * How files shared in Slack reach GPU Cloud: put in object storage when it is set; else, with a
+ * public address, served by the app itself (`links`, whose route the ingress serves); else not at
+ * all (FileTranscription says so to the person).
+ */
+function shareableFiles(
+	{ config, clock, logger, metrics }: ProcessParts,
+	shared: SharedState,
+	container: (team: string) => Promise<Container | undefined> | undefined,
+): { route?: FileRoute; links?: FileLinks } {
+	const { publicUrl, storage } = config;
+	const slackApi = config.slack.apiUrl ? new URL(config.slack.apiUrl).origin : undefined;
+	const isSlackUrl = (url: string) => {
+		const { origin, protocol, hostname } = new URL(url);
+		return (
+			origin === slackApi ||
+			(protocol === 'https:' && (hostname === 'slack.com' || hostname.endsWith('.slack.com')))
+		);
+	};
+	const source = async (team: string) => (await container(team))?.fileSource;
+	if (storage) {
+		const bucket = new ObjectStorage(storage, {
+			transport: new UndiciStorageTransport(),
+			clock,
+			labels: STORAGE_LABELS,
+		});
+		return {
+			route: new StoredFiles({ storage: bucket, ttlMs: config.fileLinkTtlMs, isSlackUrl, source }),
+		};
+	}
+	if (!publicUrl) return {};
+	const links = new FileLinks({
+		store: shared,
+		publicUrl,
+		clock,
+		ttlMs: config.fileLinkTtlMs,
+		logger,
+		counted: (outcome) => metrics.fileDownload(outcome),
+		isSlackUrl,
+		source,
+	});
+	return { route: links, links };
+}
+
 /** One workspace for a bot token; every workspace that installs the app with SLACK_CLIENT_ID. */
 async function openWorkspaces(
 	parts: WorkspaceParts,
@@ -175,6 +231,7 @@ function buildIngress(
 	workspaces: Workspaces,
 	health: Health,
 	background: BackgroundTasks,
+	links: FileLinks | undefined,
 ): Ingress {
 	const { shared, metrics } = parts;
 	return createIngress({
@@ -187,6 +244,7 @@ function buildIngress(
 			'/healthz': health.healthz,
 			'/readyz': health.readyz,
 			'/metrics': metrics.route,
+			...(links ? { [`${FILE_LINK_PATH}/*`]: links.route } : {}),
 			...workspaces.routes,
 		},
 	});

@@ -1,3 +1,8 @@
+import {
+	objectStorageSettingsSchema,
+	type ObjectStorageLabels,
+	type ObjectStorageSettings,
+} from '../shared/object-storage';
 import { readFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import type { LogLevel } from '@slack/bolt';
@@ -67,6 +72,10 @@ export interface AppConfig {
 	/** Where the service can reach this app; unset means completion is watched by polling only. */
 	publicUrl?: string;
 	webhookPath: string;
+	/** How long a file shared in Slack stays readable by its transcription job at most (it ends with the job). */
+	fileLinkTtlMs: number;
+	/** S3-compatible storage a shared file is put in for its job (a presigned URL), instead of the app serving it. */
+	storage?: ObjectStorageSettings;
 	access: AccessSettings;
 	stateFile: string;
 	/** How far back the app looks for its unfinished jobs when it starts. */
@@ -183,6 +192,14 @@ const envSchema = z.object({
 			error: 'must be a path starting with "/"',
 		})
 		.transform((value) => value ?? '/gpu-cloud/webhook'),
+	SLACK_FILE_LINK_TTL_MINUTES: integer(1, 7 * 24 * 60, 360),
+	SLACK_STORAGE_ENDPOINT: optionalText,
+	SLACK_STORAGE_REGION: optionalText,
+	SLACK_STORAGE_BUCKET: optionalText,
+	SLACK_STORAGE_KEY_PREFIX: optionalText,
+	SLACK_STORAGE_ACCESS_KEY_ID: optionalText,
+	SLACK_STORAGE_SECRET_ACCESS_KEY: optionalText,
+	SLACK_STORAGE_ADDRESSING: optionalText,
 	SLACK_ALLOWED_USERS: idList('user'),
 	SLACK_ALLOWED_CHANNELS: idList('channel'),
 	SLACK_MAX_JOBS_PER_USER: integer(1, 100, 3),
@@ -254,6 +271,7 @@ export function loadConfig(env: Env): AppConfig {
 	};
 
 	const distribution = readDistribution(e, problems);
+	const storage = readStorage(e, problems);
 	const botToken = distribution
 		? e.SLACK_BOT_TOKEN
 		: required('SLACK_BOT_TOKEN', e.SLACK_BOT_TOKEN, 'the bot token from OAuth & Permissions');
@@ -330,6 +348,8 @@ export function loadConfig(env: Env): AppConfig {
 		appSecret,
 		publicUrl: e.SLACK_PUBLIC_URL?.replace(/\/+$/, ''),
 		webhookPath: e.SLACK_WEBHOOK_PATH,
+		fileLinkTtlMs: e.SLACK_FILE_LINK_TTL_MINUTES * 60_000,
+		storage,
 		access: {
 			allowedUsers: e.SLACK_ALLOWED_USERS,
 			allowedChannels: e.SLACK_ALLOWED_CHANNELS,
@@ -343,6 +363,42 @@ export function loadConfig(env: Env): AppConfig {
 		shutdownTimeoutMs: e.SLACK_SHUTDOWN_TIMEOUT_SECONDS * 1000,
 		redisUrl: e.REDIS_URL,
 	};
+}
+
+/** How the storage errors name each setting: by its variable. */
+export const STORAGE_LABELS: ObjectStorageLabels = {
+	endpoint: 'SLACK_STORAGE_ENDPOINT',
+	region: 'SLACK_STORAGE_REGION',
+	bucket: 'SLACK_STORAGE_BUCKET',
+	keyPrefix: 'SLACK_STORAGE_KEY_PREFIX',
+	accessKeyId: 'SLACK_STORAGE_ACCESS_KEY_ID',
+	secretAccessKey: 'SLACK_STORAGE_SECRET_ACCESS_KEY',
+	addressing: 'SLACK_STORAGE_ADDRESSING',
+};
+
+/** The object storage settings, when SLACK_STORAGE_ENDPOINT is set: each checked, named by its variable. */
+function readStorage(
+	e: z.infer<typeof envSchema>,
+	problems: string[],
+): ObjectStorageSettings | undefined {
+	if (e.SLACK_STORAGE_ENDPOINT === undefined) return undefined;
+	const parsed = objectStorageSettingsSchema.safeParse({
+		endpoint: e.SLACK_STORAGE_ENDPOINT,
+		region: e.SLACK_STORAGE_REGION,
+		bucket: e.SLACK_STORAGE_BUCKET,
+		keyPrefix: e.SLACK_STORAGE_KEY_PREFIX,
+		accessKeyId: e.SLACK_STORAGE_ACCESS_KEY_ID,
+		secretAccessKey: e.SLACK_STORAGE_SECRET_ACCESS_KEY,
+		addressing: e.SLACK_STORAGE_ADDRESSING,
+	});
+	if (parsed.success) return parsed.data;
+	for (const issue of parsed.error.issues) {
+		const field = issue.path[0];
+		const name =
+			Object.entries(STORAGE_LABELS).find(([key]) => key === field)?.[1] ?? 'SLACK_STORAGE_*';
+		problems.push(`${name} ${issue.message} (with SLACK_STORAGE_ENDPOINT set)`);
+	}
+	return undefined;
 }
 
 /** The OAuth settings, all or none, and the key the installation store needs with them. */
@@ -421,6 +477,7 @@ export function configSecrets(config: AppConfig): string[] {
 		slack.signingSecret,
 		slack.mode === 'socket' ? slack.appToken : undefined,
 		config.appSecret,
+		config.storage?.secretAccessKey,
 		service.apiKey,
 		service.webhookSecret,
 		redisPassword(config.redisUrl),

@@ -320,8 +320,13 @@ export class AppLink {
 		});
 	}
 
-	/** A message shortcut from a message's "More actions" menu. */
-	messageShortcut(user: string, callbackId: string, message: StoredMessage): Promise<AppReply> {
+	/** A message shortcut from a message's "More actions" menu; the message carries its files, as in Slack. */
+	messageShortcut(
+		user: string,
+		callbackId: string,
+		message: StoredMessage,
+		files: Record<string, unknown>[] = [],
+	): Promise<AppReply> {
 		return this.sendInteraction('message_action', user, {
 			action_ts: String(Date.now() / 1000),
 			channel: { id: message.channel, name: this.workspace.channelName(message.channel) },
@@ -335,6 +340,7 @@ export class AppLink {
 				text: message.text,
 				...(message.botId ? { bot_id: message.botId } : {}),
 				...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+				...(files.length ? { files, upload: false } : {}),
 			},
 			response_url: this.options.responseUrl({ channel: message.channel, user }),
 		});
@@ -400,9 +406,9 @@ export class AppLink {
 		});
 	}
 
-	/** A person's message in a channel or thread, as the Events API delivers it. */
-	messageEvent(message: StoredMessage): Promise<AppReply> {
-		return this.deliverEvent(messageEventOf(message));
+	/** A person's message in a channel or thread, as the Events API delivers it (with its files). */
+	messageEvent(message: StoredMessage, files: Record<string, unknown>[] = []): Promise<AppReply> {
+		return this.deliverEvent(messageEventOf(message, files));
 	}
 
 	/** The body of that delivery (one event_id; Slack's retries of it send the same body). */
@@ -411,9 +417,14 @@ export class AppLink {
 	}
 }
 
-function messageEventOf(message: StoredMessage): Record<string, unknown> & { type: string } {
+function messageEventOf(
+	message: StoredMessage,
+	files: Record<string, unknown>[] = [],
+): Record<string, unknown> & { type: string } {
 	return {
 		type: 'message',
+		// A message sharing files (https://docs.slack.dev/reference/events/message/file_share).
+		...(files.length ? { subtype: 'file_share', files, upload: true } : {}),
 		channel: message.channel,
 		user: message.user,
 		text: message.text,

@@ -6,6 +6,7 @@ export {
 	LOCAL_USER,
 	DEFAULT_CHANNEL,
 	DIRECT_MESSAGE,
+	UNINVITED_CHANNEL,
 	SHORTCUTS,
 	type StoredMessage,
 	type StoredFile,

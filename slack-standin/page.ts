@@ -89,7 +89,7 @@ export function renderPage(): string {
   <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
 </div>
 <footer>
-  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><button type="button" class="slack-button" id="assistant-new" hidden>✨ New assistant chat</button><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
+  <form id="composer-form"><button type="button" class="slack-button" id="shortcuts-button" aria-label="Shortcuts" title="Shortcuts">⚡</button><button type="button" class="slack-button" id="assistant-new" hidden>✨ New assistant chat</button><button type="button" class="slack-button" id="attach-button" aria-label="Attach a file" title="Attach a file">📎</button><input type="file" id="attach-file" hidden><input id="composer" autocomplete="off" placeholder="Type /gpu help, /gpu image a red fox, /gpu chat hello…" aria-label="Message #general"></form>
   <div class="hint">Commands go to the app signed like Slack's; reply in a thread to continue a chat.</div>
 </footer>
 <div id="modal-backdrop"><form id="modal"></form></div>
@@ -625,6 +625,21 @@ export function renderPage(): string {
     // Tells tests (and anyone curious) which workspace state the page shows.
     document.body.dataset.revision = String(state.revision);
   }
+
+  // Attaching a file shares it in a message, with what the composer holds as its text (as Slack does).
+  document.getElementById('attach-button').addEventListener('click', () => document.getElementById('attach-file').click());
+  document.getElementById('attach-file').addEventListener('change', async (event) => {
+    const chosen = event.target.files[0];
+    event.target.value = '';
+    if (!chosen) return;
+    const bytes = new Uint8Array(await chosen.arrayBuffer());
+    let binary = '';
+    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    const input = document.getElementById('composer');
+    const text = input.value.trim();
+    input.value = '';
+    await post('/ui/share-file', { name: chosen.name, contentBase64: btoa(binary), text });
+  });
 
   document.getElementById('composer-form').addEventListener('submit', async (event) => {
     event.preventDefault();

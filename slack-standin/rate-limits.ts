@@ -54,6 +54,7 @@ export const METHOD_LIMITS: Record<string, MethodLimit> = {
 	'conversations.replies': { tier: 3, doc: `${METHODS}/conversations.replies` },
 	'files.getUploadURLExternal': { tier: 4, doc: `${METHODS}/files.getUploadURLExternal` },
 	'files.completeUploadExternal': { tier: 4, doc: `${METHODS}/files.completeUploadExternal` },
+	'files.info': { tier: 4, doc: `${METHODS}/files.info` },
 	'views.open': { tier: 4, doc: `${METHODS}/views.open` },
 	'views.update': { tier: 4, doc: `${METHODS}/views.update` },
 	'views.push': { tier: 4, doc: `${METHODS}/views.push` },

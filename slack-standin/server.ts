@@ -15,6 +15,8 @@ import {
 	LOCAL_USER,
 	SHORTCUTS,
 	Workspace,
+	TEAM,
+	type StoredFile,
 	type StoredMessage,
 } from './workspace';
 
@@ -130,11 +132,15 @@ export class Standin {
 	readonly socketMode?: SocketModeServer;
 	private readonly server: Server;
 	private readonly responseTargets = new Map<string, ResponseTarget>();
+	private readonly botToken: string;
+	/** Every request for a file's private URL, and whether it carried the bot's token. */
+	readonly fileDownloads: { fileId: string; authorized: boolean }[] = [];
 	private appEventsUrl: string | undefined;
 	private origin = '';
 
 	constructor(options: StandinOptions) {
 		this.appEventsUrl = options.appEventsUrl;
+		this.botToken = options.botToken;
 		this.config = createApp(options);
 		this.api = new WebApi(this.workspace, {
 			botToken: options.botToken,
@@ -264,6 +270,14 @@ export class Standin {
 		return true;
 	}
 
+	/** The file objects a message carries, as Slack shows them to the app. */
+	filesOf(message: StoredMessage): Record<string, unknown>[] {
+		return message.fileIds.flatMap((id) => {
+			const file = this.workspace.files.get(id);
+			return file ? [this.api.publicFile(file)] : [];
+		});
+	}
+
 	/** A person posts in a channel or thread; the app hears it as a message event. */
 	async postAsUser(
 		user: string,
@@ -274,6 +288,20 @@ export class Standin {
 		const message = this.workspace.post({ channel, user, text: messageText, threadTs });
 		const reply = await this.app.messageEvent(message);
 		return { message, reply };
+	}
+
+	/** A person shares a file in a channel or thread; the app hears the message (subtype `file_share`). */
+	async shareFileAsUser(options: {
+		user: string;
+		channel: string;
+		name: string;
+		content: Buffer;
+		text?: string;
+		threadTs?: string;
+	}): Promise<{ message: StoredMessage; file: StoredFile; reply: AppReply }> {
+		const { message, file } = this.workspace.shareFile(options);
+		const reply = await this.app.messageEvent(message, [this.api.publicFile(file)]);
+		return { message, file, reply };
 	}
 
 	private createResponseUrl(target: {
@@ -318,7 +346,13 @@ export class Standin {
 		if (method === 'POST' && (match = /^\/response\/([A-Z0-9]+)$/.exec(path))) {
 			return this.respond(match[1], await readBody(req), res);
 		}
-		if (method === 'GET' && (match = /^\/files\/([A-Z0-9]+)\/[^/]*$/.exec(path))) {
+		if (
+			method === 'GET' &&
+			(match = /^\/files-pri\/([A-Z0-9]+)-([A-Z0-9]+)\/(?:download\/)?[^/]+$/.exec(path))
+		)
+			return this.privateFile(match[1], match[2], req.headers.authorization, res);
+		// The page is the signed-in person, who sees the files of the conversations it shows.
+		if (method === 'GET' && (match = /^\/ui\/files\/([A-Z0-9]+)$/.exec(path))) {
 			const file = this.workspace.files.get(match[1]);
 			if (!file?.content) return send(res, 404, 'file not found');
 			res.writeHead(200, {
@@ -343,6 +377,31 @@ export class Standin {
 		if (method === 'POST' && path.startsWith('/ui/'))
 			return this.uiAction(path.slice(4), jsonObject(await readBody(req)), res);
 		send(res, 404, 'not found');
+	}
+
+	/**
+	 * A file's `url_private`: Slack serves it only with a token in the Authorization header that may
+	 * see the file (https://docs.slack.dev/messaging/working-with-files: "you must send an
+	 * Authorization header with a bearer token"); a request without one gets no file.
+	 */
+	private privateFile(
+		team: string,
+		fileId: string,
+		authorization: string | undefined,
+		res: ServerResponse,
+	): void {
+		const token = authorization?.replace(/^Bearer\s+/i, '');
+		this.fileDownloads.push({ fileId, authorized: token === this.botToken });
+		if (token !== this.botToken) return send(res, 403, 'not_authed');
+		const file = this.workspace.files.get(fileId);
+		if (team !== TEAM.id || !file?.content || !this.workspace.botSees(file))
+			return send(res, 404, 'file_not_found');
+		res.writeHead(200, {
+			'content-type': file.mimetype,
+			'content-length': String(file.content.length),
+			'cache-control': 'no-store',
+		});
+		res.end(file.content);
 	}
 
 	private async upload(fileId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -452,7 +511,7 @@ export class Standin {
 								name: file.name,
 								title: file.title,
 								mimetype: file.mimetype,
-								url: `/files/${file.id}/${encodeURIComponent(file.name)}`,
+								url: `/ui/files/${file.id}`,
 							},
 						]
 					: [];
@@ -555,6 +614,21 @@ export class Standin {
 				this.reportFailure('/gpu', reply, channel);
 				return send(res, 200, { ok: true });
 			}
+			case 'share-file': {
+				// The composer's attachment: the page sends the file's bytes as base64.
+				const name = text(body.name)?.trim();
+				const content = text(body.contentBase64);
+				if (!name || content === undefined) return send(res, 400, { ok: false });
+				await this.shareFileAsUser({
+					user,
+					channel,
+					name,
+					content: Buffer.from(content, 'base64'),
+					text: text(body.text)?.trim(),
+					threadTs: text(body.threadTs),
+				});
+				return send(res, 200, { ok: true });
+			}
 			case 'reply': {
 				const threadTs = text(body.threadTs);
 				const messageText = text(body.text)?.trim();
@@ -600,7 +674,12 @@ export class Standin {
 						: undefined;
 				if (shortcut.type === 'message' && !message) return send(res, 404, { ok: false });
 				const reply = message
-					? await this.app.messageShortcut(user, shortcut.callbackId, message)
+					? await this.app.messageShortcut(
+							user,
+							shortcut.callbackId,
+							message,
+							this.filesOf(message),
+						)
 					: await this.app.globalShortcut(user, shortcut.callbackId);
 				this.reportFailure(shortcut.name, reply, channel);
 				return send(res, 200, { ok: true });

@@ -9,6 +9,8 @@ import {
 	LOCAL_USER,
 	TEAM,
 	Workspace,
+	mimeType,
+	fileType,
 	type MessageMetadata,
 	type StoredFile,
 	type StoredMessage,
@@ -364,14 +366,19 @@ export class WebApi {
 					name: filename,
 					title: filename,
 					mimetype: mimeType(filename),
+					filetype: fileType(filename),
 					size: length,
+					user: BOT.userId,
 					altText: params.alt_txt ?? params.alt_text,
 					shared: false,
+					channels: new Set(),
 				});
 				return { upload_url: `${this.options.baseUrl()}/upload/${id}`, file_id: id };
 			}
 			case 'files.completeUploadExternal':
 				return this.completeUpload(params);
+			case 'files.info':
+				return this.fileInfo(params);
 			case 'views.open':
 				return this.openView(params);
 			case 'views.update': {
@@ -446,7 +453,11 @@ export class WebApi {
 			threadTs,
 			metadata: metadataParam(params),
 		});
-		return { channel, ts: message.ts, message: publicMessage(message, true, this.files(message)) };
+		return {
+			channel,
+			ts: message.ts,
+			message: publicMessage(message, true, this.files(message), this.options.baseUrl()),
+		};
 	}
 
 	private updateMessage(params: Params): Record<string, unknown> {
@@ -642,7 +653,9 @@ export class WebApi {
 		const page = all.slice(start, start + limit);
 		const more = start + limit < all.length;
 		return {
-			messages: page.map((message) => publicMessage(message, withMetadata, this.files(message))),
+			messages: page.map((message) =>
+				publicMessage(message, withMetadata, this.files(message), this.options.baseUrl()),
+			),
 			has_more: more,
 			response_metadata: { next_cursor: more ? String(start + limit) : '' },
 		};
@@ -670,7 +683,10 @@ export class WebApi {
 		if (channel) {
 			const threadTs = params.thread_ts || undefined;
 			if (threadTs && !this.workspace.find(channel, threadTs)) fail('thread_not_found');
-			for (const file of files) file.shared = true;
+			for (const file of files) {
+				file.shared = true;
+				file.channels.add(channel);
+			}
 			this.workspace.post({
 				channel,
 				user: BOT.userId,
@@ -681,6 +697,18 @@ export class WebApi {
 			});
 		}
 		return { files: files.map((file) => this.publicFile(file)) };
+	}
+
+	/**
+	 * files.info (https://docs.slack.dev/reference/methods/files.info): needs `files:read`
+	 * (`missing_scope` without it); a file the bot cannot see is `file_not_found`, as one that does
+	 * not exist.
+	 */
+	private fileInfo(params: Params): Record<string, unknown> {
+		if (!this.options.config.botScopes.has('files:read')) fail('missing_scope');
+		const file = this.workspace.files.get(required(params, 'file'));
+		if (!file || !this.workspace.botSees(file)) fail('file_not_found');
+		return { file: this.publicFile(file) };
 	}
 
 	private viewParam(params: Params): Record<string, unknown> {
@@ -702,22 +730,39 @@ export class WebApi {
 	}
 
 	publicFile(file: StoredFile): Record<string, unknown> {
-		return {
-			id: file.id,
-			name: file.name,
-			title: file.title,
-			mimetype: file.mimetype,
-			size: file.size,
-			url_private: `${this.options.baseUrl()}/files/${file.id}/${encodeURIComponent(file.name)}`,
-			...(file.altText ? { alt_txt: file.altText } : {}),
-		};
+		return publicFile(file, this.options.baseUrl());
 	}
+}
+
+/**
+ * A file object as Slack shows it (https://docs.slack.dev/reference/objects/file-object): its
+ * `url_private` and `url_private_download` serve the bytes only with a token that may see the file
+ * in the Authorization header ("you must send an Authorization header with a bearer token").
+ */
+export function publicFile(file: StoredFile, baseUrl: string): Record<string, unknown> {
+	const path = `${baseUrl}/files-pri/${TEAM.id}-${file.id}`;
+	const name = encodeURIComponent(file.name);
+	return {
+		id: file.id,
+		created: 1_780_000_000,
+		name: file.name,
+		title: file.title,
+		mimetype: file.mimetype,
+		filetype: file.filetype,
+		size: file.size,
+		user: file.user,
+		...(file.durationMs !== undefined ? { duration_ms: file.durationMs } : {}),
+		url_private: `${path}/${name}`,
+		url_private_download: `${path}/download/${name}`,
+		...(file.altText ? { alt_txt: file.altText } : {}),
+	};
 }
 
 function publicMessage(
 	message: StoredMessage,
 	withMetadata: boolean,
 	files: StoredFile[],
+	baseUrl: string,
 ): Record<string, unknown> {
 	return {
 		type: 'message',
@@ -728,33 +773,9 @@ function publicMessage(
 		...(message.blocks ? { blocks: message.blocks } : {}),
 		...(message.threadTs ? { thread_ts: message.threadTs } : {}),
 		...(withMetadata && message.metadata ? { metadata: message.metadata } : {}),
-		...(files.length
-			? {
-					files: files.map((file) => ({
-						id: file.id,
-						name: file.name,
-						title: file.title,
-						mimetype: file.mimetype,
-						size: file.size,
-					})),
-				}
-			: {}),
+		...(files.length ? { files: files.map((file) => publicFile(file, baseUrl)) } : {}),
 		...(message.edited ? { edited: { user: message.user, ts: message.ts } } : {}),
 	};
-}
-
-export function mimeType(filename: string): string {
-	const extension = filename.split('.').pop()?.toLowerCase();
-	const types: Record<string, string> = {
-		png: 'image/png',
-		jpg: 'image/jpeg',
-		jpeg: 'image/jpeg',
-		webp: 'image/webp',
-		gif: 'image/gif',
-		txt: 'text/plain',
-		json: 'application/json',
-	};
-	return types[extension ?? ''] ?? 'application/octet-stream';
 }
 
 /** Slack's suggested prompts: one to four, each a title and a message. */

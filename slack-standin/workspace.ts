@@ -19,6 +19,8 @@ export const LOCAL_USER = { id: 'U0LOCAL', name: 'you' } as const;
 export const DEFAULT_CHANNEL = { id: 'C0GENERAL', name: 'general' } as const;
 /** The local person's direct messages with the app (its Messages tab). */
 export const DIRECT_MESSAGE = { id: 'D0GPUCLOUD', name: 'GPU Cloud' } as const;
+/** A channel the app was never invited to: Slack shows the app none of its files. */
+export const UNINVITED_CHANNEL = { id: 'C0RANDOM', name: 'random' } as const;
 
 /** The shortcuts the app declares in slack-app/manifest.yaml (test/slack/manifest.test.ts keeps them equal). */
 export const SHORTCUTS = [
@@ -28,6 +30,7 @@ export const SHORTCUTS = [
 		callbackId: 'gpu.ask_about_message',
 		name: 'Ask GPU Cloud about this message',
 	},
+	{ type: 'message', callbackId: 'gpu.transcribe_file', name: 'Transcribe with GPU Cloud' },
 ] as const;
 
 export interface MessageMetadata {
@@ -40,11 +43,19 @@ export interface StoredFile {
 	name: string;
 	title: string;
 	mimetype: string;
+	/** Slack's short type name (`wav`, `mp4`, `png`...). */
+	filetype: string;
 	size: number;
+	/** Who uploaded it: a person, or the bot. */
+	user: string;
+	/** An audio or video file's length, as Slack measures it on upload (WAV here, from its header). */
+	durationMs?: number;
 	altText?: string;
 	content?: Buffer;
 	/** Set once files.completeUploadExternal shared it. */
 	shared: boolean;
+	/** The conversations it was shared in: who may see it follows from them. */
+	channels: Set<string>;
 }
 
 export interface StoredMessage {
@@ -161,7 +172,10 @@ export class Workspace extends EventEmitter {
 	readonly channelNames = new Map<string, string>([
 		[DEFAULT_CHANNEL.id, DEFAULT_CHANNEL.name],
 		[DIRECT_MESSAGE.id, DIRECT_MESSAGE.name],
+		[UNINVITED_CHANNEL.id, UNINVITED_CHANNEL.name],
 	]);
+	/** The conversations the bot is a member of (its DMs are all its own). */
+	readonly botChannels = new Set<string>([DEFAULT_CHANNEL.id]);
 	private lastTs = 0;
 	private version = 0;
 	/**
@@ -357,6 +371,55 @@ export class Workspace extends EventEmitter {
 		return user === LOCAL_USER.id ? DIRECT_MESSAGE.id : `D${user.slice(1)}`;
 	}
 
+	/**
+	 * A person shares a file in a message, as Slack's composer does: the file is stored, and the
+	 * message carrying it is posted with the subtype `file_share`.
+	 */
+	shareFile(options: {
+		user: string;
+		channel: string;
+		name: string;
+		content: Buffer;
+		text?: string;
+		threadTs?: string;
+		mimetype?: string;
+	}): { file: StoredFile; message: StoredMessage } {
+		const id = this.newId('F');
+		const file: StoredFile = {
+			id,
+			name: options.name,
+			title: options.name,
+			mimetype: options.mimetype ?? mimeType(options.name),
+			filetype: fileType(options.name),
+			size: options.content.length,
+			user: options.user,
+			durationMs: wavDurationMs(options.content),
+			content: options.content,
+			shared: true,
+			channels: new Set([options.channel]),
+		};
+		this.files.set(id, file);
+		const message = this.post({
+			channel: options.channel,
+			user: options.user,
+			text: options.text ?? '',
+			threadTs: options.threadTs,
+			fileIds: [id],
+		});
+		return { file, message };
+	}
+
+	/**
+	 * Whether the bot sees a file: its own, or shared in a conversation it is in (Slack answers
+	 * `file_not_found` to files.info otherwise, and its file URLs serve it nothing).
+	 */
+	botSees(file: StoredFile): boolean {
+		return (
+			file.user === BOT.userId ||
+			[...file.channels].some((channel) => this.botChannels.has(channel) || channel.startsWith('D'))
+		);
+	}
+
 	closeView(id: string): void {
 		this.views.delete(id);
 		this.changed();
@@ -365,4 +428,53 @@ export class Workspace extends EventEmitter {
 	channelName(id: string): string {
 		return this.channelNames.get(id) ?? id.toLowerCase();
 	}
+}
+
+/** The media types the stand-in knows by extension (as Slack sniffs them on upload). */
+const MIME_TYPES: Record<string, string> = {
+	png: 'image/png',
+	jpg: 'image/jpeg',
+	jpeg: 'image/jpeg',
+	webp: 'image/webp',
+	gif: 'image/gif',
+	txt: 'text/plain',
+	json: 'application/json',
+	pdf: 'application/pdf',
+	wav: 'audio/wav',
+	mp3: 'audio/mpeg',
+	m4a: 'audio/mp4',
+	ogg: 'audio/ogg',
+	flac: 'audio/flac',
+	mp4: 'video/mp4',
+	mov: 'video/quicktime',
+	webm: 'video/webm',
+};
+
+export function mimeType(filename: string): string {
+	return MIME_TYPES[fileType(filename)] ?? 'application/octet-stream';
+}
+
+/** Slack's `filetype`: the extension in lower case (`binary` without one). */
+export function fileType(filename: string): string {
+	const dot = filename.lastIndexOf('.');
+	return dot > 0 ? filename.slice(dot + 1).toLowerCase() : 'binary';
+}
+
+/** A PCM WAV's length from its header (byte rate and data size); undefined for anything else. */
+export function wavDurationMs(content: Buffer): number | undefined {
+	if (content.length < 44 || content.toString('ascii', 0, 4) !== 'RIFF') return undefined;
+	if (content.toString('ascii', 8, 12) !== 'WAVE') return undefined;
+	let at = 12;
+	let byteRate: number | undefined;
+	while (at + 8 <= content.length) {
+		const id = content.toString('ascii', at, at + 4);
+		const size = content.readUInt32LE(at + 4);
+		if (id === 'fmt ' && at + 16 <= content.length) byteRate = content.readUInt32LE(at + 16);
+		if (id === 'data')
+			return byteRate
+				? Math.round((Math.min(size, content.length - at - 8) / byteRate) * 1000)
+				: undefined;
+		at += 8 + size + (size % 2);
+	}
+	return undefined;
 }

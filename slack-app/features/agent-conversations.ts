@@ -129,7 +129,16 @@ export class AgentConversations {
 	async stopped(stop: { channel: string; threadTs: string; user: string }): Promise<PrivateReply> {
 		const { threads, jobs, sessions, claims, team, botUserId } = this.options;
 		const thread = { channel: stop.channel, threadTs: stop.threadTs };
-		const [root] = await threads.read(thread);
+		const messages = await threads.read(thread);
+		// A shared file's thread starts with the person's message: its request is the app's reply there.
+		const root =
+			messages.find(
+				(message) =>
+					message.ts !== stop.threadTs &&
+					writtenByApp(message, botUserId()) &&
+					message.metadata?.eventType === REQUEST_EVENT &&
+					runningJob(message),
+			) ?? messages[0];
 		const request = root && writtenByApp(root, botUserId()) ? root.metadata : undefined;
 		const cancel = root && request?.eventType === REQUEST_EVENT ? runningJob(root) : undefined;
 		if (!cancel) {

@@ -213,7 +213,10 @@ function parseTranscribe(tokens: string[]): GpuCommand {
 		translate: { type: 'word' },
 		'word-timestamps': { type: 'flag' },
 	});
-	if (positional.length === 0) throw new UsageProblem('Give the URL of the file to transcribe.');
+	if (positional.length === 0)
+		throw new UsageProblem(
+			'Give the URL of the file to transcribe. For a file shared in Slack, use the message shortcut "Transcribe with GPU Cloud", or send the file to the app with the word transcribe.',
+		);
 	if (positional.length > 1)
 		throw new UsageProblem('Give exactly one URL (one file per transcription).');
 	const translate = values.get('translate');

@@ -3,6 +3,7 @@ import type { AccessPolicy } from '../requests/access';
 import type { AgentConversations } from './agent-conversations';
 import type { ChatService } from './chat';
 import type { CommandRouter } from './commands';
+import type { FileTranscription } from './file-transcription';
 import type { HomeTab } from './home';
 import type { ImageService } from './images';
 import type { JobForm } from './job-form';
@@ -19,4 +20,6 @@ export interface AppServices {
 	access: AccessPolicy;
 	home: HomeTab;
 	logger: Logger;
+	/** Files shared in Slack, transcribed (the message shortcut, the workflow step). */
+	files: FileTranscription;
 }

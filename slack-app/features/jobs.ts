@@ -9,13 +9,14 @@ import {
 	type TranscriptionInput,
 } from '../../shared/schemas';
 import type { JobRef } from '../messages/actions';
+import type { ThreadRef } from '../model';
 import {
 	noticeMessage,
 	notOwnerMessage,
 	serviceErrorMessage,
 	usageErrorMessage,
 } from '../messages/errors';
-import type { RequestSubject } from '../messages/parent';
+import { transcriptionSubject, type RequestSubject } from '../messages/parent';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from '../requests/access';
 import { inputProblem, type Catalogue } from './catalogue';
@@ -64,6 +65,17 @@ interface JobRequest {
 	checks?: () => Promise<PrivateReply>;
 	/** A Workflow Builder step run: its function execution id, completed when the job ends. */
 	step?: string;
+	/** Makes the input just before the job is created (a file's link), and hears of the job and its end. */
+	prepare?: () => Promise<PreparedInput>;
+	/** The thread the parent goes into as a reply (a shared file's); a new parent in the channel otherwise. */
+	thread?: ThreadRef;
+}
+
+/** An input made for one job: told the job once created, and its end (or that none was created). */
+export interface PreparedInput {
+	input: unknown;
+	created(job: Job): Promise<void>;
+	ended(): Promise<void>;
 }
 
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
@@ -116,7 +128,28 @@ export class JobService {
 			kind: 'transcribe',
 			endpoint: TRANSCRIPTION_ENDPOINT,
 			input,
-			subject: { kind: 'transcribe', url: input.url },
+			subject: transcriptionSubject(input.url),
+		});
+	}
+
+	/**
+	 * A transcription of a file whose URL exists for that job only (a file shared in Slack, served by
+	 * the app): `prepare` makes it when the job is about to be created; the checks ran before.
+	 */
+	transcribePrepared(
+		context: RequestContext,
+		request: {
+			subject: RequestSubject;
+			prepare: () => Promise<PreparedInput>;
+			thread?: ThreadRef;
+			step?: string;
+		},
+	): Promise<PrivateReply> {
+		return this.start(context, {
+			kind: 'transcribe',
+			endpoint: TRANSCRIPTION_ENDPOINT,
+			input: undefined,
+			...request,
 		});
 	}
 
@@ -145,13 +178,24 @@ export class JobService {
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
 		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
-		const { kind, endpoint, input, subject, userMetadata = {}, checks, step } = request;
+		const {
+			kind,
+			endpoint,
+			input,
+			subject,
+			userMetadata = {},
+			checks,
+			step,
+			prepare,
+			thread,
+		} = request;
+		const parent = { user: context.user, subject, state: 'pending' as const };
 		return lifecycle.start({
 			context,
 			kind,
 			checks,
 			usesSlot: true,
-			place: { kind: 'new', parent: { user: context.user, subject, state: 'pending' } },
+			place: thread ? { kind: 'reply', thread, parent } : { kind: 'new', parent },
 			failure: 'Creating the job',
 			work: async (request) => {
 				const origin: JobOrigin = {
@@ -161,18 +205,30 @@ export class JobService {
 					kind,
 					...(step ? { step } : {}),
 				};
-				const job = await management.jobs.create(endpoint, {
-					input,
-					metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
-					...(webhookUrl ? { webhook_url: webhookUrl } : {}),
-				});
+				const prepared = await prepare?.();
+				let job: Job;
+				try {
+					job = await management.jobs.create(endpoint, {
+						input: prepared ? prepared.input : input,
+						metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
+						...(webhookUrl ? { webhook_url: webhookUrl } : {}),
+					});
+				} catch (error) {
+					await prepared?.ended();
+					throw error;
+				}
+				await prepared?.created(job);
 				await origins.created(job);
 				await state
 					.addEndpoint(endpoint)
 					.catch((error: unknown) =>
 						logger.warn(`Could not save the state file: ${errorSummary(error)}`),
 					);
-				return this.follow(request, job, origin);
+				const followed = await this.follow(request, job, origin);
+				// A job this process stopped following (the app stops) may still read its input after
+				// the restart; a link's own time, and the check of its job on each read, end it then.
+				if (this.options.tracker.phaseOf(job.id) !== 'abandoned') await prepared?.ended();
+				return followed;
 			},
 		});
 	}

@@ -62,6 +62,13 @@ export class Metrics {
 		registers: [this.registry],
 	});
 
+	private readonly fileDownloads = new Counter({
+		name: `${PREFIX}file_downloads_total`,
+		help: 'Downloads of files shared in Slack through the links the app serves to GPU Cloud, by outcome (served, refused, failed).',
+		labelNames: ['outcome'] as const,
+		registers: [this.registry],
+	});
+
 	constructor() {
 		collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
 	}
@@ -103,6 +110,11 @@ export class Metrics {
 	acknowledged(kind: string, team: string, seconds: number): void {
 		this.requests.inc({ kind, team });
 		this.ack.observe({ kind }, seconds);
+	}
+
+	/** A download of a served file ended so (served, refused: no such link or its job ended, failed). */
+	fileDownload(outcome: string): void {
+		this.fileDownloads.inc({ outcome });
 	}
 
 	/** For JobTrackerOptions.onPhase: a job of `team` entered `phase`. */

@@ -348,6 +348,14 @@ export function serveRoutes(
 ): void {
 	const path = new URL(req.url ?? '/', 'http://localhost').pathname;
 	if (req.method === 'GET' && getRoutes?.[path]) return getRoutes[path](req, res);
+	// A GET route ending in `/*` serves every path below it (the shared files' links).
+	const below =
+		req.method === 'GET' || req.method === 'HEAD'
+			? Object.keys(getRoutes ?? {}).find(
+					(route) => route.endsWith('/*') && path.startsWith(route.slice(0, -1)),
+				)
+			: undefined;
+	if (below && getRoutes) return getRoutes[below](req, res);
 	const handler =
 		req.method === 'POST'
 			? (routes?.[path] ?? routes?.[`${path.slice(0, path.lastIndexOf('/'))}/*`])

@@ -25,6 +25,7 @@ export const VIEWS = { jobModal: 'gpu.job_modal', askModal: 'gpu.ask_modal' } as
 export const SHORTCUTS = {
 	runJob: 'gpu.run_job',
 	askAboutMessage: 'gpu.ask_about_message',
+	transcribeFile: 'gpu.transcribe_file',
 } as const;
 
 export const jobRefSchema = z.strictObject({

@@ -38,6 +38,7 @@ export const USAGE: Record<Subcommand, Usage> = {
 			'transcribe <url> [--language fr] [--summary 100] [--translate german,spanish] [--word-timestamps]',
 		example: 'transcribe https://example.com/talk.mp3 --summary 100 --translate german',
 		summary: 'Transcribe an audio or video file from a signed URL.',
+		note: 'A file shared in Slack: its message\'s shortcut "Transcribe with GPU Cloud", or send it to the app (DM or thread) with the word transcribe.',
 	},
 	status: {
 		syntax: 'status <job id>',

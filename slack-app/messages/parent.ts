@@ -1,5 +1,5 @@
 import { isTerminalStatus, type Job } from '../../shared/schemas';
-import type { KnownBlock, RequestState, SlackMessage } from '../model';
+import { FILE_LINK_PATH, type KnownBlock, type RequestState, type SlackMessage } from '../model';
 import { ACTIONS, encodeValue, type ImageRequest, type JobRef } from './actions';
 import {
 	context,
@@ -15,7 +15,8 @@ import {
 /** What the parent message says was asked for. */
 export type RequestSubject =
 	| { kind: 'job'; endpoint: string }
-	| { kind: 'transcribe'; url: string }
+	/** `file`: the name of a file shared in Slack, which the app serves at `url` for the job. */
+	| { kind: 'transcribe'; url: string; file?: string }
 	| { kind: 'image'; request: ImageRequest }
 	| { kind: 'chat'; message: string }
 	| { kind: 'queue'; name: string; project: string };
@@ -50,7 +51,9 @@ export function describeSubject(subject: RequestSubject, state: RequestState = '
 		case 'job':
 			return `ran a job on \`${escapeText(subject.endpoint)}\``;
 		case 'transcribe':
-			return `asked for a transcription of ${escapeText(subject.url)}`;
+			return subject.file
+				? `asked for a transcription of the file ${escapeText(subject.file)}`
+				: `asked for a transcription of ${escapeText(subject.url)}`;
 		case 'image': {
 			const { count, prompt } = subject.request;
 			return `asked for ${count === 1 ? 'an image' : `${count} images`}: _${escapeWithin(prompt, 500)}_`;
@@ -160,7 +163,7 @@ export function jobParentMessage(
 	const end = isTerminalStatus(job.status) ? Date.parse(job.update_time) : nowMs;
 	const subject: RequestSubject =
 		origin.kind === 'transcribe'
-			? { kind: 'transcribe', url: inputUrl(job.input) }
+			? transcriptionSubject(inputUrl(job.input))
 			: { kind: 'job', endpoint: job.inference_endpoint_name };
 	return parentMessage({
 		user: origin.user,
@@ -173,6 +176,34 @@ export function jobParentMessage(
 	});
 }
 
+/**
+ * A transcription's subject from its input URL: a file the app serves, or a presigned URL (a shared
+ * file put in object storage), is named by its file name, never by its URL (a capability).
+ */
+export function transcriptionSubject(url: string): RequestSubject {
+	const served = FILE_LINK_PATTERN.exec(url)?.[1] ?? presignedName(url);
+	if (served === undefined) return { kind: 'transcribe', url };
+	let file = served;
+	try {
+		file = decodeURIComponent(served);
+	} catch {
+		// Shown as it came.
+	}
+	return { kind: 'transcribe', url: '', file };
+}
+
+/** The last path segment of an S3 presigned URL (Signature V4 in its query); undefined for any other. */
+function presignedName(url: string): string | undefined {
+	if (!/[?&]X-Amz-Signature=/i.test(url)) return undefined;
+	try {
+		return new URL(url).pathname.split('/').pop() || 'file';
+	} catch {
+		return 'file';
+	}
+}
+
+const FILE_LINK_PATTERN = new RegExp(`${FILE_LINK_PATH}/[A-Za-z0-9_-]{43}/([^/?#]+)$`);
+
 /** Slack's agent session titles are at most 200 characters (agents.sessions.setStatus). */
 const SESSION_TITLE_LIMIT = 200;
 
@@ -183,7 +214,7 @@ export function sessionTitle(subject: RequestSubject): string {
 			case 'job':
 				return `GPU job on ${subject.endpoint}`;
 			case 'transcribe':
-				return `Transcription of ${subject.url}`;
+				return `Transcription of ${subject.file ?? subject.url}`;
 			case 'image':
 				return `Image: ${subject.request.prompt}`;
 			case 'chat':

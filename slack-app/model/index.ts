@@ -21,6 +21,11 @@ export interface ThreadRef {
 	channel: string;
 	/** The parent message; every result goes into its thread. */
 	threadTs: string;
+	/**
+	 * Set when the request's parent is a reply in a thread whose root is not the app's (the thread of
+	 * a file someone shared): the parent is edited there, the results still go into `threadTs`.
+	 */
+	parentTs?: string;
 }
 
 /** A Slack message as the renderers produce it: fallback text for notifications plus blocks. */
@@ -44,3 +49,6 @@ export interface FileSpec {
 export type ResultPart =
 	| { kind: 'message'; key: string; message: SlackMessage }
 	| { kind: 'file'; key: string; file: FileSpec };
+
+/** Where the app serves files shared in Slack to GPU Cloud, under its public address (requests/file-links.ts). */
+export const FILE_LINK_PATH = '/slack/files';

@@ -304,7 +304,7 @@ export class JobTracker {
 				await deliveries.editUnlessDelivered(entry.jobId, () =>
 					threads.update(
 						thread.channel,
-						thread.threadTs,
+						thread.parentTs ?? thread.threadTs,
 						jobParentMessage(phase.job, entry.origin, clock.now()),
 					),
 				);
@@ -333,11 +333,11 @@ export class JobTracker {
 					finish: async () => {
 						await threads.update(
 							thread.channel,
-							thread.threadTs,
+							thread.parentTs ?? thread.threadTs,
 							jobParentMessage(job, entry.origin, clock.now()),
 						);
 						// Part of the one delivery: the step is completed once, after the thread shows the end.
-						if (step) await steps?.jobEnded(step, job);
+						if (step) await steps?.jobEnded(step, job, entry.origin.kind);
 					},
 				}),
 			);

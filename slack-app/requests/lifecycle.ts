@@ -49,7 +49,9 @@ export interface ActiveRequest {
 /** Where a request shows: a new parent message in the asker's channel, or a thread it continues. */
 export type RequestPlace =
 	| { kind: 'new'; parent: ParentView; payload?: MessagePayload }
-	| { kind: 'thread'; thread: ThreadRef; parent?: ParentView; messageTs?: string };
+	| { kind: 'thread'; thread: ThreadRef; parent?: ParentView; messageTs?: string }
+	/** A new parent as a reply in another's thread (a shared file's): the results follow it there. */
+	| { kind: 'reply'; thread: ThreadRef; parent: ParentView };
 
 export interface RequestPlan {
 	context: RequestContext;
@@ -275,6 +277,14 @@ export class RequestLifecycle {
 		ref: string,
 	): Promise<ThreadRef> {
 		const { threads } = this.options;
+		if (place.kind === 'reply') {
+			const parentTs = await threads.postParentReply(place.thread, parentMessage(place.parent), {
+				kind,
+				user: context.user,
+				ref,
+			});
+			return { channel: place.thread.channel, threadTs: place.thread.threadTs, parentTs };
+		}
 		if (place.kind === 'thread') {
 			if (place.parent)
 				await threads.update(
@@ -325,7 +335,7 @@ export class RequestLifecycle {
 				? () =>
 						threads.update(
 							thread.channel,
-							thread.threadTs,
+							thread.parentTs ?? thread.threadTs,
 							parentMessage({
 								...parent,
 								state,

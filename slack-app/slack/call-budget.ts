@@ -33,6 +33,7 @@ const PER_MINUTE: Record<string, number> = {
 	'conversations.replies': TIER[3],
 	'files.getUploadURLExternal': TIER[4],
 	'files.completeUploadExternal': TIER[4],
+	'files.info': TIER[4],
 	'views.open': TIER[4],
 	'views.update': TIER[4],
 	'views.push': TIER[4],

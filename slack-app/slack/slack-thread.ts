@@ -144,6 +144,26 @@ export class SlackThreads {
 		return ts;
 	}
 
+	/**
+	 * Posts a request's parent as a reply in someone else's thread (a shared file's); found again by
+	 * its `ref` when the answer to the post was lost. First in the call budget, as every parent.
+	 */
+	postParentReply(
+		thread: ThreadRef,
+		message: SlackMessage,
+		payload: MessagePayload & { ref: string },
+	): Promise<string> {
+		return withCallPriority('first', async () => {
+			const ts = await this.reply(thread, message, {
+				eventType: REQUEST_EVENT,
+				payload,
+			});
+			if (typeof payload.user === 'string')
+				this.observer?.posted(thread.channel, ts, payload.user, message);
+			return ts;
+		});
+	}
+
 	async update(channel: string, ts: string, message: SlackMessage): Promise<void> {
 		await this.client.chat.update({ channel, ts, text: message.text, blocks: message.blocks });
 		this.observer?.updated(channel, ts, message);

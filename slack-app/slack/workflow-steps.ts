@@ -5,8 +5,10 @@ import { slackErrorCode, errorSummary } from './errors';
 
 type WebClient = webApi.WebClient;
 
-/** The step's outputs, as manifest.yaml declares them for `run_gpu_job`. */
-export type JobStepOutputs = Record<'job_id' | 'status' | 'output', string>;
+/** The step's outputs, as manifest.yaml declares them for `run_gpu_job` (and `transcribe_file`, with `transcript`). */
+export type JobStepOutputs = Record<'job_id' | 'status' | 'output', string> & {
+	transcript?: string;
+};
 
 /** Slack's answers when the step is no longer waiting: completed before (a redelivery), or timed out. */
 const NOT_WAITING = new Set(['execution_not_in_running_state', 'function_execution_not_found']);
@@ -24,13 +26,19 @@ export class WorkflowSteps {
 		private readonly logger: Logger,
 	) {}
 
-	/** Completes the step with the job's end: outputs when it succeeded, the reason otherwise. */
-	async jobEnded(step: string, job: Job): Promise<void> {
+	/**
+	 * Completes the step with the job's end: outputs when it succeeded (a transcription's text as
+	 * well), the reason otherwise.
+	 */
+	async jobEnded(step: string, job: Job, kind: 'job' | 'transcribe' = 'job'): Promise<void> {
 		try {
 			if (job.status === 'succeeded')
 				await this.client.functions.completeSuccess({
 					function_execution_id: step,
-					outputs: jobStepOutputs(job),
+					outputs:
+						kind === 'transcribe'
+							? { ...jobStepOutputs(job), transcript: transcriptOf(job) }
+							: jobStepOutputs(job),
 				});
 			else
 				await this.client.functions.completeError({
@@ -46,6 +54,14 @@ export class WorkflowSteps {
 			this.logger.info(`Workflow step ${step} was not waiting any more (${errorSummary(error)}).`);
 		}
 	}
+}
+
+/** A transcription's text (empty when it returned a file instead). */
+function transcriptOf(job: Job): string {
+	const output: unknown = job.output;
+	return output && typeof output === 'object' && 'text' in output && typeof output.text === 'string'
+		? output.text
+		: '';
 }
 
 export function jobStepOutputs(job: Job): JobStepOutputs {

@@ -35,12 +35,17 @@ export const slackJobMetadataSchema = originSchema.extend({
 		.string()
 		.regex(/^Fx[0-9A-Za-z]{1,64}$/)
 		.optional(),
+	/** The parent message, when it is a reply in a thread that is not the app's (a shared file's). */
+	slack_parent_ts: z
+		.string()
+		.regex(/^\d+\.\d+$/)
+		.optional(),
 });
 export type SlackJobMetadata = z.infer<typeof slackJobMetadataSchema>;
 
 /**
  * Our keys (the client's request id among them): what is left is the user's. A step's job carries
- * `slack_step` too, and no metadata of the user's.
+ * `slack_step` or `slack_parent_ts` too, and no metadata of the user's.
  */
 const RESERVED_PROPERTIES = Object.keys(originSchema.shape).length;
 export const USER_METADATA_MAX_PROPERTIES = LIMITS.metadataMaxProperties - RESERVED_PROPERTIES;
@@ -86,6 +91,7 @@ export class JobOriginSeal {
 			slack_user: origin.user,
 			slack_kind: origin.kind,
 			...(origin.step ? { slack_step: origin.step } : {}),
+			...(origin.thread.parentTs ? { slack_parent_ts: origin.thread.parentTs } : {}),
 			[REQUEST_ID_METADATA_KEY]: requestId,
 		} as const;
 		return { ...fields, slack_seal: `v1,${this.mac(fields).toString('base64url')}` };
@@ -108,7 +114,11 @@ export class JobOriginSeal {
 			return this.unsealed(job);
 		return {
 			team: m.slack_team,
-			thread: { channel: m.slack_channel, threadTs: m.slack_thread_ts },
+			thread: {
+				channel: m.slack_channel,
+				threadTs: m.slack_thread_ts,
+				...(m.slack_parent_ts ? { parentTs: m.slack_parent_ts } : {}),
+			},
 			user: m.slack_user,
 			kind: m.slack_kind,
 			...(m.slack_step ? { step: m.slack_step } : {}),
@@ -146,6 +156,7 @@ export class JobOriginSeal {
 			m.slack_kind,
 			// Only when present, so jobs sealed before steps existed keep their seal.
 			...(m.slack_step ? [m.slack_step] : []),
+			...(m.slack_parent_ts ? ['parent', m.slack_parent_ts] : []),
 		]);
 		return createHmac('sha256', this.key).update(covered).digest();
 	}

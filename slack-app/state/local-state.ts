@@ -187,6 +187,19 @@ export class LocalSharedState implements SharedState {
 		return this.state.createdJob(team, requestId);
 	}
 
+	/** In the state file: a shared file's link outlives a restart while its job runs. */
+	putRecord(key: string, value: string, ttlMs: number): Promise<void> {
+		return this.state.putRecord(key, value, ttlMs);
+	}
+
+	getRecord(key: string): Promise<string | undefined> {
+		return Promise.resolve(this.state.getRecord(key));
+	}
+
+	deleteRecord(key: string): Promise<void> {
+		return this.state.deleteRecord(key);
+	}
+
 	ping(): Promise<void> {
 		return Promise.resolve();
 	}

@@ -54,6 +54,14 @@ export interface SharedState extends CreatedJobs {
 	 * expired); false when held, this replica included, or ended meanwhile.
 	 */
 	takeOverInflight(ref: string): Promise<boolean>;
+	/**
+	 * Keeps `value` under `key` for `ttlMs`, readable by every replica (a served file's capability,
+	 * which any replica behind the load balancer may be asked for).
+	 */
+	putRecord(key: string, value: string, ttlMs: number): Promise<void>;
+	/** The value under `key`; undefined once deleted or expired. */
+	getRecord(key: string): Promise<string | undefined>;
+	deleteRecord(key: string): Promise<void>;
 }
 
 /** In Redis, an in-flight request always says whose it is. */
@@ -259,6 +267,19 @@ export class RedisSharedState implements SharedState {
 	async releaseSlot(user: string, ref: string): Promise<void> {
 		this.slots.delete(ref);
 		await this.command(['ZREM', this.key('slots', user), ref]);
+	}
+
+	async putRecord(key: string, value: string, ttlMs: number): Promise<void> {
+		await this.command(['SET', this.key('record', key), value, 'PX', String(Math.max(1, ttlMs))]);
+	}
+
+	async getRecord(key: string): Promise<string | undefined> {
+		const value = await this.command(['GET', this.key('record', key)]);
+		return typeof value === 'string' ? value : undefined;
+	}
+
+	async deleteRecord(key: string): Promise<void> {
+		await this.command(['DEL', this.key('record', key)]);
 	}
 
 	async ping(): Promise<void> {

@@ -56,6 +56,10 @@ const stateSchema = z.strictObject({
 	inflight: z.array(inflightSchema),
 	// Absent in state files of versions before the app recorded the jobs it created.
 	created: z.array(createdJobSchema).default([]),
+	/** Short-lived records that must outlive a restart (a shared file's link while its job runs). */
+	records: z
+		.array(z.strictObject({ key: z.string(), value: z.string(), until: z.number() }))
+		.default([]),
 });
 type State = z.infer<typeof stateSchema>;
 type CreatedJob = z.infer<typeof createdJobSchema>;
@@ -70,6 +74,7 @@ const emptyState = (): State => ({
 	posted: [],
 	inflight: [],
 	created: [],
+	records: [],
 });
 
 /** A record of a created job outlives the longest resume window (14 days). */
@@ -208,6 +213,27 @@ export class StateFile implements InflightRecords, CreatedJobs {
 
 	async createdJob(team: string, request: string): Promise<string | undefined> {
 		return this.createdRecord(team, request)?.job;
+	}
+
+	/** Keeps `value` under `key` until `ttlMs` from now (SharedState's records, for one process). */
+	putRecord(key: string, value: string, ttlMs: number): Promise<void> {
+		const now = this.now();
+		this.state.records = [
+			...this.state.records.filter((record) => record.key !== key && record.until > now),
+			{ key, value, until: now + ttlMs },
+		];
+		return this.save();
+	}
+
+	getRecord(key: string): string | undefined {
+		return this.state.records.find((record) => record.key === key && record.until > this.now())
+			?.value;
+	}
+
+	deleteRecord(key: string): Promise<void> {
+		if (!this.state.records.some((record) => record.key === key)) return this.writing;
+		this.state.records = this.state.records.filter((record) => record.key !== key);
+		return this.save();
 	}
 
 	private addCreated(record: CreatedJob): void {

@@ -17,6 +17,9 @@ import { JobForm } from '../features/job-form';
 import { JobOriginSeal, JobOrigins } from '../state/job-metadata';
 import { JobTracker, type JobTrackerOptions } from '../requests/job-tracker';
 import { JobService } from '../features/jobs';
+import { FileTranscription } from '../features/file-transcription';
+import type { FileRoute, FileSource } from '../requests/file-links';
+import { isTerminalStatus } from '../../shared/schemas';
 import { RequestLifecycle } from '../requests/lifecycle';
 import { DeliveryRecord } from '../requests/delivery-record';
 import { QueueService } from '../features/queues';
@@ -44,6 +47,8 @@ export interface ContainerOptions {
 	sharesJobs?: (team: string) => Promise<boolean>;
 	/** Told each phase a job of this workspace enters (metrics). */
 	onJobPhase?: JobTrackerOptions['onPhase'];
+	/** How files shared in Slack reach GPU Cloud, when the app has a way. */
+	fileLinks?: FileRoute;
 }
 
 export interface Container {
@@ -55,6 +60,8 @@ export interface Container {
 	tracker: JobTracker;
 	/** Which jobs this workspace's app created: sealed, and recorded when created. */
 	origins: JobOrigins;
+	/** What serving this workspace's shared files needs: its bot token, and whether a job ended. */
+	fileSource: FileSource;
 }
 
 /** Builds every service once, wired to each other; the listeners see only `services`. */
@@ -165,11 +172,23 @@ export function createContainer(options: ContainerOptions): Container {
 		logger,
 	});
 	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
+	const files = new FileTranscription({
+		client,
+		jobs,
+		lifecycle,
+		team: identity.team,
+		links: options.fileLinks,
+	});
 	return {
 		team: identity.team,
-		services: { router, jobs, jobForm, images, chat, conversations, access, home, logger },
+		services: { router, jobs, jobForm, images, chat, conversations, access, home, logger, files },
 		lifecycle,
 		tracker,
 		origins,
+		fileSource: {
+			botToken: () => client.token,
+			jobEnded: async (job) =>
+				isTerminalStatus((await management.jobs.get(job.endpoint, job.id)).status),
+		},
 	};
 }

@@ -55,6 +55,7 @@ export const BOT_SCOPES = [
 	'chat:write',
 	'chat:write.public',
 	'files:write',
+	'files:read',
 	'channels:history',
 	'groups:history',
 	'im:history',

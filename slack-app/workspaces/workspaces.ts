@@ -8,6 +8,7 @@ import type { AppConfig } from '../config';
 import type { AppServices } from '../features';
 import type { ReadinessProbe } from '../http/health';
 import type { Metrics } from '../http/metrics';
+import type { FileRoute } from '../requests/file-links';
 import type { JobTracker } from '../requests/job-tracker';
 import { createWebhookHandler, type WebhookRoute } from '../requests/webhook-receiver';
 import type { InstallationStore } from '../state/installations/store';
@@ -62,6 +63,8 @@ export interface WorkspaceParts {
 	clientOptions: webApi.WebClientOptions;
 	streamIntervalMs?: number;
 	statusRefreshMs?: number;
+	/** How files shared in Slack reach GPU Cloud (object storage, or the app's links); unset without either. */
+	fileLinks?: FileRoute;
 }
 
 /** A GPU Cloud organization and its key: the app's own, or (distributed) a workspace's link. */
@@ -113,6 +116,7 @@ export function buildContainer(
 		streamIntervalMs: parts.streamIntervalMs,
 		statusRefreshMs: parts.statusRefreshMs,
 		shared: parts.shared,
+		fileLinks: parts.fileLinks,
 		onJobPhase: parts.metrics.jobPhase(workspace.identity.team),
 	});
 }

@@ -102,7 +102,9 @@ describe('/gpu command parser', () => {
 		});
 
 		it('names a missing URL, a bad URL, a bad number and an unsupported language with the option names', () => {
-			expect(problem('transcribe').problem).toBe('Give the URL of the file to transcribe.');
+			expect(problem('transcribe').problem).toMatch(
+				/^Give the URL of the file to transcribe\. For a file shared in Slack, use the message shortcut "Transcribe with GPU Cloud"/,
+			);
 			expect(problem('transcribe ftp://x/a.mp3').problem).toBe(
 				'The URL "ftp://x/a.mp3" must be a full http:// or https:// URL.',
 			);

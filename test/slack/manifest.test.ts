@@ -41,7 +41,7 @@ const manifest = manifestSchema.parse(
 	parse(readFileSync(join(__dirname, '..', '..', 'slack-app', 'manifest.yaml'), 'utf8')),
 );
 
-it('declares both shortcuts with the callback ids the app listens for, as the stand-in offers them', () => {
+it('declares the shortcuts with the callback ids the app listens for, as the stand-in offers them', () => {
 	const declared = manifest.features.shortcuts.map(({ type, callback_id, name }) => ({
 		type,
 		callbackId: callback_id,

@@ -114,6 +114,25 @@ describe('Block Kit renderers', () => {
 			});
 		});
 
+		it('names a shared file by its name, never by the URL it is read from (a capability)', () => {
+			for (const url of [
+				`https://gpu-bot.example.com/slack/files/${'x'.repeat(43)}/stand%20up.wav`,
+				'https://s3.example/bucket/slack/T1/abc/stand%20up.wav?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=' +
+					'0'.repeat(64),
+			]) {
+				const message = jobParentMessage(
+					job({ status: 'running', input: { url } }),
+					{ user: 'U1', kind: 'transcribe' },
+					Date.parse('2025-01-01T00:00:12Z'),
+				);
+				expect(visible(message)).toContain(
+					'<@U1> asked for a transcription of the file stand up.wav',
+				);
+				expect(visible(message)).not.toContain('slack/files');
+				expect(visible(message)).not.toContain('X-Amz');
+			}
+		});
+
 		it('shows the total time and drops Cancel once the job has ended', () => {
 			const done = job({ status: 'succeeded', update_time: '2025-01-01T00:01:05Z' });
 			const message = jobParentMessage(

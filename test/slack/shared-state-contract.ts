@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SharedState } from '../../slack-app/state/shared-state';
 import { StateFile, type InflightRequest } from '../../slack-app/state/state-file';
+import { eventually } from '../support/eventually';
 
 /**
  * The promises every SharedState keeps, whichever the deployment: LocalSharedState (one process,
@@ -172,6 +173,34 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			expect(await shared.takeOverInflight(request.ref)).toBe(false);
 			await shared.endInflight(request.ref);
 			expect(await shared.inflightRequests()).not.toContainEqual(request);
+		});
+
+		it('keeps a record for its time, until it is deleted', async () => {
+			const { shared } = await process();
+			const kept = unique('record');
+			const short = unique('record');
+			await shared.putRecord(kept, 'value', 60_000);
+			await shared.putRecord(short, 'brief', 50);
+			expect(await shared.getRecord(kept)).toBe('value');
+			expect(await shared.getRecord(unique('record'))).toBeUndefined();
+			// It expires by itself, with nobody deleting it.
+			await eventually(
+				'the short record to expire',
+				async () => (await shared.getRecord(short)) === undefined,
+			);
+			expect(await shared.getRecord(kept)).toBe('value');
+			await shared.deleteRecord(kept);
+			expect(await shared.getRecord(kept)).toBeUndefined();
+		});
+
+		it('keeps a record across a restart of the process', async () => {
+			const first = await process();
+			const key = unique('record');
+			await first.shared.putRecord(key, 'kept', 60_000);
+			const next = await successor(first);
+			expect(await next.shared.getRecord(key)).toBe('kept');
+			await next.shared.deleteRecord(key);
+			expect(await next.shared.getRecord(key)).toBeUndefined();
 		});
 
 		it('answers its readiness probe', async () => {

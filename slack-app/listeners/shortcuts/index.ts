@@ -3,6 +3,7 @@ import { SHORTCUTS } from '../../messages/actions';
 import type { AppServices } from '../../features';
 import { askAboutMessageShortcut } from './ask-about-message';
 import { runJobShortcut } from './run-job';
+import { transcribeFileShortcut } from './transcribe-file';
 
 export function registerShortcuts(app: App, services: AppServices): void {
 	app.shortcut<GlobalShortcut>(
@@ -12,5 +13,9 @@ export function registerShortcuts(app: App, services: AppServices): void {
 	app.shortcut<MessageShortcut>(
 		{ callback_id: SHORTCUTS.askAboutMessage, type: 'message_action' },
 		askAboutMessageShortcut(services),
+	);
+	app.shortcut<MessageShortcut>(
+		{ callback_id: SHORTCUTS.transcribeFile, type: 'message_action' },
+		transcribeFileShortcut(services),
 	);
 }
