@@ -579,11 +579,35 @@ export class WebApi {
 				(name) => !(name in outputs),
 			);
 			if (missing.length > 0) fail('parameter_validation_failed');
+			// Each output must be of its declared type (https://docs.slack.dev/reference/methods/functions.completeSuccess:
+			// parameter_validation_failed); a file output names a file of the workspace.
+			for (const [name, value] of Object.entries(outputs)) {
+				const type = definition?.output_parameters.properties[name]?.type;
+				if (type && !this.outputFits(type, value)) fail('parameter_validation_failed');
+			}
 			execution.outputs = { ...outputs };
 			execution.state = 'completed';
 		}
 		this.workspace.changed();
 		return {};
+	}
+
+	/** Whether a step's output value is of the type the manifest declares for it. */
+	private outputFits(type: string, value: unknown): boolean {
+		switch (type) {
+			case 'string':
+				return typeof value === 'string';
+			case 'integer':
+				return Number.isInteger(value);
+			case 'number':
+				return typeof value === 'number' && Number.isFinite(value);
+			case 'boolean':
+				return typeof value === 'boolean';
+			case 'slack#/types/file_id':
+				return typeof value === 'string' && this.workspace.files.has(value);
+			default:
+				return true;
+		}
 	}
 
 	/**

@@ -1,3 +1,4 @@
+import { randomInt, randomUUID } from 'node:crypto';
 import type { WorkloadClient } from '../../shared/client';
 import type { TextToImageInput } from '../../shared/schemas';
 import type { ImageRequest } from '../messages/actions';
@@ -10,13 +11,19 @@ import type { RequestLifecycle } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
 import type { DeliveryRecord } from '../requests/delivery-record';
 import type { InflightRequest } from '../state/state-file';
+import type { SlackThreads } from '../slack/slack-thread';
+import { plainText } from './conversation';
 
 export interface ImageServiceOptions {
 	workload?: WorkloadClient;
 	workflow: string;
 	lifecycle: RequestLifecycle;
 	deliveries: DeliveryRecord;
+	threads: SlackThreads;
 }
+
+/** The largest seed picked for a step that gives none (any value the workload takes). */
+const STEP_SEED_MAX = 2 ** 32;
 
 /** A file title is a label under the image: the prompt's start; the whole prompt is in the parent and Show input. */
 const IMAGE_TITLE_LENGTH = 100;
@@ -67,6 +74,31 @@ export class ImageService {
 			failure: FAILURE,
 			work: async ({ ref }) => ({ state: 'succeeded', parts: await this.render(ref, request) }),
 		});
+	}
+
+	/**
+	 * Workflow Builder's "Generate an image": one image, shared in the workflow's channel with who
+	 * asked and the prompt, its file id the step's output (with the seed, picked when none was given,
+	 * so the image can be made again). The app's access rules apply as to a `/gpu image` there.
+	 */
+	async generateForStep(
+		context: RequestContext,
+		request: Omit<ImageRequest, 'count'>,
+	): Promise<{ fileId: string; seed: number } | { refused: string }> {
+		const { lifecycle, workload, threads } = this.options;
+		const refused = workload
+			? lifecycle.refusal(context)
+			: lifecycle.refuse(context, noticeMessage(IMAGES_OFF));
+		if (refused || !workload) return { refused: plainText(refused?.text ?? '') };
+		const seed = request.seed ?? randomInt(STEP_SEED_MAX);
+		const [part] = await this.render(randomUUID(), { ...request, seed, count: 1 });
+		if (part?.kind !== 'file') throw new Error('The image workload returned no image.');
+		const fileId = await threads.shareFile(
+			context.channel,
+			part.file,
+			`<@${context.user}>'s image, from a workflow: ${truncate(request.prompt, IMAGE_TITLE_LENGTH)}`,
+		);
+		return { fileId, seed };
 	}
 
 	/**

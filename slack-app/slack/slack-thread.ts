@@ -1,6 +1,7 @@
 import type { webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
-import type { ResultPart, SlackMessage, ThreadRef } from '../model';
+import { z } from 'zod/v4';
+import type { FileSpec, ResultPart, SlackMessage, ThreadRef } from '../model';
 import { withCallPriority } from './call-budget';
 import { SlackAnswerLost } from './slack-client';
 
@@ -27,6 +28,18 @@ const POSTS_PER_MESSAGE = 3;
 const SETTLE_MS = 1000;
 /** How far before the first post a lost parent is looked for: Slack's clock and ours may differ a little. */
 const CLOCK_SKEW_S = 60;
+
+const uploadReplySchema = z.object({
+	files: z.array(z.object({ files: z.array(z.object({ id: z.string() })).optional() })),
+});
+
+/** The ids of the files filesUploadV2 shared (one completeUploadExternal answer per upload). */
+function uploadedFileIds(reply: unknown): string[] {
+	const parsed = uploadReplySchema.safeParse(reply);
+	return parsed.success
+		? parsed.data.files.flatMap((entry) => (entry.files ?? []).map((file) => file.id))
+		: [];
+}
 
 export interface ThreadMessage {
 	ts: string;
@@ -161,6 +174,31 @@ export class SlackThreads {
 			if (typeof payload.user === 'string')
 				this.observer?.posted(thread.channel, ts, payload.user, message);
 			return ts;
+		});
+	}
+
+	/**
+	 * Shares one file in a channel, with a comment, and answers its id: what a Workflow Builder step
+	 * hands on to later steps. A lost answer is not posted again (the step fails instead): a file has
+	 * no mark to find it by.
+	 */
+	shareFile(channel: string, file: FileSpec, comment: string): Promise<string> {
+		return withCallPriority('first', async () => {
+			const reply = await this.client.filesUploadV2({
+				channel_id: channel,
+				initial_comment: comment,
+				file_uploads: [
+					{
+						file: file.content,
+						filename: file.filename,
+						title: file.title,
+						...(file.altText ? { alt_text: file.altText } : {}),
+					},
+				],
+			});
+			const id = uploadedFileIds(reply)[0];
+			if (!id) throw new Error('Slack did not return the uploaded file.');
+			return id;
 		});
 	}
 

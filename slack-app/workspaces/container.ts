@@ -139,6 +139,7 @@ export function createContainer(options: ContainerOptions): Container {
 		workflow: config.service.imageWorkflow,
 		lifecycle,
 		deliveries,
+		threads,
 	});
 	const writer = new AnswerWriter({
 		client,

@@ -1,3 +1,4 @@
+import { imageSize } from '../../shared';
 import { STEPS } from '../../slack-app/listeners/functions';
 import type { StepExecution } from '../../slack-standin/workspace';
 import { content, Stack, USER } from './harness';
@@ -156,4 +157,72 @@ describe('Ask a model', () => {
 			await stack.startApp();
 		}
 	});
+});
+
+describe('Generate an image', () => {
+	const IMAGES = /^\/workloads\/image\//;
+	const generateImage = (inputs: Record<string, unknown>) =>
+		stack.standin.app.functionExecuted(STEPS.generateImage, {
+			channel_id: CHANNEL,
+			user_id: USER,
+			...inputs,
+		});
+
+	it('completes with the image shared in the channel as its file, and the seed it was made with', async () => {
+		const imagesBefore = stack.serviceCalls('POST', IMAGES);
+		const { execution } = await generateImage({
+			prompt: 'A lighthouse on a cliff at dawn',
+			width: 640,
+		});
+		const done = await ended(execution);
+		expect(done.state).toBe('completed');
+		const fileId = String(done.outputs?.image);
+		const file = stack.standin.workspace.files.get(fileId);
+		expect(file?.shared).toBe(true);
+		expect(file?.content && imageSize(file.content)).toEqual({ width: 640, height: 512 });
+		expect(Number.isInteger(done.outputs?.seed)).toBe(true);
+		// Shared in the workflow's channel, saying whose image it is and what it shows.
+		const message = stack.standin.workspace.messages.find(
+			(posted) => posted.channel === CHANNEL && posted.fileIds.includes(fileId),
+		);
+		expect(message?.text).toContain(`<@${USER}>`);
+		expect(message?.text).toContain('A lighthouse on a cliff at dawn');
+		expect(stack.serviceCalls('POST', IMAGES) - imagesBefore).toBe(1);
+	});
+
+	it('keeps the seed it was given, so the same image can be made again', async () => {
+		const { execution } = await generateImage({ prompt: 'A red kite', seed: 42 });
+		const done = await ended(execution);
+		expect(done.outputs?.seed).toBe(42);
+	});
+
+	it('fails with the rule, making nothing, for a size the workload does not take', async () => {
+		const imagesBefore = stack.serviceCalls('POST', IMAGES);
+		const { execution } = await generateImage({ prompt: 'Too wide', width: 5000 });
+		expect((await ended(execution)).error).toMatch(/^The step's width .*2048/);
+		await stack.app.idle();
+		expect(stack.serviceCalls('POST', IMAGES)).toBe(imagesBefore);
+	});
+});
+
+it('the stand-in refuses a step output that is not of its declared type, as Slack does', async () => {
+	const { execution } = await stack.standin.app.functionExecuted(STEPS.generateImage, {
+		prompt: 'never made',
+		channel_id: 'not-a-channel',
+		user_id: USER,
+	});
+	await ended(execution);
+	// A run still waiting for its outputs, completed with a file no one uploaded.
+	const waiting = {
+		...execution,
+		id: stack.standin.workspace.newId('Fx'),
+		state: 'running' as const,
+	};
+	stack.standin.workspace.executions.set(waiting.id, waiting);
+	const reply = stack.standin.api.handle('functions.completeSuccess', `Bearer ${waiting.token}`, {
+		function_execution_id: waiting.id,
+		outputs: JSON.stringify({ image: 'F0NOSUCHFILE', seed: 1 }),
+	});
+	expect(reply.body).toMatchObject({ ok: false, error: 'parameter_validation_failed' });
+	expect(waiting.state).toBe('running');
 });
