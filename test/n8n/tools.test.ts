@@ -12,6 +12,7 @@ import {
 	utf8Bytes,
 } from '../../shared';
 import { generatedEndpoints } from '../support/catalogue';
+import { ENDPOINT_NAMES } from '../../emulator/endpoints/catalogue';
 import { startRig, type Rig } from './fixtures';
 import {
 	ITEMS_TYPE,
@@ -29,12 +30,16 @@ import {
  */
 
 let rig: Rig;
-/** A catalogue of 500 endpoints: the emulator's 14 and 486 more. */
+/** A catalogue of 500 endpoints: the emulator's own and as many more. */
+const OWN_ENDPOINTS = ENDPOINT_NAMES.size;
 let large: Rig;
 
 beforeAll(async () => {
 	rig = await startRig({ jobDurationMs: 50 });
-	large = await startRig({ jobDurationMs: 50, listedEndpoints: generatedEndpoints(486) });
+	large = await startRig({
+		jobDurationMs: 50,
+		listedEndpoints: generatedEndpoints(500 - OWN_ENDPOINTS),
+	});
 });
 
 afterEach(() => {
@@ -156,7 +161,7 @@ describe('Inference Endpoint > Get Many as a tool', () => {
 
 	test.each([
 		['1 endpoint', () => rig, 1, 1],
-		['14 endpoints', () => rig, undefined, 14],
+		["the emulator's endpoints", () => rig, undefined, OWN_ENDPOINTS],
 		['500 endpoints', () => large, undefined, 500],
 	])(
 		'answers a catalogue of %s within the budget, every endpoint named',
