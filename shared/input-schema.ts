@@ -281,6 +281,8 @@ export interface SchemaField {
 	default?: unknown;
 	/** The choices of an `enum` field, in the schema's order (all of them, however many). */
 	options?: SchemaOption[];
+	/** What a JSON field holds, when the schema says: an object or an array. */
+	jsonShape?: 'object' | 'array';
 }
 
 /** A schema read as fields; `schema` is what `inputFromFields` checks the filled fields against. */
@@ -309,7 +311,6 @@ const NUMBER_KEYWORDS = [
 	'multipleOf',
 ];
 const TEXT_KEYWORDS = ['minLength', 'maxLength', 'pattern'];
-const JSON_KEYWORDS = ['properties', 'items', 'additionalProperties', 'prefixItems'];
 
 function isOption(value: unknown): value is SchemaOption {
 	return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
@@ -337,6 +338,7 @@ function textKind(schema: Schema): SchemaFieldKind {
 interface FieldShape {
 	kind: SchemaFieldKind;
 	options?: SchemaOption[];
+	jsonShape?: 'object' | 'array';
 }
 
 /**
@@ -382,10 +384,11 @@ function shapeOf(written: Schema, root: Schema, depth = 0): FieldShape {
 		const [type] = types;
 		if (type === 'string') return { kind: textKind(schema) };
 		if (type === 'integer' || type === 'number' || type === 'boolean') return { kind: type };
-		return json;
+		return type === 'object' || type === 'array' ? { kind: 'json', jsonShape: type } : json;
 	}
 	const has = (keywords: string[]) => keywords.some((keyword) => keyword in schema);
-	if (has(JSON_KEYWORDS)) return json;
+	if (has(['properties', 'additionalProperties'])) return { kind: 'json', jsonShape: 'object' };
+	if (has(['items', 'prefixItems'])) return { kind: 'json', jsonShape: 'array' };
 	if (typeof schema.format === 'string' || has(TEXT_KEYWORDS)) return { kind: textKind(schema) };
 	if (has(NUMBER_KEYWORDS)) return { kind: 'number' };
 	if (typeof schema.default === 'string') return { kind: textKind(schema) };
@@ -427,6 +430,7 @@ function fieldOf(name: string, written: Schema, root: Schema, required: boolean)
 		field.description = schema.description;
 	if ('default' in schema && defaultSuits(schema.default, shape)) field.default = schema.default;
 	if (shape.options) field.options = shape.options;
+	if (shape.jsonShape) field.jsonShape = shape.jsonShape;
 	return field;
 }
 

@@ -64,6 +64,7 @@ function toolWorkflow(
 	calls: Array<Record<string, unknown>>,
 	credential: 'management' | 'images',
 	route: Route,
+	typeVersion: number,
 ): WorkflowSpec {
 	return {
 		id: `tool-workflow-${++workflowCount}`,
@@ -77,6 +78,7 @@ function toolWorkflow(
 			{
 				name: 'GPU Cloud',
 				type: TOOL_TYPE,
+				typeVersion,
 				parameters,
 				credentials: {
 					[credential === 'images' ? 'gpuCloudWorkloadApi' : 'gpuCloudApi']: credential,
@@ -104,8 +106,11 @@ async function callTool(
 	calls: Array<Record<string, unknown>> = [{}],
 	credential: 'management' | 'images' = 'management',
 	route: Route = 'direct',
+	typeVersion = 1,
 ) {
-	const execution = await on.harness.run(toolWorkflow(parameters, calls, credential, route));
+	const execution = await on.harness.run(
+		toolWorkflow(parameters, calls, credential, route, typeVersion),
+	);
 	expect(errorOf(execution)).toBeUndefined();
 	return outputOf(execution, 'Tool Caller').map(({ json }) => callSchema.parse(json));
 }
@@ -225,6 +230,67 @@ function echoAsTool(text: string) {
 		[{ text }],
 	);
 }
+
+describe('Job > Create and Wait (version 2) as a tool', () => {
+	test("the model fills the endpoint's fields, and the job's input is what it gave", async () => {
+		const fromAI = (key: string, type: string) => `={{ $fromAI('${key}', '', '${type}') }}`;
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'product-listing' },
+				inputFields: {
+					mappingMode: 'defineBelow',
+					value: {
+						product_name: fromAI('product_name', 'string'),
+						category: fromAI('category', 'string'),
+						max_words: fromAI('max_words', 'number'),
+					},
+					matchingColumns: [],
+					schema: [],
+				},
+				options: {},
+			},
+			[{ product_name: 'Desk lamp', category: 'home', max_words: 80 }],
+			'management',
+			'direct',
+			2,
+		);
+		expect(Object.keys(call.parameters).sort()).toEqual(['category', 'max_words', 'product_name']);
+		expect(onlyItem(call.answer)).toMatchObject({
+			status: 'succeeded',
+			output: { received: { product_name: 'Desk lamp', category: 'home', max_words: 80 } },
+		});
+	});
+
+	test('a value the schema refuses reaches the model as a sentence naming the field', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'product-listing' },
+				inputFields: {
+					mappingMode: 'defineBelow',
+					value: {
+						product_name: "={{ $fromAI('product_name', '', 'string') }}",
+						category: "={{ $fromAI('category', '', 'string') }}",
+					},
+					matchingColumns: [],
+					schema: [],
+				},
+				options: {},
+			},
+			[{ product_name: 'Desk lamp', category: 'cars' }],
+			'management',
+			'direct',
+			2,
+		);
+		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
+		expect(error).toMatch(/^Field "category" must be one of "apparel", /);
+	});
+});
 
 describe('Jobs as a tool', () => {
 	/** The echo endpoint returns its input: text this long makes an output past the cut. */

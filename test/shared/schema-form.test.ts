@@ -110,9 +110,10 @@ describe('reading a published input schema as form fields', () => {
 
 	it('makes nested objects, arrays and external $refs JSON fields', () => {
 		const form = fieldsOf(PRODUCT_LISTING_SCHEMA);
-		expect(field(form, 'features').kind).toBe('json');
-		expect(field(form, 'dimensions').kind).toBe('json');
+		expect(field(form, 'features')).toMatchObject({ kind: 'json', jsonShape: 'array' });
+		expect(field(form, 'dimensions')).toMatchObject({ kind: 'json', jsonShape: 'object' });
 		expect(field(form, 'brand_kit').kind).toBe('json');
+		expect(field(form, 'brand_kit')).not.toHaveProperty('jsonShape');
 	});
 
 	it('keeps every value of a huge enum, in order', () => {

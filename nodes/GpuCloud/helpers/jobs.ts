@@ -70,6 +70,8 @@ export function finish(job: Job, onFailure: FailurePolicy): Job {
 export interface JobToRun {
 	endpoint: string;
 	request: CreateJobRequest;
+	/** The input as the endpoint's fields, made into `request.input` by the input-schema check. */
+	fields?: Record<string, unknown>;
 	wait: WaitSettings;
 }
 
