@@ -348,14 +348,11 @@ interface FieldShape {
  */
 function shapeOf(written: Schema, root: Schema, depth = 0): FieldShape {
 	const json: FieldShape = { kind: 'json' };
-	const schema = depth <= MAX_DEPTH ? followRefs(written, root) : undefined;
+	const schema = depth <= MAX_DEPTH ? unwrapped(written, root) : undefined;
 	if (!schema) return json;
-	const { allOf, anyOf, oneOf } = schema;
-	if (Array.isArray(allOf) && allOf.length === 1 && isSchema(allOf[0])) {
-		const { allOf: _unwrapped, ...own } = schema;
-		const inner = followRefs(allOf[0], root);
-		return inner ? shapeOf({ ...inner, ...own }, root, depth + 1) : json;
-	}
+	const { anyOf, oneOf } = schema;
+	// A one-part allOf whose part cannot be followed stays: its shape is unknown.
+	if (Array.isArray(schema.allOf) && schema.allOf.length === 1) return json;
 	if ('const' in schema)
 		return isOption(schema.const) ? { kind: 'enum', options: [schema.const] } : json;
 	if (Array.isArray(schema.enum)) {
@@ -417,8 +414,19 @@ function defaultSuits(value: unknown, shape: FieldShape): boolean {
 	}
 }
 
+/** The schema with its `$ref`s followed and a one-part `allOf` unwrapped, own keywords on top. */
+function unwrapped(written: Schema, root: Schema): Schema | undefined {
+	const schema = followRefs(written, root);
+	if (!schema || !Array.isArray(schema.allOf) || schema.allOf.length !== 1) return schema;
+	const [part] = schema.allOf;
+	const inner = isSchema(part) ? followRefs(part, root) : undefined;
+	if (!inner) return schema;
+	const { allOf: _unwrapped, ...own } = schema;
+	return { ...inner, ...own };
+}
+
 function fieldOf(name: string, written: Schema, root: Schema, required: boolean): SchemaField {
-	const schema = followRefs(written, root) ?? written;
+	const schema = unwrapped(written, root) ?? written;
 	const shape = shapeOf(written, root);
 	const field: SchemaField = {
 		name,
@@ -460,11 +468,7 @@ export function readSchemaForm(inputSchema: string | undefined): SchemaForm {
 			? jsonForm(`The endpoint's input schema points outside the schema ($ref ${root.$ref})`)
 			: jsonForm("The endpoint's input schema has a $ref that leads nowhere");
 	}
-	let schema = followed;
-	if (Array.isArray(schema.allOf) && schema.allOf.length === 1 && isSchema(schema.allOf[0])) {
-		const { allOf: _unwrapped, ...own } = schema;
-		schema = { ...(followRefs(schema.allOf[0], root) ?? {}), ...own };
-	}
+	const schema = unwrapped(followed, root) ?? followed;
 	const alternatives = [schema.anyOf, schema.oneOf].find(Array.isArray);
 	if (alternatives && alternatives.length > 1)
 		return jsonForm('The endpoint accepts one of several shapes of input');

@@ -74,8 +74,10 @@ export function renderPage(): string {
   #modal { background: #fff; border-radius: 8px; width: min(560px, 94vw); max-height: 90vh; overflow-y: auto; padding: 18px 22px; }
   #modal h2 { margin: 0 0 12px; font-size: 20px; }
   #modal label { display: block; font-weight: 700; margin-top: 12px; }
-  #modal select, #modal textarea, #modal input[type=text] { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; }
+  #modal select, #modal textarea, #modal input[type=text], #modal input[type=number], #modal input[type=url] { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; }
   #modal textarea { min-height: 90px; font-family: monospace; }
+  #modal input[type=checkbox] { margin-left: 8px; transform: scale(1.2); }
+  #modal .checkbox-text { font-weight: 400; }
   .field-hint { color: var(--muted); font-size: 12px; }
   .field-error { color: #e01e5a; font-size: 13px; margin-top: 2px; }
   .modal-actions { display: flex; justify-content: flex-end; gap: 8px; margin-top: 16px; }
@@ -607,6 +609,7 @@ export function renderPage(): string {
       control.dataset.kind = element.type;
       control.name = block.block_id;
       label.appendChild(control);
+      if (control.type === 'checkbox') label.appendChild(el('span', 'checkbox-text', ' ' + escapeHtml(control.dataset.optionText)));
       if (block.hint) label.appendChild(el('div', 'field-hint', escapeHtml(block.hint.text)));
       if (errors[block.block_id]) label.appendChild(el('div', 'field-error', escapeHtml(errors[block.block_id])));
       form.appendChild(label);

@@ -67,6 +67,7 @@ describe('reading a published input schema as form fields', () => {
 		});
 		expect(field(form, 'tone')).toMatchObject({
 			kind: 'enum',
+			title: 'Tone',
 			default: 'friendly',
 			description: 'How it sounds.',
 			options: ['friendly', 'formal', 'playful'],
