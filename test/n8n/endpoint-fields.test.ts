@@ -231,6 +231,40 @@ describe('Job > Create and Wait (version 2) with the fields', () => {
 	});
 });
 
+describe('transcription, as its own operation and as a plain endpoint', () => {
+	test('Transcription > Transcribe and Job > Create on transcribe with its fields make the same job input', async () => {
+		const url = 'https://files.example/weekly-meeting.mp3?signature=abc';
+		const transcribed = await rig.harness.run(
+			gpuCloudWorkflow({
+				resource: 'transcription',
+				operation: 'transcribe',
+				url,
+				transcriptionOptions: { languageCode: 'fr', diarization: true, summarize: 50 },
+			}),
+		);
+		expect(errorOf(transcribed)).toBeUndefined();
+		const byOperation = createdInputs().at(-1);
+		const { fields } = await fieldsFor(byName('transcribe'));
+		expect(fields.find((field) => field.id === 'url')).toMatchObject({ required: true });
+		const created = await rig.harness.run(
+			gpuCloudWorkflow(
+				jobParameters(byName('transcribe'), {
+					inputFields: mapped(fields, {
+						url,
+						language_code: 'fr',
+						diarization: true,
+						summarize: 50,
+					}),
+				}),
+				{ node: VERSION_2 },
+			),
+		);
+		expect(errorOf(created)).toBeUndefined();
+		expect(createdInputs().at(-1)).toEqual(byOperation);
+		expect(byOperation).toEqual({ url, language_code: 'fr', diarization: true, summarize: 50 });
+	});
+});
+
 describe('version 1 workflows', () => {
 	const description = new GpuCloud().description;
 	const defaultsAt = (typeVersion: number) =>

@@ -168,6 +168,18 @@ describe('choosing an endpoint rebuilds the form with its fields', () => {
 		expect(input?.hint?.text).toMatch(/^The endpoint's input schema is not valid JSON/);
 	});
 
+	it('every endpoint of the catalogue opens a view Slack accepts', async () => {
+		const opened = await openForm('U0FLD0');
+		for (const { name } of stack.emulator.endpoints) {
+			const { blocks } = await choose('U0FLD0', opened.id, name);
+			expect(blocks.length).toBeLessThanOrEqual(100);
+			const fields = fieldBlocks(blocks).size;
+			const json = blocks.some((block) => block.block_id === JOB_FORM.input.block);
+			// Fields, or the JSON box: never both, never neither.
+			expect(fields > 0).toBe(!json);
+		}
+	});
+
 	it(`a ${WIDE_FORM_FIELDS}-property schema opens a valid view of 100 blocks, saying where the others go`, async () => {
 		const opened = await openForm('U0FLD3');
 		const { blocks } = await choose('U0FLD3', opened.id, 'survey-intake');
