@@ -291,7 +291,8 @@ async function useMadeCredential(page: Page, ndv: Locator): Promise<void> {
 	await select.click();
 	await page
 		.locator('[data-test-id^="node-credentials-select-item-"]')
-		.filter({ hasText: new RegExp(`^\\s*${MADE_CREDENTIAL}\\s*$`) })
+		// Some versions show more than the name in an item (its owner).
+		.filter({ hasText: MADE_CREDENTIAL })
 		.first()
 		.click();
 }
@@ -501,7 +502,10 @@ async function workflowChecks(ctx: EditorContext, page: Page): Promise<void> {
 				await field('category').click();
 				const sports = page.getByRole('option', { name: 'sports', exact: true }).first();
 				await sports.click();
-				await sports.waitFor({ state: 'hidden' });
+				// The picture is taken once the choice list has closed (it fades out first).
+				await page.waitForFunction(
+					`[...document.querySelectorAll('.el-select-dropdown__item')].every((item) => item.offsetParent === null)`,
+				);
 				await shot(page, ctx.screenshots, 'n8n-endpoint-fields.png');
 				await executeStep(fieldsNdv);
 				const job = management
