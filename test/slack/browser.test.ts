@@ -62,6 +62,21 @@ describeWithChromium('the stand-in page in a browser', () => {
 		return { page, problems };
 	}
 
+	/** After a choice in the job form's endpoint picker: the form as the app rebuilt it, shown by the page. */
+	async function formRebuiltFor(page: Page, endpoint: string) {
+		await stack.standin.waitFor(
+			() =>
+				[...stack.standin.workspace.views.values()].some((open) =>
+					String(open.view.private_metadata).includes(`"endpoint":"${endpoint}"`),
+				),
+			10_000,
+			`the job form rebuilt for ${endpoint}`,
+		);
+		await page.waitForFunction(
+			`Number(document.body.dataset.revision) >= ${stack.standin.workspace.revision}`,
+		);
+	}
+
 	async function type(page: Page, text: string) {
 		await page.fill('#composer', text);
 		await page.press('#composer', 'Enter');
@@ -124,6 +139,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 		const select = modal.locator('select');
 		await select.locator('option[value="echo"]').waitFor({ state: 'attached', timeout: 10_000 });
 		await select.selectOption('echo');
+		await formRebuiltFor(page, 'echo');
 		const input = modal.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`);
 		await input.fill('{"prompt": ');
 		await modal.getByRole('button', { name: 'Run job' }).click();
@@ -163,6 +179,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.locator('option[value="product-listing"]')
 			.waitFor({ state: 'attached', timeout: 10_000 });
 		await endpoint.selectOption('product-listing');
+		await formRebuiltFor(page, 'product-listing');
 		const control = (name: string) =>
 			modal.locator(`[data-block-id="${FIELD_BLOCK_PREFIX}${name}"]`);
 		await control('product_name').waitFor({ timeout: 10_000 });
@@ -291,6 +308,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"] option[value="echo"]`)
 			.waitFor({ state: 'attached', timeout: 10_000 });
 		await modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"]`).selectOption('echo');
+		await formRebuiltFor(page, 'echo');
 		await modal
 			.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`)
 			.fill('{"from": "the shortcut"}');
