@@ -89,6 +89,27 @@ function fieldError(path: string, field: string, rule: string): string {
 }
 
 /**
+ * A checkbox cannot say "not set": an unticked box is `false` only where that differs from leaving
+ * the field out (a required field, or one whose default is true); elsewhere it is left out, as the
+ * endpoint's own default applies, so the input matches what `/gpu` commands send.
+ */
+function uncheckedAsUnset(
+	form: SchemaFieldsForm,
+	fields: Record<string, unknown>,
+): Record<string, unknown> {
+	const values = { ...fields };
+	for (const field of form.fields)
+		if (
+			field.kind === 'boolean' &&
+			values[field.name] === false &&
+			!field.required &&
+			field.default !== true
+		)
+			delete values[field.name];
+	return values;
+}
+
+/**
  * The input the form's fields make, or the errors to show on the blocks that caused them: each
  * problem on its field's block, problems of fields without a block (and of the whole input) on
  * Advanced: JSON.
@@ -112,7 +133,7 @@ function inputOfFields(
 			};
 		base = object;
 	}
-	const { input, issues } = inputFromFields(form, values.fields, base);
+	const { input, issues } = inputFromFields(form, uncheckedAsUnset(form, values.fields), base);
 	if (issues.length === 0) return { ok: true, input };
 	const errors: Record<string, string> = {};
 	for (const { path, rule } of issues) {

@@ -241,6 +241,38 @@ describe('submitting the fields', () => {
 		});
 	});
 
+	it('transcribe from its fields makes the same job input as /gpu transcribe', async () => {
+		const audio = 'https://files.example/weekly-meeting.mp3';
+		const jobs = jobCount('transcribe');
+		await stack.command(
+			`transcribe ${audio} --language fr --summary 50 --word-timestamps`,
+			'U0FLD8',
+			CHANNEL,
+		);
+		const byCommand = await nextJobInput('transcribe', jobs);
+		const opened = await openForm('U0FLD8');
+		const { id, blocks } = await choose('U0FLD8', opened.id, 'transcribe');
+		const reply = await stack.standin.app.submitView({
+			user: 'U0FLD8',
+			viewId: id,
+			values: stateOf(blocks, {
+				[JOB_FORM.endpoint.block]: { [JOB_FORM.endpoint.action]: select('transcribe') },
+				[field('url')]: { value: url(audio) },
+				[field('language_code')]: { value: text('fr') },
+				[field('summarize')]: { value: number('50') },
+				[field('word_level_timestamps')]: { value: checkbox(true) },
+			}),
+		});
+		expect(reply.body).toBe('');
+		expect(await nextJobInput('transcribe', jobs + 1)).toEqual(byCommand);
+		expect(byCommand).toEqual({
+			url: audio,
+			language_code: 'fr',
+			summarize: 50,
+			word_level_timestamps: true,
+		});
+	});
+
 	it('a voice past the listed 100 goes through Advanced: JSON', async () => {
 		const opened = await openForm('U0FLD6');
 		const { id, blocks } = await choose('U0FLD6', opened.id, 'voice-over');
