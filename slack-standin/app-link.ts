@@ -52,6 +52,18 @@ export interface ViewSubmission {
 	values: Record<string, Record<string, unknown>>;
 }
 
+/** A choice in a select of an open view whose input block dispatches actions (`dispatch_action`). */
+export interface ViewSelection {
+	user: string;
+	viewId: string;
+	blockId: string;
+	actionId: string;
+	/** The chosen option's value and text. */
+	option: { value: string; text: string };
+	/** What the view's inputs hold at that moment, as `view.state.values`. */
+	values?: Record<string, Record<string, unknown>>;
+}
+
 export interface AppLinkOptions {
 	signingSecret: string;
 	/** The app as created from its manifest: which events Slack sends it. */
@@ -403,6 +415,39 @@ export class AppLink {
 				state: { values: submission.values },
 			},
 			response_urls: [],
+		});
+	}
+
+	/**
+	 * A choice in a modal's select that dispatches actions: a block action from the view, with no
+	 * channel or response_url (https://docs.slack.dev/reference/interaction-payloads/block_actions-payload).
+	 */
+	selectInView(selection: ViewSelection): Promise<AppReply> {
+		const open = this.workspace.views.get(selection.viewId);
+		if (!open) throw new Error(`No open view ${selection.viewId}.`);
+		const selected = {
+			value: selection.option.value,
+			text: { type: 'plain_text', text: selection.option.text },
+		};
+		return this.sendInteraction('block_actions', selection.user, {
+			container: { type: 'view', view_id: open.id },
+			view: {
+				...open.view,
+				id: open.id,
+				hash: open.hash,
+				team_id: TEAM.id,
+				app_id: BOT.appId,
+				state: { values: selection.values ?? {} },
+			},
+			actions: [
+				{
+					type: 'static_select',
+					action_id: selection.actionId,
+					block_id: selection.blockId,
+					selected_option: selected,
+					action_ts: String(Date.now() / 1000),
+				},
+			],
 		});
 	}
 

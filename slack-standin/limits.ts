@@ -109,6 +109,22 @@ export const BLOCK_KIT_RULES: Record<string, FieldRule[]> = {
 	checkboxes: [
 		{ field: 'options', kind: 'items', min: 1, max: 10, doc: `${ELEMENTS}/checkboxes-element` },
 	],
+	number_input: [
+		{
+			field: 'placeholder.text',
+			kind: 'characters',
+			max: 150,
+			doc: `${ELEMENTS}/number-input-element`,
+		},
+	],
+	url_text_input: [
+		{
+			field: 'placeholder.text',
+			kind: 'characters',
+			max: 150,
+			doc: `${ELEMENTS}/url-input-element`,
+		},
+	],
 	conversations_select: [
 		{
 			field: 'placeholder.text',
@@ -153,6 +169,31 @@ export const BLOCK_KIT_RULES: Record<string, FieldRule[]> = {
 	],
 	mrkdwn: [{ field: 'text', kind: 'characters', min: 1, max: 3000, doc: `${OBJECTS}/text-object` }],
 };
+
+/** The elements an input block holds (https://docs.slack.dev/reference/block-kit/blocks/input-block). */
+const INPUT_ELEMENTS = new Set([
+	'checkboxes',
+	'datepicker',
+	'datetimepicker',
+	'email_text_input',
+	'file_input',
+	'multi_static_select',
+	'multi_external_select',
+	'multi_users_select',
+	'multi_conversations_select',
+	'multi_channels_select',
+	'number_input',
+	'plain_text_input',
+	'radio_buttons',
+	'rich_text_input',
+	'static_select',
+	'external_select',
+	'users_select',
+	'conversations_select',
+	'channels_select',
+	'timepicker',
+	'url_text_input',
+]);
 
 /** Rules every block and interactive element share. */
 export const ID_RULES = {
@@ -378,9 +419,57 @@ export class LimitCheck {
 			);
 	}
 
+	/** What Slack requires of an object beyond lengths: required fields, initial choices among the options. */
+	private required(record: Record<string, unknown>, kind: string, pointer: string): void {
+		if (kind === 'input') {
+			const element = asRecord(record.element);
+			if (!asRecord(record.label))
+				this.add('must provide an object', `${pointer}/label`, `${BLOCKS}/input-block`);
+			if (!element || typeof element.type !== 'string' || !INPUT_ELEMENTS.has(element.type))
+				this.add(
+					'failed to match all allowed schemas',
+					`${pointer}/element`,
+					`${BLOCKS}/input-block`,
+				);
+		}
+		// "is_decimal_allowed: Decimal numbers are allowed if is_decimal_allowed= true" (required).
+		if (kind === 'number_input' && typeof record.is_decimal_allowed !== 'boolean')
+			this.add(
+				'must provide a boolean',
+				`${pointer}/is_decimal_allowed`,
+				`${ELEMENTS}/number-input-element`,
+			);
+		// "initial_option: A single option that exactly matches one of the options" (and likewise
+		// initial_options of checkboxes).
+		const values = Array.isArray(record.options)
+			? record.options.map((option) => JSON.stringify(option))
+			: [];
+		const initial =
+			kind === 'static_select' && record.initial_option !== undefined
+				? [record.initial_option]
+				: kind === 'checkboxes' && Array.isArray(record.initial_options)
+					? record.initial_options
+					: [];
+		const doc =
+			kind === 'static_select'
+				? `${ELEMENTS}/select-menu-element`
+				: `${ELEMENTS}/checkboxes-element`;
+		initial.forEach((option, index) => {
+			if (!values.includes(JSON.stringify(option)))
+				this.add(
+					'must match one of the options',
+					kind === 'static_select'
+						? `${pointer}/initial_option`
+						: `${pointer}/initial_options/${index}`,
+					doc,
+				);
+		});
+	}
+
 	/** An object of a known kind, then every object nested in it. */
 	private object(record: Record<string, unknown>, kind: string, pointer: string): void {
 		for (const rule of BLOCK_KIT_RULES[kind] ?? []) this.apply(record, rule, pointer);
+		this.required(record, kind, pointer);
 		if (kind !== 'option' && 'action_id' in record) this.apply(record, ID_RULES.action_id, pointer);
 		for (const [key, value] of Object.entries(record)) {
 			const at = `${pointer}/${key}`;

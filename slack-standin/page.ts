@@ -74,8 +74,10 @@ export function renderPage(): string {
   #modal { background: #fff; border-radius: 8px; width: min(560px, 94vw); max-height: 90vh; overflow-y: auto; padding: 18px 22px; }
   #modal h2 { margin: 0 0 12px; font-size: 20px; }
   #modal label { display: block; font-weight: 700; margin-top: 12px; }
-  #modal select, #modal textarea, #modal input[type=text] { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; }
+  #modal select, #modal textarea, #modal input[type=text], #modal input[type=number], #modal input[type=url] { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; }
   #modal textarea { min-height: 90px; font-family: monospace; }
+  #modal input[type=checkbox] { margin-left: 8px; transform: scale(1.2); }
+  #modal .checkbox-text { font-weight: 400; }
   .field-hint { color: var(--muted); font-size: 12px; }
   .field-error { color: #e01e5a; font-size: 13px; margin-top: 2px; }
   .modal-actions { display: flex; justify-content: flex-end; gap: 8px; margin-top: 16px; }
@@ -532,10 +534,11 @@ export function renderPage(): string {
     if (key === shownModal) return;
     shownModal = key;
     const { id, hash, view, errors } = state.view;
-    // Like Slack: field errors on the same view keep what the person typed; a new view starts afresh.
+    // Like Slack: the same view (field errors, or views.update) keeps what the person typed in the
+    // blocks it still has; a new view starts afresh.
     const typed = new Map();
-    if (form.dataset.viewId === id && form.dataset.hash === hash) {
-      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.value);
+    if (form.dataset.viewId === id) {
+      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.type === 'checkbox' ? control.checked : control.value);
     }
     form.replaceChildren();
     form.dataset.hash = hash;
@@ -565,18 +568,48 @@ export function renderPage(): string {
           if (element.initial_option && element.initial_option.value === option.value) o.selected = true;
           control.appendChild(o);
         }
+        if (block.dispatch_action) {
+          // Slack sends the choice at once (a block action from the view); the app may rebuild the view.
+          control.addEventListener('change', () => {
+            if (!control.value) return;
+            post('/ui/view-select', { viewId: id, blockId: block.block_id, actionId: element.action_id, value: control.value, label: control.selectedOptions[0].text, values: viewValues(form) });
+          });
+        }
+      } else if (element.type === 'checkboxes') {
+        // One box per option; the stand-in's forms use a single yes/no box.
+        control = el('input');
+        control.type = 'checkbox';
+        control.value = element.options && element.options[0] ? element.options[0].value : 'true';
+        control.dataset.optionText = element.options && element.options[0] ? element.options[0].text.text : '';
+        control.checked = Array.isArray(element.initial_options) && element.initial_options.length > 0;
+      } else if (element.type === 'number_input') {
+        control = el('input');
+        control.type = 'number';
+        control.step = element.is_decimal_allowed ? 'any' : '1';
+        if (element.min_value !== undefined) control.min = element.min_value;
+        if (element.max_value !== undefined) control.max = element.max_value;
+        if (element.initial_value !== undefined) control.value = element.initial_value;
+      } else if (element.type === 'url_text_input') {
+        control = el('input');
+        control.type = 'url';
+        if (element.placeholder) control.placeholder = element.placeholder.text;
+        if (element.initial_value) control.value = element.initial_value;
       } else {
         control = el(element.multiline ? 'textarea' : 'input');
         if (!element.multiline) control.type = 'text';
         if (element.placeholder) control.placeholder = element.placeholder.text;
         if (element.initial_value) control.value = element.initial_value;
       }
-      if (typed.has(block.block_id)) control.value = typed.get(block.block_id);
+      if (typed.has(block.block_id)) {
+        if (control.type === 'checkbox') control.checked = typed.get(block.block_id) === true;
+        else if (control.tagName !== 'SELECT' || [...control.options].some((o) => o.value === typed.get(block.block_id))) control.value = typed.get(block.block_id);
+      }
       control.dataset.blockId = block.block_id;
       control.dataset.actionId = element.action_id;
       control.dataset.kind = element.type;
       control.name = block.block_id;
       label.appendChild(control);
+      if (control.type === 'checkbox') label.appendChild(el('span', 'checkbox-text', ' ' + escapeHtml(control.dataset.optionText)));
       if (block.hint) label.appendChild(el('div', 'field-hint', escapeHtml(block.hint.text)));
       if (errors[block.block_id]) label.appendChild(el('div', 'field-error', escapeHtml(errors[block.block_id])));
       form.appendChild(label);
@@ -599,17 +632,25 @@ export function renderPage(): string {
   document.getElementById('modal').addEventListener('submit', async (event) => {
     event.preventDefault();
     const form = event.currentTarget;
+    await post('/ui/view-submit', { viewId: form.dataset.viewId, values: viewValues(form) });
+  });
+
+  /** The view's state as Slack sends it: \`values[blockId][actionId]\`, shaped by each element's type. */
+  function viewValues(form) {
     const values = {};
     for (const control of form.querySelectorAll('[data-block-id]')) {
-      const entry = control.dataset.kind === 'static_select'
-        ? { type: 'static_select', selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
-        : control.dataset.kind === 'conversations_select'
-          ? { type: 'conversations_select', selected_conversation: control.value || null }
-          : { type: 'plain_text_input', value: control.value === '' ? null : control.value };
+      const kind = control.dataset.kind;
+      const entry = kind === 'static_select'
+        ? { type: kind, selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
+        : kind === 'conversations_select'
+          ? { type: kind, selected_conversation: control.value || null }
+          : kind === 'checkboxes'
+            ? { type: kind, selected_options: control.checked ? [{ value: control.value, text: { type: 'plain_text', text: control.dataset.optionText } }] : [] }
+            : { type: kind, value: control.value === '' ? null : control.value };
       values[control.dataset.blockId] = { [control.dataset.actionId]: entry };
     }
-    await post('/ui/view-submit', { viewId: form.dataset.viewId, values });
-  });
+    return values;
+  }
 
   async function post(path, body) {
     const response = await fetch(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ channel: conversationId, ...body }) });

@@ -652,6 +652,23 @@ export class Standin {
 				this.reportFailure('The button', reply, channel);
 				return send(res, 200, { ok: true });
 			}
+			case 'view-select': {
+				const viewId = text(body.viewId) ?? '';
+				if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
+				const reply = await this.app.selectInView({
+					user,
+					viewId,
+					blockId: text(body.blockId) ?? '',
+					actionId: text(body.actionId) ?? '',
+					option: { value: text(body.value) ?? '', text: text(body.label) ?? '' },
+					values:
+						body.values && typeof body.values === 'object'
+							? (body.values as Record<string, Record<string, unknown>>)
+							: {},
+				});
+				this.reportFailure('The form', reply, channel);
+				return send(res, 200, { ok: true });
+			}
 			case 'view-submit': {
 				const viewId = text(body.viewId) ?? '';
 				const values =

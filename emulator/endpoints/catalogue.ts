@@ -1,12 +1,18 @@
 import type { InferenceEndpoint } from '../../shared/schemas';
 import type { ListedEndpoint } from '../options';
 import { stableUuid } from '../determinism';
+import { formShapeEndpoints } from './form-shapes';
 import { mediaEndpoints } from './media';
 import { textEndpoints } from './text-tools';
 import { transcribeEndpoint } from './transcribe';
 import type { Endpoint } from './types';
 
-const ENDPOINTS: readonly Endpoint[] = [transcribeEndpoint, ...mediaEndpoints, ...textEndpoints];
+const ENDPOINTS: readonly Endpoint[] = [
+	transcribeEndpoint,
+	...mediaEndpoints,
+	...textEndpoints,
+	...formShapeEndpoints,
+];
 
 /** Every endpoint the emulator serves, by name (what `inputSchemas` may name). */
 export const ENDPOINT_NAMES: ReadonlySet<string> = new Set(ENDPOINTS.map(({ name }) => name));

@@ -17,14 +17,15 @@ import * as transcription from './actions/transcription/Transcription.resource';
 import { deleteUploaded } from './helpers/binary-upload';
 import { resumeOnJobWebhook } from './helpers/jobs';
 import { jobOutput, transcriptionOutput } from './helpers/output';
-import { listSearch } from './methods';
+import { listSearch, resourceMapping } from './methods';
 import { nothingToRegister } from './webhook/lifecycle';
 
 /** Resources served by a deployed workload rather than the management API. */
 const WORKLOAD_RESOURCES = ['image', 'chat'];
 
 /**
- * Version 1 of the node; each resource file brings its operations and their parameters. The whole
+ * The node, versions 1 and 2 in one description (parameters that differ say which version shows
+ * them, n8n's way for small changes); each resource file brings its operations and their parameters. The whole
  * description sits in this file, where n8n's lint and package scanner look for it.
  */
 export class GpuCloud implements INodeType {
@@ -33,7 +34,8 @@ export class GpuCloud implements INodeType {
 		name: 'gpuCloud',
 		icon: { light: 'file:gpuCloud.svg', dark: 'file:gpuCloud.dark.svg' },
 		group: ['transform'],
-		version: 1,
+		// 2: Job > Create and Create and Wait take the endpoint's input as fields (see job/create.operation.ts).
+		version: [1, 2],
 		description:
 			'Run inference jobs, transcribe audio, generate images and chat with models on GPU Cloud',
 		subtitle: '={{ $parameter["operation"] + ": " + $parameter["resource"] }}',
@@ -102,7 +104,7 @@ export class GpuCloud implements INodeType {
 		],
 	};
 
-	methods = { listSearch };
+	methods = { listSearch, resourceMapping };
 
 	// n8n serves the resume URL itself; each job is created with it as its `webhook_url`.
 	webhookMethods = { default: nothingToRegister };

@@ -7,6 +7,8 @@ import {
 	unavailableJobModal,
 	type JobFormContext,
 } from '../messages/modal';
+import { inputFromFields, readSchemaForm, type SchemaFieldsForm } from '../../shared/input-schema';
+import { FIELD_BLOCK_PREFIX, FIELD_ACTION } from '../messages/job-fields';
 import { inputProblem, type Catalogue } from './catalogue';
 import { parseJsonInput } from './command-parser';
 import { describeError, errorSummary } from '../slack/errors';
@@ -20,6 +22,12 @@ export interface JobFormValues {
 	channel?: string;
 	endpoint?: string;
 	input?: string;
+	/** The endpoint's fields, by property name: text, a number as text, a choice, or a yes/no. */
+	fields: Record<string, unknown>;
+	/** Whether the form showed the endpoint's fields (and Advanced: JSON) rather than one JSON box. */
+	byFields: boolean;
+	/** Advanced: JSON, beside the fields. */
+	advanced?: string;
 	metadata?: string;
 }
 
@@ -39,7 +47,16 @@ function record(value: unknown): Record<string, unknown> | undefined {
 		: undefined;
 }
 
-/** Reads the three fields of the form out of Slack's nested state. */
+/** What one field's element holds in Slack's view state. */
+function fieldValue(element: Record<string, unknown> | undefined): unknown {
+	if (!element) return undefined;
+	if (element.type === 'checkboxes')
+		return Array.isArray(element.selected_options) && element.selected_options.length > 0;
+	if (element.type === 'static_select') return record(element.selected_option)?.value;
+	return element.value;
+}
+
+/** Reads the form's fields out of Slack's nested state. */
 export function readJobFormValues(state: unknown): JobFormValues {
 	const values = record(record(state)?.values);
 	const field = (block: string, action: string) => record(record(values?.[block])?.[action]);
@@ -49,12 +66,85 @@ export function readJobFormValues(state: unknown): JobFormValues {
 	const input = field(JOB_FORM.input.block, JOB_FORM.input.action)?.value;
 	const metadata = field(JOB_FORM.metadata.block, JOB_FORM.metadata.action)?.value;
 	const channel = field(JOB_FORM.channel.block, JOB_FORM.channel.action)?.selected_conversation;
+	const advanced = field(JOB_FORM.advanced.block, JOB_FORM.advanced.action)?.value;
+	const fields: Record<string, unknown> = {};
+	for (const block of Object.keys(values ?? {}))
+		if (block.startsWith(FIELD_BLOCK_PREFIX))
+			fields[block.slice(FIELD_BLOCK_PREFIX.length)] = fieldValue(field(block, FIELD_ACTION));
 	return {
 		channel: typeof channel === 'string' && channel ? channel : undefined,
 		endpoint: typeof endpoint === 'string' ? endpoint : undefined,
 		input: typeof input === 'string' ? input : undefined,
+		fields,
+		byFields:
+			Object.keys(fields).length > 0 || record(values?.[JOB_FORM.advanced.block]) !== undefined,
+		advanced: typeof advanced === 'string' ? advanced : undefined,
 		metadata: typeof metadata === 'string' ? metadata : undefined,
 	};
+}
+
+/** "This field must be at least 20." on a field's block; the path where it is nested. */
+function fieldError(path: string, field: string, rule: string): string {
+	return path === field ? `This field ${rule}.` : `${path} ${rule}.`;
+}
+
+/**
+ * A checkbox cannot say "not set": an unticked box is `false` only where that differs from leaving
+ * the field out (a required field, or one whose default is true); elsewhere it is left out, as the
+ * endpoint's own default applies, so the input matches what `/gpu` commands send.
+ */
+function uncheckedAsUnset(
+	form: SchemaFieldsForm,
+	fields: Record<string, unknown>,
+): Record<string, unknown> {
+	const values = { ...fields };
+	for (const field of form.fields)
+		if (
+			field.kind === 'boolean' &&
+			values[field.name] === false &&
+			!field.required &&
+			field.default !== true
+		)
+			delete values[field.name];
+	return values;
+}
+
+/**
+ * The input the form's fields make, or the errors to show on the blocks that caused them: each
+ * problem on its field's block, problems of fields without a block (and of the whole input) on
+ * Advanced: JSON.
+ */
+function inputOfFields(
+	form: SchemaFieldsForm,
+	values: JobFormValues,
+): { ok: true; input: unknown } | { ok: false; errors: Record<string, string> } {
+	let base: Record<string, unknown> = {};
+	if (values.advanced?.trim()) {
+		const parsed = parseJsonInput(values.advanced);
+		const object = parsed.ok ? record(parsed.value) : undefined;
+		if (!object)
+			return {
+				ok: false,
+				errors: {
+					[JOB_FORM.advanced.block]: parsed.ok
+						? 'Advanced: JSON must be a JSON object of fields.'
+						: parsed.problem.replace('The input', 'Advanced: JSON'),
+				},
+			};
+		base = object;
+	}
+	const { input, issues } = inputFromFields(form, uncheckedAsUnset(form, values.fields), base);
+	if (issues.length === 0) return { ok: true, input };
+	const errors: Record<string, string> = {};
+	for (const { path, rule } of issues) {
+		const name = path.split(/[.[]/)[0];
+		const block = name in values.fields ? `${FIELD_BLOCK_PREFIX}${name}` : JOB_FORM.advanced.block;
+		errors[block] ??=
+			block === JOB_FORM.advanced.block
+				? `${path === '' ? 'The input' : path} ${rule}.`
+				: fieldError(path, name, rule);
+	}
+	return { ok: false, errors };
 }
 
 /** `/gpu job <endpoint>` without input: a form with the catalogue as a picker and a checked JSON box. */
@@ -82,6 +172,43 @@ export class JobForm {
 		await client.views.update({ view_id: viewId, hash: opened.view?.hash, view });
 	}
 
+	/**
+	 * The person chose an endpoint: the form is rebuilt with that endpoint's fields (Slack keeps what
+	 * was typed in blocks that stay). A form changed meanwhile (`hash`) is left as it is.
+	 */
+	async chooseEndpoint(
+		client: WebClient,
+		view: { id: string; hash: string; privateMetadata: string },
+		endpoint: string,
+	): Promise<void> {
+		let context: JobFormContext;
+		try {
+			const parsed = jobFormContextSchema.safeParse(JSON.parse(view.privateMetadata));
+			if (!parsed.success) return;
+			context = parsed.data;
+		} catch {
+			return;
+		}
+		let endpoints;
+		try {
+			endpoints = await this.catalogue.all();
+		} catch (error) {
+			this.logger.warn(`Could not load the catalogue for the job form: ${errorSummary(error)}`);
+			return;
+		}
+		try {
+			await client.views.update({
+				view_id: view.id,
+				hash: view.hash,
+				view: jobModal({ ...context, endpoint }, endpoints),
+			});
+		} catch (error) {
+			this.logger.warn(
+				`Could not show the fields of endpoint "${endpoint}": ${errorSummary(error)}`,
+			);
+		}
+	}
+
 	/** Checks a submission; field errors are shown under the fields and nothing is created. */
 	async check(privateMetadata: string | undefined, values: JobFormValues): Promise<JobFormResult> {
 		let context: JobFormContext;
@@ -107,8 +234,12 @@ export class JobForm {
 		const channel = context.channel ?? values.channel;
 		if (!channel) errors[JOB_FORM.channel.block] = 'Choose the channel to post the job in.';
 		if (!values.endpoint) errors[JOB_FORM.endpoint.block] = 'Choose an endpoint.';
-		const input = parseJsonInput(values.input ?? '');
-		if (!values.input?.trim()) errors[JOB_FORM.input.block] = 'Enter the job input as JSON.';
+		const { byFields } = values;
+		let input: { ok: true; value: unknown } | { ok: false; problem: string } = parseJsonInput(
+			values.input ?? '',
+		);
+		if (byFields) input = { ok: false, problem: '' };
+		else if (!values.input?.trim()) errors[JOB_FORM.input.block] = 'Enter the job input as JSON.';
 		else if (!input.ok) errors[JOB_FORM.input.block] = input.problem;
 		let metadata: Record<string, unknown> | undefined;
 		if (values.metadata?.trim()) {
@@ -124,7 +255,19 @@ export class JobForm {
 				const endpoint = await this.catalogue.find(values.endpoint);
 				if (!endpoint)
 					errors[JOB_FORM.endpoint.block] = `There is no endpoint "${values.endpoint}" any more.`;
-				const problem = endpoint && input.ok ? inputProblem(endpoint, input.value) : undefined;
+				else if (byFields) {
+					const form = readSchemaForm(endpoint.input_schema);
+					if (values.endpoint !== context.endpoint || form.kind !== 'fields')
+						errors[JOB_FORM.endpoint.block] =
+							`The fields below are not those of "${values.endpoint}" any more: choose it again to reload them.`;
+					else {
+						const made = inputOfFields(form, values);
+						if (made.ok) input = { ok: true, value: made.input };
+						else Object.assign(errors, made.errors);
+					}
+				}
+				const problem =
+					endpoint && !byFields && input.ok ? inputProblem(endpoint, input.value) : undefined;
 				if (problem) errors[JOB_FORM.input.block] = problem;
 			} catch (error) {
 				errors[JOB_FORM.endpoint.block] =

@@ -17,6 +17,8 @@ export const ACTIONS = {
 	homeCancel: 'gpu.home_cancel',
 	/** The 👍 / 👎 feedback buttons under a chat answer. */
 	feedback: 'gpu.feedback',
+	/** The endpoint picker of the job form: choosing one rebuilds the form with its fields. */
+	jobFormEndpoint: 'gpu.job_form_endpoint',
 } as const;
 
 export const VIEWS = { jobModal: 'gpu.job_modal', askModal: 'gpu.ask_modal' } as const;

@@ -10,7 +10,12 @@ import { CHROMIUM, chromiumMissing } from '../support/chromium';
 import { generateImageNode, type WorkflowJson } from './workflows';
 
 export const EDITOR_WORKFLOW_ID = 'e2eEditor';
-export const EDITOR_NODES = { job: 'Run Job', image: 'Generate Image', chat: 'Chat' };
+export const EDITOR_NODES = {
+	job: 'Run Job',
+	fields: 'Run Job From Fields',
+	image: 'Generate Image',
+	chat: 'Chat',
+};
 
 /**
  * The workflow the browser opens: a manual start feeding three GPU Cloud nodes the user finishes in
@@ -29,6 +34,18 @@ export function editorWorkflow(prefix: string): WorkflowJson {
 				operation: 'create',
 				endpoint: { __rl: true, mode: 'list', value: '' },
 				input: JSON.stringify({ prompt: 'from the editor' }),
+			},
+		},
+		{
+			// Version 2: the job's input as the chosen endpoint's fields.
+			name: EDITOR_NODES.fields,
+			type: `${prefix}.gpuCloud`,
+			typeVersion: 2,
+			parameters: {
+				resource: 'job',
+				operation: 'create',
+				endpoint: { __rl: true, mode: 'list', value: '' },
+				inputMode: 'fields',
 			},
 		},
 		generateImageNode(prefix, EDITOR_NODES.image),
@@ -56,11 +73,13 @@ export function editorWorkflow(prefix: string): WorkflowJson {
 		connections: {
 			[start.name]: {
 				main: [
-					[EDITOR_NODES.job, EDITOR_NODES.image, EDITOR_NODES.chat].map((node) => ({
-						node,
-						type: 'main',
-						index: 0,
-					})),
+					[EDITOR_NODES.job, EDITOR_NODES.fields, EDITOR_NODES.image, EDITOR_NODES.chat].map(
+						(node) => ({
+							node,
+							type: 'main',
+							index: 0,
+						}),
+					),
 				],
 			},
 		},
@@ -258,6 +277,37 @@ async function executeStep(ndv: Locator): Promise<Locator> {
 	return output;
 }
 
+/** The name n8n gives the GPU Cloud API credential made in the dialog. */
+const MADE_CREDENTIAL = 'GPU Cloud account';
+
+/**
+ * A node panel opened on a node without a credential: n8n preselects one of those it has (2.8.4 may
+ * take another imported one), so the one made in the dialog is chosen.
+ */
+async function useMadeCredential(page: Page, ndv: Locator): Promise<void> {
+	const select = ndv.getByTestId('node-credentials-select');
+	const chosen = await select.locator('input').first().inputValue();
+	if (chosen === MADE_CREDENTIAL) return;
+	await select.click();
+	await page
+		.locator('[data-test-id^="node-credentials-select-item-"]')
+		// Some versions show more than the name in an item (its owner).
+		.filter({ hasText: MADE_CREDENTIAL })
+		.first()
+		.click();
+}
+
+/** Inference Endpoint From list: the endpoint whose list item ends with `(name)`. */
+async function pickEndpoint(page: Page, ndv: Locator, name: string): Promise<void> {
+	await ndv.getByTestId('resource-locator-endpoint').getByTestId('rlc-input').click();
+	const items = page.getByTestId('rlc-item');
+	await items.first().waitFor();
+	await items
+		.filter({ hasText: `(${name})` })
+		.first()
+		.click();
+}
+
 async function shot(locator: Locator | Page, dir: string, name: string): Promise<void> {
 	await locator.screenshot({ path: join(dir, name) });
 }
@@ -433,6 +483,68 @@ async function workflowChecks(ctx: EditorContext, page: Page): Promise<void> {
 			expect(job, 'no job on GPU Cloud');
 			await output.getByText(job.id).first().waitFor();
 			await closeNode(page);
+		},
+	);
+	await check(
+		'editor: Job > Create (version 2): the endpoint picked From list shows its fields (a required mark, a choice list); filled, Execute step creates the job with them as its input; another endpoint changes the fields; Using JSON and back',
+		async () => {
+			const fieldsNdv = await openNode(page, EDITOR_NODES.fields);
+			try {
+				await useMadeCredential(page, fieldsNdv);
+				await pickEndpoint(page, fieldsNdv, 'product-listing');
+				const mapping = fieldsNdv.getByTestId('mapping-fields-container');
+				const field = (id: string) =>
+					mapping.getByTestId(new RegExp(`^parameter-input-(value\\.)?${id}$`)).first();
+				await field('product_name').waitFor();
+				for (const label of ['Product name', 'Category', 'Tone', 'Max words'])
+					await mapping.getByText(label, { exact: true }).first().waitFor();
+				await field('product_name').locator('input, textarea').first().fill('Trail shoe');
+				await field('category').click();
+				const sports = page.getByRole('option', { name: 'sports', exact: true }).first();
+				await sports.click();
+				// The picture is taken once the choice list has closed (it fades out first).
+				await page.waitForFunction(
+					`[...document.querySelectorAll('.el-select-dropdown__item')].every((item) => item.offsetParent === null)`,
+				);
+				await shot(page, ctx.screenshots, 'n8n-endpoint-fields.png');
+				await executeStep(fieldsNdv);
+				const job = management
+					.jobsOf(management.organization)
+					.filter((entry) => entry.inference_endpoint_name === 'product-listing')
+					.at(-1);
+				const input = z
+					.object({ product_name: z.string(), category: z.string() })
+					.safeParse(job?.input);
+				expect(
+					input.success &&
+						input.data.product_name === 'Trail shoe' &&
+						input.data.category === 'sports',
+					`the job's input is ${JSON.stringify(job?.input)}`,
+				);
+				await pickEndpoint(page, fieldsNdv, 'voice-over');
+				await mapping.getByText('Script', { exact: true }).first().waitFor();
+				expect(
+					(await mapping.getByText('Product name', { exact: true }).count()) === 0,
+					'the fields of product-listing stayed after voice-over was picked',
+				);
+				const mode = fieldsNdv.getByTestId('parameter-input-inputMode');
+				await mode.click();
+				// Options with a description are named by both: the name starts the option.
+				await page
+					.getByRole('option', { name: /^Using JSON/ })
+					.first()
+					.click();
+				await fieldsNdv.getByTestId('parameter-input-input').waitFor();
+				await mode.click();
+				await page
+					.getByRole('option', { name: /^Using Fields Below/ })
+					.first()
+					.click();
+				await mapping.getByText('Script', { exact: true }).first().waitFor();
+			} finally {
+				// Closed even after a failed step, so the next checks find the canvas.
+				if (await page.getByTestId('ndv').isVisible()) await closeNode(page);
+			}
 		},
 	);
 	await check('editor: Image > Generate: Execute step shows the generated image', async () => {

@@ -4,6 +4,8 @@ import {
 	webhookSecretKeySchema,
 	LIMITS,
 } from '../../shared/schemas';
+import { readSchemaForm, type SchemaForm } from '../../shared/input-schema';
+import { VOICE_COUNT, WIDE_FORM_FIELDS } from '../../emulator/endpoints/form-shapes';
 import { DEV_API_KEY, DEV_WEBHOOK_SECRET, type RunningEmulator } from '../../emulator';
 import { api, call, emulatorFor, expectProblem, orgPath } from './helpers';
 
@@ -28,7 +30,9 @@ describe('catalogue of inference endpoints', () => {
 		for (const item of page.items) {
 			inferenceEndpointSchema.parse(item);
 			expect(item.organization_name).toBe(emulator.organization);
-			expect(() => JSON.parse(item.input_schema) as unknown).not.toThrow();
+			// One endpoint publishes prose where its schema should be, as real catalogues sometimes do.
+			if (item.name !== 'legacy-ocr')
+				expect(() => JSON.parse(item.input_schema) as unknown).not.toThrow();
 			expect(() => JSON.parse(item.output_schema) as unknown).not.toThrow();
 			expect(Object.keys(item).sort()).toEqual([
 				'description',
@@ -46,16 +50,16 @@ describe('catalogue of inference endpoints', () => {
 		expect(new Set(page.items.map((item) => item.id)).size).toBe(page.items.length);
 	});
 
-	it('pages with page_size 5 into three pages of distinct items, and past the end is empty', async () => {
+	it('pages with page_size 7 into three pages of distinct items, and past the end is empty', async () => {
 		const pages = await Promise.all(
 			[1, 2, 3, 4].map(async (n) =>
-				inferenceEndpointPageSchema.parse((await list(`?page=${n}&page_size=5`)).json()),
+				inferenceEndpointPageSchema.parse((await list(`?page=${n}&page_size=7`)).json()),
 			),
 		);
-		expect(pages.map((page) => page.items.length)).toEqual([5, 5, pages[0].total_size - 10, 0]);
+		expect(pages.map((page) => page.items.length)).toEqual([7, 7, pages[0].total_size - 14, 0]);
 		expect(pages.map((page) => page.page)).toEqual([1, 2, 3, 4]);
 		expect(
-			pages.every((page) => page.page_size === 5 && page.total_size === pages[0].total_size),
+			pages.every((page) => page.page_size === 7 && page.total_size === pages[0].total_size),
 		).toBe(true);
 		const names = pages.flatMap((page) => page.items.map((item) => item.name));
 		expect(new Set(names).size).toBe(pages[0].total_size);
@@ -121,6 +125,21 @@ describe('catalogue of inference endpoints', () => {
 				properties: expect.objectContaining({ url: expect.any(Object) }),
 			}),
 		);
+	});
+
+	it('publishes the schema shapes a form must read: $refs, 300 properties, a 500-value enum, prose', async () => {
+		const forms = new Map<string, SchemaForm>();
+		for (const name of ['product-listing', 'survey-intake', 'voice-over', 'legacy-ocr']) {
+			const reply = await api(emulator, 'GET', orgPath(emulator, `/inference-endpoints/${name}`));
+			const item = inferenceEndpointSchema.parse(reply.json());
+			forms.set(name, readSchemaForm(item.input_schema));
+		}
+		expect(forms.get('product-listing')).toMatchObject({ kind: 'fields' });
+		const wide = forms.get('survey-intake');
+		expect(wide?.kind === 'fields' && wide.fields).toHaveLength(WIDE_FORM_FIELDS);
+		const voice = forms.get('voice-over');
+		expect(voice?.kind === 'fields' && voice.fields[1].options).toHaveLength(VOICE_COUNT);
+		expect(forms.get('legacy-ocr')).toMatchObject({ kind: 'json' });
 	});
 
 	it('answers an unknown endpoint with a 404 problem', async () => {

@@ -41,6 +41,7 @@ import {
 	type INodeCredentialsDetails,
 	type INodeExecutionData,
 	type INodeListSearchResult,
+	type ResourceMapperFields,
 	type INodeParameters,
 	type INodeType,
 	type INodeTypeDescription,
@@ -286,6 +287,8 @@ class PlainCredentialsHelper extends ICredentialsHelper {
 export interface NodeSpec {
 	name: string;
 	type: string;
+	/** The node version the workflow was saved with; 1 unless given. */
+	typeVersion?: number;
 	parameters: INodeParameters;
 	credentials?: Record<string, string>;
 	webhookId?: string;
@@ -339,7 +342,7 @@ function toNodes(spec: WorkflowSpec): INode[] {
 		id: `${spec.id}-node-${index}`,
 		name: node.name,
 		type: node.type,
-		typeVersion: 1,
+		typeVersion: node.typeVersion ?? 1,
 		position: [index * 200, 0],
 		parameters: node.parameters,
 		credentials: Object.fromEntries(
@@ -665,6 +668,22 @@ export class Harness {
 		if (!search) throw new Error(`${node.type} has no list search ${method}`);
 		const context = new LoadOptionsContext(workflow, node, this.additionalData(''), 'parameters');
 		return await search.call(context, filter, paginationToken);
+	}
+
+	/** Calls a node's resource-mapping method as the editor does when it shows a resourceMapper's fields. */
+	async resourceMapping(
+		spec: WorkflowSpec,
+		nodeName: string,
+		method: string,
+	): Promise<ResourceMapperFields> {
+		const workflow = this.workflow(spec);
+		const node = workflow.getNode(nodeName);
+		if (!node) throw new Error(`Node ${nodeName} is missing`);
+		const load = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion).methods
+			?.resourceMapping?.[method];
+		if (!load) throw new Error(`${node.type} has no resource mapping ${method}`);
+		const context = new LoadOptionsContext(workflow, node, this.additionalData(''), 'parameters');
+		return await load.call(context);
 	}
 
 	/** The URL a trigger node of an active workflow listens on (n8n's "Production URL"). */

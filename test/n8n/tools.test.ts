@@ -12,6 +12,7 @@ import {
 	utf8Bytes,
 } from '../../shared';
 import { generatedEndpoints } from '../support/catalogue';
+import { ENDPOINT_NAMES } from '../../emulator/endpoints/catalogue';
 import { startRig, type Rig } from './fixtures';
 import {
 	ITEMS_TYPE,
@@ -29,12 +30,16 @@ import {
  */
 
 let rig: Rig;
-/** A catalogue of 500 endpoints: the emulator's 14 and 486 more. */
+/** A catalogue of 500 endpoints: the emulator's own and as many more. */
+const OWN_ENDPOINTS = ENDPOINT_NAMES.size;
 let large: Rig;
 
 beforeAll(async () => {
 	rig = await startRig({ jobDurationMs: 50 });
-	large = await startRig({ jobDurationMs: 50, listedEndpoints: generatedEndpoints(486) });
+	large = await startRig({
+		jobDurationMs: 50,
+		listedEndpoints: generatedEndpoints(500 - OWN_ENDPOINTS),
+	});
 });
 
 afterEach(() => {
@@ -59,6 +64,7 @@ function toolWorkflow(
 	calls: Array<Record<string, unknown>>,
 	credential: 'management' | 'images',
 	route: Route,
+	typeVersion: number,
 ): WorkflowSpec {
 	return {
 		id: `tool-workflow-${++workflowCount}`,
@@ -72,6 +78,7 @@ function toolWorkflow(
 			{
 				name: 'GPU Cloud',
 				type: TOOL_TYPE,
+				typeVersion,
 				parameters,
 				credentials: {
 					[credential === 'images' ? 'gpuCloudWorkloadApi' : 'gpuCloudApi']: credential,
@@ -99,8 +106,11 @@ async function callTool(
 	calls: Array<Record<string, unknown>> = [{}],
 	credential: 'management' | 'images' = 'management',
 	route: Route = 'direct',
+	typeVersion = 1,
 ) {
-	const execution = await on.harness.run(toolWorkflow(parameters, calls, credential, route));
+	const execution = await on.harness.run(
+		toolWorkflow(parameters, calls, credential, route, typeVersion),
+	);
 	expect(errorOf(execution)).toBeUndefined();
 	return outputOf(execution, 'Tool Caller').map(({ json }) => callSchema.parse(json));
 }
@@ -156,7 +166,7 @@ describe('Inference Endpoint > Get Many as a tool', () => {
 
 	test.each([
 		['1 endpoint', () => rig, 1, 1],
-		['14 endpoints', () => rig, undefined, 14],
+		["the emulator's endpoints", () => rig, undefined, OWN_ENDPOINTS],
 		['500 endpoints', () => large, undefined, 500],
 	])(
 		'answers a catalogue of %s within the budget, every endpoint named',
@@ -220,6 +230,67 @@ function echoAsTool(text: string) {
 		[{ text }],
 	);
 }
+
+describe('Job > Create and Wait (version 2) as a tool', () => {
+	test("the model fills the endpoint's fields, and the job's input is what it gave", async () => {
+		const fromAI = (key: string, type: string) => `={{ $fromAI('${key}', '', '${type}') }}`;
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'product-listing' },
+				inputFields: {
+					mappingMode: 'defineBelow',
+					value: {
+						product_name: fromAI('product_name', 'string'),
+						category: fromAI('category', 'string'),
+						max_words: fromAI('max_words', 'number'),
+					},
+					matchingColumns: [],
+					schema: [],
+				},
+				options: {},
+			},
+			[{ product_name: 'Desk lamp', category: 'home', max_words: 80 }],
+			'management',
+			'direct',
+			2,
+		);
+		expect(Object.keys(call.parameters).sort()).toEqual(['category', 'max_words', 'product_name']);
+		expect(onlyItem(call.answer)).toMatchObject({
+			status: 'succeeded',
+			output: { received: { product_name: 'Desk lamp', category: 'home', max_words: 80 } },
+		});
+	});
+
+	test('a value the schema refuses reaches the model as a sentence naming the field', async () => {
+		const [call] = await callTool(
+			rig,
+			{
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: { __rl: true, mode: 'name', value: 'product-listing' },
+				inputFields: {
+					mappingMode: 'defineBelow',
+					value: {
+						product_name: "={{ $fromAI('product_name', '', 'string') }}",
+						category: "={{ $fromAI('category', '', 'string') }}",
+					},
+					matchingColumns: [],
+					schema: [],
+				},
+				options: {},
+			},
+			[{ product_name: 'Desk lamp', category: 'cars' }],
+			'management',
+			'direct',
+			2,
+		);
+		const { error } = z.strictObject({ error: z.string() }).parse(onlyItem(call.answer));
+		expect(error).toMatch(/^Field "category" must be one of "apparel", /);
+	});
+});
 
 describe('Jobs as a tool', () => {
 	/** The echo endpoint returns its input: text this long makes an output past the cut. */

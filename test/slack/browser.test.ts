@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
+import { FIELD_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
 import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { CHANNEL, Stack } from './harness';
@@ -59,6 +60,21 @@ describeWithChromium('the stand-in page in a browser', () => {
 		});
 		await page.goto(stack.standin.pageUrl);
 		return { page, problems };
+	}
+
+	/** After a choice in the job form's endpoint picker: the form as the app rebuilt it, shown by the page. */
+	async function formRebuiltFor(page: Page, endpoint: string) {
+		await stack.standin.waitFor(
+			() =>
+				[...stack.standin.workspace.views.values()].some((open) =>
+					String(open.view.private_metadata).includes(`"endpoint":"${endpoint}"`),
+				),
+			10_000,
+			`the job form rebuilt for ${endpoint}`,
+		);
+		await page.waitForFunction(
+			`Number(document.body.dataset.revision) >= ${stack.standin.workspace.revision}`,
+		);
 	}
 
 	async function type(page: Page, text: string) {
@@ -123,6 +139,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 		const select = modal.locator('select');
 		await select.locator('option[value="echo"]').waitFor({ state: 'attached', timeout: 10_000 });
 		await select.selectOption('echo');
+		await formRebuiltFor(page, 'echo');
 		const input = modal.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`);
 		await input.fill('{"prompt": ');
 		await modal.getByRole('button', { name: 'Run job' }).click();
@@ -149,6 +166,59 @@ describeWithChromium('the stand-in page in a browser', () => {
 		expect(await page.locator('#modal .field-error').count()).toBe(0);
 		await modal.getByRole('button', { name: 'Cancel' }).click();
 		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+		expect(problems).toEqual([]);
+		await page.close();
+	});
+
+	it("job form from the endpoint's schema: its fields appear as Slack's inputs, a wrong value is marked, the fields become the job's input", async () => {
+		const { page, problems } = await openPage();
+		await type(page, '/gpu job');
+		const modal = page.locator('#modal');
+		const endpoint = modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"]`);
+		await endpoint
+			.locator('option[value="product-listing"]')
+			.waitFor({ state: 'attached', timeout: 10_000 });
+		await endpoint.selectOption('product-listing');
+		await formRebuiltFor(page, 'product-listing');
+		const control = (name: string) =>
+			modal.locator(`[data-block-id="${FIELD_BLOCK_PREFIX}${name}"]`);
+		await control('product_name').waitFor({ timeout: 10_000 });
+		expect(await control('max_words').getAttribute('type')).toBe('number');
+		expect(await control('max_words').getAttribute('step')).toBe('1');
+		expect(await control('price').getAttribute('step')).toBe('any');
+		expect(await control('image_url').getAttribute('type')).toBe('url');
+		expect(await control('include_seo').isChecked()).toBe(true);
+		expect(await control('tone').inputValue()).toBe('friendly');
+		expect(await control('notes').evaluate((element) => element.tagName)).toBe('TEXTAREA');
+		await control('product_name').fill('Trail shoe');
+		await control('category').selectOption('sports');
+		await control('max_words').fill('5');
+		await page.screenshot({ path: join(SCREENSHOTS, 'slack-job-form-fields.png') });
+		await modal.getByRole('button', { name: 'Run job' }).click();
+		await modal
+			.locator('.field-error')
+			.filter({ hasText: 'This field must be at least 20.' })
+			.waitFor({ timeout: 10_000 });
+		expect(await control('product_name').inputValue()).toBe('Trail shoe');
+		const jobs = () =>
+			stack.emulator
+				.jobsOf(stack.emulator.organization)
+				.filter((job) => job.inference_endpoint_name === 'product-listing');
+		const before = jobs().length;
+		await control('max_words').fill('120');
+		await control('include_seo').uncheck();
+		await modal.getByRole('button', { name: 'Run job' }).click();
+		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+		const job = await stack.standin.waitFor(() => jobs()[before], 10_000, 'the job');
+		expect(job.input).toEqual({
+			product_name: 'Trail shoe',
+			category: 'sports',
+			tone: 'friendly',
+			max_words: 120,
+			include_seo: false,
+			language: 'en',
+			temperature: 0.7,
+		});
 		expect(problems).toEqual([]);
 		await page.close();
 	});
@@ -238,6 +308,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"] option[value="echo"]`)
 			.waitFor({ state: 'attached', timeout: 10_000 });
 		await modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"]`).selectOption('echo');
+		await formRebuiltFor(page, 'echo');
 		await modal
 			.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`)
 			.fill('{"from": "the shortcut"}');

@@ -1,3 +1,4 @@
+import { FIELD_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { ACTIONS } from '../../slack-app/messages/actions';
 import {
 	describeInputSchema,
@@ -89,8 +90,15 @@ describe('input limits on every path', () => {
 			10_000,
 			'the job form',
 		);
-		expect(JSON.stringify(view.view.blocks)).toMatch(
-			/sentiment expects: text \(string, required\)/,
+		// Its fields: `text`, required, as the schema says.
+		expect(view.view.blocks).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({
+					type: 'input',
+					block_id: `${FIELD_BLOCK_PREFIX}text`,
+					optional: false,
+				}),
+			]),
 		);
 	});
 });

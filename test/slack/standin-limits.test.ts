@@ -55,6 +55,8 @@ const VALID: Record<string, () => Json> = {
 	plain_text_input: () => ({ type: 'plain_text_input', action_id: 'v' }),
 	static_select: () => ({ type: 'static_select', action_id: 's', options: [option()] }),
 	checkboxes: () => ({ type: 'checkboxes', action_id: 'x', options: [option()] }),
+	number_input: () => ({ type: 'number_input', action_id: 'n', is_decimal_allowed: false }),
+	url_text_input: () => ({ type: 'url_text_input', action_id: 'u' }),
 	conversations_select: () => ({ type: 'conversations_select', action_id: 'c' }),
 	option,
 	confirm: () => ({
@@ -97,6 +99,8 @@ function carry(kind: string, object: Json): { method: string; params: Record<str
 			return modal([object]);
 		case 'plain_text_input':
 		case 'checkboxes':
+		case 'number_input':
+		case 'url_text_input':
 			return modal([{ ...VALID.input(), element: object }]);
 		case 'button':
 		case 'static_select':
@@ -307,6 +311,62 @@ describe('the stand-in holds views to the limits Slack documents', () => {
 			ok: false,
 			error: 'view_too_large',
 		});
+	});
+
+	/** A modal holding one input block with this element. */
+	const withElement = (element: Json): Json => ({
+		type: 'modal',
+		title: plain('T'),
+		submit: plain('Go'),
+		blocks: [{ ...VALID.input(), element }],
+	});
+
+	it('an input block holds an input element and a label', () => {
+		expect(open('modal', withElement(VALID.number_input()))).toMatchObject({ ok: true });
+		expect(open('modal', withElement(button()))).toMatchObject({
+			ok: false,
+			error: 'invalid_arguments',
+		});
+		const { label: _label, ...unlabelled } = VALID.input();
+		expect(
+			open('modal', {
+				type: 'modal',
+				title: plain('T'),
+				submit: plain('Go'),
+				blocks: [unlabelled],
+			}),
+		).toMatchObject({ ok: false, error: 'invalid_arguments' });
+	});
+
+	it('a number input says whether decimals are allowed', () => {
+		const { is_decimal_allowed: _decimals, ...undecided } = VALID.number_input();
+		const refused = open('modal', withElement(undecided));
+		expect(refused).toMatchObject({ ok: false, error: 'invalid_arguments' });
+		expect(JSON.stringify(refused)).toContain('is_decimal_allowed');
+	});
+
+	it("a select's initial option, and checkboxes' initial options, are among its options", () => {
+		const two = [option(), { text: plain('Two'), value: 'two' }];
+		const select = { ...VALID.static_select(), options: two };
+		expect(open('modal', withElement({ ...select, initial_option: two[1] }))).toMatchObject({
+			ok: true,
+		});
+		expect(
+			open(
+				'modal',
+				withElement({ ...select, initial_option: { text: plain('Three'), value: 'three' } }),
+			),
+		).toMatchObject({ ok: false, error: 'invalid_arguments' });
+		const boxes = { ...VALID.checkboxes(), options: two };
+		expect(open('modal', withElement({ ...boxes, initial_options: [two[0]] }))).toMatchObject({
+			ok: true,
+		});
+		expect(
+			open(
+				'modal',
+				withElement({ ...boxes, initial_options: [{ text: plain('No'), value: 'no' }] }),
+			),
+		).toMatchObject({ ok: false, error: 'invalid_arguments' });
 	});
 
 	it('a modal with an input block needs a submit button', () => {

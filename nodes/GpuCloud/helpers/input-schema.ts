@@ -2,30 +2,33 @@ import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import {
 	describeInputSchema,
+	inputFromFields,
 	inputSchemaIssues,
 	parseInputSchema,
+	readSchemaForm,
 	type InferenceEndpoint,
 	type InputSchemaIssue,
 	type ManagementClient,
 } from '../../../shared';
 import { toNodeError } from './errors';
 
-/** The job one item would create: its endpoint and the body's input. */
+/** The job one item would create: its endpoint and the body's input, or the fields that make it. */
 interface JobInput {
 	endpoint: string;
 	request: { input: unknown };
+	fields?: Readonly<Record<string, unknown>>;
 }
 
 const NOTHING_CREATED =
 	'No job was created: the node reads the endpoint first, to check the input against its input_schema before creating a job that would be billed.';
 
 /** `Input "text" is required; "max_words" must be at most 1000`: every broken rule, where it is. */
-function describeIssues(issues: InputSchemaIssue[]): string {
+function describeIssues(issues: InputSchemaIssue[], subject = 'Input'): string {
 	const parts = issues.map(({ path, rule }, index) => {
 		if (path !== '') return `"${path}" ${rule}`;
 		return index === 0 ? rule : `the whole input ${rule}`;
 	});
-	return `Input ${parts.join('; ')}`;
+	return `${subject} ${parts.join('; ')}`;
 }
 
 /**
@@ -33,6 +36,7 @@ function describeIssues(issues: InputSchemaIssue[]): string {
  * input the endpoint would refuse fails its item instead of becoming a job that is billed and then
  * fails. Each endpoint is read once per run of the node, however many items use it. A schema the
  * checker does not understand never blocks an input (shared/input-schema.ts leaves it to the service).
+ * An input given as the endpoint's fields becomes the job's input here, where the schema is read.
  */
 export function inputSchemaCheck(
 	context: IExecuteFunctions,
@@ -40,7 +44,8 @@ export function inputSchemaCheck(
 ): (job: JobInput, itemIndex: number) => Promise<void> {
 	const endpoints = new Map<string, Promise<InferenceEndpoint>>();
 	const signal = context.getExecutionCancelSignal();
-	return async ({ endpoint: name, request: { input } }, itemIndex) => {
+	return async (job, itemIndex) => {
+		const { endpoint: name, fields } = job;
 		let read = endpoints.get(name);
 		if (!read) {
 			read = client.endpoints.get(name, { signal });
@@ -63,12 +68,26 @@ export function inputSchemaCheck(
 			throw nodeError;
 		}
 		const schema = parseInputSchema(endpoint.input_schema);
-		const issues = schema ? inputSchemaIssues(schema, input) : [];
+		let issues: InputSchemaIssue[];
+		if (fields) {
+			const form = readSchemaForm(endpoint.input_schema);
+			if (form.kind === 'json')
+				throw new NodeOperationError(
+					context.getNode(),
+					`${form.reason} Set "Input" to "Using JSON" and write the input there (endpoint "${name}").`,
+					{ itemIndex, description: 'No job was created.' },
+				);
+			const made = inputFromFields(form, fields);
+			job.request.input = made.input;
+			issues = made.issues;
+		} else {
+			issues = schema ? inputSchemaIssues(schema, job.request.input) : [];
+		}
 		if (issues.length === 0) return;
 		const expects = describeInputSchema(schema);
 		throw new NodeOperationError(
 			context.getNode(),
-			`${describeIssues(issues)} (input_schema of endpoint "${name}")`,
+			`${describeIssues(issues, fields ? 'Field' : 'Input')} (input_schema of endpoint "${name}")`,
 			{
 				itemIndex,
 				description: `Item ${itemIndex}'s input was checked against the input_schema that endpoint "${name}" publishes, before creating its job: no job was created.${expects ? ` It expects: ${expects}.` : ''}`,

@@ -70,6 +70,8 @@ export function finish(job: Job, onFailure: FailurePolicy): Job {
 export interface JobToRun {
 	endpoint: string;
 	request: CreateJobRequest;
+	/** The input as the endpoint's fields, made into `request.input` by the input-schema check. */
+	fields?: Record<string, unknown>;
 	wait: WaitSettings;
 	/** The key of a file put in the user's bucket for this job alone, to delete once it has ended. */
 	uploadedObject?: string;

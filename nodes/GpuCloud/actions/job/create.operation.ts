@@ -9,15 +9,70 @@ import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator } from '../common.descriptions';
 import { readJobRequest } from './request';
 
-export const inputField: INodeProperties = {
-	displayName: 'Input',
-	name: 'input',
-	type: 'json',
-	default: '{\n  "url": ""\n}',
-	required: true,
-	description:
-		"The job's input as JSON. Its shape depends on the endpoint: see its input schema with Inference Endpoint > Get.",
-};
+const FROM_VERSION_2 = { '@version': [{ _cnd: { gte: 2 } }] };
+
+/**
+ * The job's input: version 1 has only the JSON box; version 2 shows the endpoint's own fields, with
+ * the JSON box one switch away. The box keeps its name, so a version 1 workflow keeps its input.
+ */
+export const inputProperties: INodeProperties[] = [
+	{
+		displayName: 'Input',
+		name: 'input',
+		type: 'json',
+		default: '{\n  "url": ""\n}',
+		required: true,
+		description:
+			"The job's input as JSON. Its shape depends on the endpoint: see its input schema with Inference Endpoint > Get.",
+		displayOptions: { show: { '@version': [1] } },
+	},
+	{
+		displayName: 'Input',
+		name: 'inputMode',
+		type: 'options',
+		noDataExpression: true,
+		options: [
+			{
+				name: 'Using Fields Below',
+				value: 'fields',
+				description: "One field per property of the endpoint's input schema",
+			},
+			{ name: 'Using JSON', value: 'json', description: 'The whole input as one JSON object' },
+		],
+		default: 'fields',
+		displayOptions: { show: FROM_VERSION_2 },
+	},
+	{
+		displayName: 'Input Fields',
+		name: 'inputFields',
+		type: 'resourceMapper',
+		noDataExpression: true,
+		default: { mappingMode: 'defineBelow', value: null },
+		required: true,
+		typeOptions: {
+			loadOptionsDependsOn: ['endpoint.value'],
+			resourceMapper: {
+				resourceMapperMethod: 'getEndpointFields',
+				mode: 'add',
+				fieldWords: { singular: 'field', plural: 'fields' },
+				addAllFields: true,
+				multiKeyMatch: false,
+				supportAutoMap: false,
+			},
+		},
+		displayOptions: { show: { ...FROM_VERSION_2, inputMode: ['fields'] } },
+	},
+	{
+		displayName: 'Input',
+		name: 'input',
+		type: 'json',
+		default: '{}',
+		required: true,
+		description:
+			"The job's input as JSON. Its shape depends on the endpoint: see its input schema with Inference Endpoint > Get.",
+		displayOptions: { show: { ...FROM_VERSION_2, inputMode: ['json'] } },
+	},
+];
 
 export const metadataOption: INodeProperties = {
 	displayName: 'Metadata',
@@ -29,7 +84,7 @@ export const metadataOption: INodeProperties = {
 
 const properties: INodeProperties[] = [
 	endpointLocator,
-	inputField,
+	...inputProperties,
 	{
 		displayName: 'Options',
 		name: 'options',
@@ -63,7 +118,7 @@ export async function execute(
 	return await runItems(this, items, readConcurrency(this), {
 		prepare: (i) => ({
 			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-			request: readJobRequest(this, i),
+			...readJobRequest(this, i),
 		}),
 		check: inputSchemaCheck(this, client),
 		run: async ({ endpoint, request }, _i, _signal, jobs) => {

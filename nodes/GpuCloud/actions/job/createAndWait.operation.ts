@@ -5,12 +5,12 @@ import { jobFormat } from '../../helpers/output';
 import { readConcurrency } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator, waitProperties } from '../common.descriptions';
-import { inputField, metadataOption } from './create.operation';
+import { inputProperties, metadataOption } from './create.operation';
 import { readJobRequest } from './request';
 
 const properties: INodeProperties[] = [
 	endpointLocator,
-	inputField,
+	...inputProperties,
 	...waitProperties(true),
 	{
 		displayName: 'Options',
@@ -36,7 +36,7 @@ export async function execute(
 		readConcurrency(this),
 		(i) => ({
 			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-			request: readJobRequest(this, i),
+			...readJobRequest(this, i),
 			wait: readWaitSettings(this, i, true),
 		}),
 		jobFormat(this),

@@ -15,14 +15,31 @@ export function readMetadata(options: Record<string, unknown>): JobMetadata | un
 	return check(metadataSchema, parseJsonValue(metadata, 'Metadata'), 'Metadata');
 }
 
-/** The body of a job from the item's "Input" and "Options" (metadata, webhook URL). */
-export function readJobRequest(context: IExecuteFunctions, itemIndex: number): CreateJobRequest {
-	const request: CreateJobRequest = { input: readJson(context, 'input', itemIndex, 'Input') };
+/** The values of the endpoint's fields as the item fills them (expressions resolved, types checked by n8n). */
+function readInputFields(context: IExecuteFunctions, itemIndex: number): Record<string, unknown> {
+	const value: unknown = context.getNodeParameter('inputFields.value', itemIndex, {});
+	return typeof value === 'object' && value !== null && !Array.isArray(value) ? { ...value } : {};
+}
+
+/**
+ * The body of a job from the item's input and "Options" (metadata, webhook URL). An input given as
+ * fields comes back as `fields`: it becomes the body's input once the endpoint's schema is read.
+ */
+export function readJobRequest(
+	context: IExecuteFunctions,
+	itemIndex: number,
+): { request: CreateJobRequest; fields?: Record<string, unknown> } {
+	const byFields =
+		context.getNode().typeVersion >= 2 &&
+		context.getNodeParameter('inputMode', itemIndex, 'fields') === 'fields';
+	const request: CreateJobRequest = {
+		input: byFields ? {} : readJson(context, 'input', itemIndex, 'Input'),
+	};
 	const options = readCollection(context, 'options', itemIndex);
 	const metadata = readMetadata(options);
 	if (metadata !== undefined) request.metadata = metadata;
 	if (typeof options.webhookUrl === 'string' && options.webhookUrl.trim() !== '') {
 		request.webhook_url = check(webhookUrlSchema, options.webhookUrl.trim(), 'Webhook URL');
 	}
-	return request;
+	return byFields ? { request, fields: readInputFields(context, itemIndex) } : { request };
 }
