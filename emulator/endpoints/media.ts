@@ -2,6 +2,7 @@ import { z } from 'zod/v4';
 import { mediaUrlSchema } from '../../shared/schemas';
 import { pick, randomFor, round, wordsOf } from '../determinism';
 import { defineEndpoint, requireMedia, type Endpoint } from './types';
+import { pcmWav } from '../wav';
 
 const SUBJECTS = [
 	'a red bicycle',
@@ -78,26 +79,12 @@ const SECONDS_PER_WORD = 0.35;
 function speech(text: string): { wav: Buffer; seconds: number } {
 	const words = wordsOf(text);
 	const seconds = Math.min(30, Math.max(0.5, words.length * SECONDS_PER_WORD));
-	const samples = Math.round(seconds * SAMPLE_RATE);
-	const wav = Buffer.alloc(44 + samples);
-	wav.write('RIFF', 0);
-	wav.writeUInt32LE(36 + samples, 4);
-	wav.write('WAVEfmt ', 8);
-	wav.writeUInt32LE(16, 16);
-	wav.writeUInt16LE(1, 20);
-	wav.writeUInt16LE(1, 22);
-	wav.writeUInt32LE(SAMPLE_RATE, 24);
-	wav.writeUInt32LE(SAMPLE_RATE, 28);
-	wav.writeUInt16LE(1, 32);
-	wav.writeUInt16LE(8, 34);
-	wav.write('data', 36);
-	wav.writeUInt32LE(samples, 40);
 	const perWord = Math.round(SECONDS_PER_WORD * SAMPLE_RATE);
-	for (let i = 0; i < samples; i++) {
+	const wav = pcmWav(seconds, SAMPLE_RATE, (i) => {
 		const word = words[Math.floor(i / perWord) % Math.max(1, words.length)] ?? '';
 		const pitch = 180 + (word.length % 8) * 30;
-		wav[44 + i] = 128 + Math.round(60 * Math.sin((2 * Math.PI * pitch * i) / SAMPLE_RATE));
-	}
+		return Math.sin((2 * Math.PI * pitch * i) / SAMPLE_RATE);
+	});
 	return { wav, seconds };
 }
 

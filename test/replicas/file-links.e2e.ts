@@ -6,7 +6,7 @@ import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { BOT } from '../../slack-standin/workspace';
 import { CapturingLogger, CHANNEL, Stack, USER } from '../slack/harness';
-import { wavFile } from '../slack/media';
+import { wavBytes } from '../support/media-server';
 import { freePort } from '../../slack-app/local';
 import { Redis } from '../support/services';
 
@@ -49,7 +49,7 @@ afterAll(async () => {
 });
 
 it('serves the link from the replica that did not make it, until the job ends', async () => {
-	const wav = wavFile(2);
+	const wav = wavBytes(2);
 	const { message } = stack.standin.workspace.shareFile({
 		user: USER,
 		channel: CHANNEL,

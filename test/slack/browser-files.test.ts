@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { Stack } from './harness';
-import { wavFile } from './media';
+import { wavBytes } from '../support/media-server';
 
 /**
  * A person on the stand-in's page attaches a recording to a message, as Slack's composer does, and
@@ -43,7 +43,7 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 		await page.goto(stack.standin.pageUrl);
 		const folder = await mkdtemp(join(tmpdir(), 'gpu-page-file-'));
 		const path = join(folder, 'standup.wav');
-		await writeFile(path, wavFile(2));
+		await writeFile(path, wavBytes(2));
 		await page.fill('#composer', 'the standup recording');
 		await page.setInputFiles('#attach-file', path);
 		const message = page.locator('#feed > .message').filter({ hasText: 'the standup recording' });

@@ -10,7 +10,7 @@ import { startStandin, type Standin } from '../../slack-standin';
 import { DEFAULT_CHANNEL, TEAM } from '../../slack-standin/workspace';
 import { ManualClock } from '../support/manual-clock';
 import { CapturingLogger } from './harness';
-import { wavFile } from './media';
+import { wavBytes } from '../support/media-server';
 
 /**
  * The app's file links on their own, served over loopback from a stand-in file: each is a
@@ -67,7 +67,7 @@ afterAll(async () => {
 });
 
 function sharedFile(name = 'call.wav'): { file: SharedFile; bytes: Buffer } {
-	const bytes = wavFile(1);
+	const bytes = wavBytes(1);
 	const { file } = standin.workspace.shareFile({
 		user: 'U0ALICE',
 		channel: DEFAULT_CHANNEL.id,

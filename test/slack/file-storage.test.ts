@@ -2,7 +2,7 @@ import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { BOT } from '../../slack-standin/workspace';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { CHANNEL, content, Stack, USER } from './harness';
-import { wavFile } from './media';
+import { wavBytes } from '../support/media-server';
 
 /**
  * A file shared in Slack, put in the operator's object storage for its job: in Socket Mode, with no
@@ -34,7 +34,7 @@ afterAll(async () => {
 });
 
 it('puts the file in the bucket, hands GPU Cloud a presigned URL and deletes the object after the job', async () => {
-	const wav = wavFile(2);
+	const wav = wavBytes(2);
 	const { message } = stack.standin.workspace.shareFile({
 		user: USER,
 		channel: CHANNEL,

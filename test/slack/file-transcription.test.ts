@@ -6,7 +6,7 @@ import { STEPS } from '../../slack-app/listeners/functions';
 import { BOT, UNINVITED_CHANNEL, type StepExecution } from '../../slack-standin/workspace';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { CHANNEL, content, Stack, USER } from './harness';
-import { wavFile } from './media';
+import { wavBytes } from '../support/media-server';
 
 /**
  * A file shared in Slack, transcribed: the message shortcut on a message carrying a WAV, through
@@ -63,7 +63,7 @@ async function metric(outcome: string): Promise<number> {
 }
 
 it('transcribes the WAV of a message: the service reads it from the link, which ends with the job', async () => {
-	const wav = wavFile(3);
+	const wav = wavBytes(3);
 	const { message } = share('standup.wav', wav);
 	const reply = await shortcut(message);
 	expect(reply.status).toBe(200);
@@ -128,7 +128,7 @@ it('transcribes a file shared inside a thread into that same thread', async () =
 		user: USER,
 		channel: CHANNEL,
 		name: 'retro.wav',
-		content: wavFile(1),
+		content: wavBytes(1),
 		threadTs: root.ts,
 	});
 	await shortcut(message);
@@ -140,7 +140,7 @@ it('transcribes a file shared inside a thread into that same thread', async () =
 });
 
 it("delivers the transcript into the file's thread after a restart while the job ran", async () => {
-	const { message } = share('standup.wav', wavFile(2));
+	const { message } = share('standup.wav', wavBytes(2));
 	const downloads = stack.standin.fileDownloads.length;
 	await shortcut(message);
 	const parent = await appReply(message.ts);
@@ -159,7 +159,7 @@ it("delivers the transcript into the file's thread after a restart while the job
 });
 
 it("Slack's stop button on the file's thread cancels its transcription", async () => {
-	const { message } = share('long-call.wav', wavFile(2));
+	const { message } = share('long-call.wav', wavBytes(2));
 	const before = stack.emulator.jobsOf(stack.emulator.organization).length;
 	await shortcut(message);
 	const parent = await appReply(message.ts);
@@ -184,7 +184,7 @@ it('transcribes a file sent to the app in a direct message that asks for it, in 
 		user: USER,
 		channel: dm,
 		name: 'voice-note.wav',
-		content: wavFile(1),
+		content: wavBytes(1),
 		text: 'transcribe please',
 	});
 	const parent = await stack.standin.waitFor(
@@ -202,7 +202,7 @@ it('transcribes a file shared with "/gpu transcribe" in a channel thread, in tha
 		user: USER,
 		channel: CHANNEL,
 		name: 'call.wav',
-		content: wavFile(1),
+		content: wavBytes(1),
 		text: '/gpu transcribe',
 		threadTs: root.ts,
 	});
@@ -213,7 +213,7 @@ it('transcribes a file shared with "/gpu transcribe" in a channel thread, in tha
 
 it('tells the person to invite the app when it cannot see the file, and creates no job', async () => {
 	const before = transcriptions().length;
-	const { message } = share('secret.wav', wavFile(1), UNINVITED_CHANNEL.id);
+	const { message } = share('secret.wav', wavBytes(1), UNINVITED_CHANNEL.id);
 	await shortcut(message);
 	await stack.standin.waitFor(
 		() => stack.ephemeralTexts().some((text) => text.includes('/invite @GPU Cloud')),
@@ -241,7 +241,7 @@ it('refuses a file that is not audio or video before any job, naming what Slack 
 it('refuses a recording of 2.5 hours or more before any job, by the length Slack gives', async () => {
 	const before = transcriptions().length;
 	// A real WAV of 9,001 seconds: one 8-bit sample a second.
-	const { message } = share('all-day.wav', wavFile(9001, 1));
+	const { message } = share('all-day.wav', wavBytes(9001, { sampleRate: 1 }));
 	await shortcut(message);
 	await stack.standin.waitFor(
 		() =>
@@ -292,7 +292,7 @@ describe('the Workflow Builder step "Transcribe a file"', () => {
 	}
 
 	it('completes with the transcript when the job ends, its thread in the chosen channel', async () => {
-		const { file } = share('interview.wav', wavFile(2));
+		const { file } = share('interview.wav', wavBytes(2));
 		const { execution, reply } = await runStep(file.id);
 		expect(reply.status).toBe(200);
 		const done = await ended(execution);
@@ -308,7 +308,7 @@ describe('the Workflow Builder step "Transcribe a file"', () => {
 	});
 
 	it('fails at once, saying why, when the app cannot see the file', async () => {
-		const { file } = share('hidden.wav', wavFile(1), UNINVITED_CHANNEL.id);
+		const { file } = share('hidden.wav', wavBytes(1), UNINVITED_CHANNEL.id);
 		const before = transcriptions().length;
 		const done = await ended((await runStep(file.id)).execution);
 		expect(done.state).toBe('failed');
@@ -370,7 +370,7 @@ describe('an installation made before the app asked for files:read', () => {
 			user: USER,
 			channel: CHANNEL,
 			name: 'standup.wav',
-			content: wavFile(1),
+			content: wavBytes(1),
 		});
 		await old.standin.app.messageShortcut(
 			USER,
@@ -399,7 +399,7 @@ describe('in Socket Mode, with no public address and no storage', () => {
 			user: USER,
 			channel: CHANNEL,
 			name: 'standup.wav',
-			content: wavFile(1),
+			content: wavBytes(1),
 		});
 		await socket.standin.app.messageShortcut(
 			USER,

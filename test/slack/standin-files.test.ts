@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startStandin, type Standin } from '../../slack-standin';
 import { DEFAULT_CHANNEL, UNINVITED_CHANNEL } from '../../slack-standin/workspace';
-import { wavFile } from './media';
+import { wavBytes } from '../support/media-server';
 
 /**
  * Files people share, as Slack keeps them: the stand-in stores a file shared in a message, shows it
@@ -60,7 +60,7 @@ async function api(method: string, params: Record<string, string>, token = BOT_T
 const fileObject = (value: unknown) => value as Record<string, string | number>;
 
 test('a shared file reaches the app in its message, and files.info describes it as Slack does', async () => {
-	const wav = wavFile(2);
+	const wav = wavBytes(2);
 	const { file, message } = await standin.shareFileAsUser({
 		user: USER,
 		channel: DEFAULT_CHANNEL.id,
@@ -91,7 +91,7 @@ test('a shared file reaches the app in its message, and files.info describes it 
 });
 
 test("a file's private URL serves the bytes only with the bot's token", async () => {
-	const wav = wavFile(1);
+	const wav = wavBytes(1);
 	const { file } = standin.workspace.shareFile({
 		user: USER,
 		channel: DEFAULT_CHANNEL.id,
@@ -118,7 +118,7 @@ test('a file in a channel the bot is not in is not found, by files.info or its U
 		user: USER,
 		channel: UNINVITED_CHANNEL.id,
 		name: 'secret.wav',
-		content: wavFile(1),
+		content: wavBytes(1),
 	});
 	expect(await api('files.info', { file: file.id })).toEqual({
 		ok: false,
@@ -156,7 +156,7 @@ test('files.info needs the files:read scope', async () => {
 			user: USER,
 			channel: DEFAULT_CHANNEL.id,
 			name: 'a.wav',
-			content: wavFile(1),
+			content: wavBytes(1),
 		});
 		const response = await fetch(`${scopeless.apiUrl}files.info`, {
 			method: 'POST',

@@ -1,26 +1,11 @@
 import { once } from 'node:events';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { toneWav } from '../../emulator/wav';
 
 /** A mono 8-bit PCM WAV of exactly `seconds`; `tone` changes the sound, so files differ. */
 export function wavBytes(seconds: number, { sampleRate = 8000, tone = 440 } = {}): Buffer {
-	const samples = Math.round(seconds * sampleRate);
-	const wav = Buffer.alloc(44 + samples);
-	wav.write('RIFF', 0);
-	wav.writeUInt32LE(36 + samples, 4);
-	wav.write('WAVEfmt ', 8);
-	wav.writeUInt32LE(16, 16);
-	wav.writeUInt16LE(1, 20); // PCM
-	wav.writeUInt16LE(1, 22); // mono
-	wav.writeUInt32LE(sampleRate, 24);
-	wav.writeUInt32LE(sampleRate, 28); // byte rate: one byte per sample
-	wav.writeUInt16LE(1, 32);
-	wav.writeUInt16LE(8, 34);
-	wav.write('data', 36);
-	wav.writeUInt32LE(samples, 40);
-	for (let i = 0; i < samples; i++)
-		wav[44 + i] = 128 + Math.round(60 * Math.sin((2 * Math.PI * tone * i) / sampleRate));
-	return wav;
+	return toneWav(seconds, { sampleRate, frequency: tone });
 }
 
 /** The first bytes of a PDF and of a PNG: enough for a reader that tells files by their start. */
