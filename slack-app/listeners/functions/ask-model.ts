@@ -1,8 +1,7 @@
-import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { describeError } from '../../slack/errors';
-import { stepContextShape, stepInputs } from './step-inputs';
+import { stepContextShape, stepListener } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.ask_model`). */
 const inputsSchema = z.object({
@@ -16,21 +15,17 @@ const inputsSchema = z.object({
  * restart is failed by Slack's own timeout, and the workflow can be run again.
  */
 export function askModelStep(services: AppServices) {
-	return async ({
-		event,
-		complete,
-		fail,
-	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
-		if (!inputs) return;
-		const { question, channel_id: channel, user_id: user } = inputs;
-		try {
-			// The app's access rules apply as to a /gpu chat in that channel.
-			const reply = await services.chat.answerForStep({ user, channel }, question);
-			if ('refused' in reply) await fail({ error: reply.refused });
-			else await complete({ outputs: { answer: reply.answer } });
-		} catch (error) {
-			await fail({ error: `The model could not answer: ${describeError(error)}` });
-		}
-	};
+	return stepListener(
+		inputsSchema,
+		async ({ question, channel_id: channel, user_id: user }, { complete, fail }) => {
+			try {
+				// The app's access rules apply as to a /gpu chat in that channel.
+				const reply = await services.chat.answerForStep({ user, channel }, question);
+				if ('refused' in reply) await fail({ error: reply.refused });
+				else await complete({ outputs: { answer: reply.answer } });
+			} catch (error) {
+				await fail({ error: `The model could not answer: ${describeError(error)}` });
+			}
+		},
+	);
 }

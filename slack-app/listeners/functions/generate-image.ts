@@ -1,9 +1,8 @@
-import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { imageRequestSchema } from '../../messages/actions';
 import { describeError } from '../../slack/errors';
-import { stepContextShape, stepInputs } from './step-inputs';
+import { stepContextShape, stepListener } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.generate_image`). */
 const inputsSchema = z.object({
@@ -24,26 +23,22 @@ const settingsSchema = imageRequestSchema.omit({ count: true });
  * the workflow can be run again.
  */
 export function generateImageStep(services: AppServices) {
-	return async ({
-		event,
-		complete,
-		fail,
-	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
-		if (!inputs) return;
-		const { channel_id: channel, user_id: user, ...settings } = inputs;
-		const request = settingsSchema.safeParse(settings);
-		if (!request.success) {
-			const [issue] = request.error.issues;
-			await fail({ error: `The step's ${issue.path.join('.')} ${issue.message}.` });
-			return;
-		}
-		try {
-			const made = await services.images.generateForStep({ user, channel }, request.data);
-			if ('refused' in made) await fail({ error: made.refused });
-			else await complete({ outputs: { image: made.fileId, seed: made.seed } });
-		} catch (error) {
-			await fail({ error: `The image could not be generated: ${describeError(error)}` });
-		}
-	};
+	return stepListener(
+		inputsSchema,
+		async ({ channel_id: channel, user_id: user, ...settings }, { complete, fail }) => {
+			const request = settingsSchema.safeParse(settings);
+			if (!request.success) {
+				const [issue] = request.error.issues;
+				await fail({ error: `The step's ${issue.path.join('.')} ${issue.message}.` });
+				return;
+			}
+			try {
+				const made = await services.images.generateForStep({ user, channel }, request.data);
+				if ('refused' in made) await fail({ error: made.refused });
+				else await complete({ outputs: { image: made.fileId, seed: made.seed } });
+			} catch (error) {
+				await fail({ error: `The image could not be generated: ${describeError(error)}` });
+			}
+		},
+	);
 }

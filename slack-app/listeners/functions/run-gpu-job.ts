@@ -1,8 +1,7 @@
-import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { plainText } from '../../features/conversation';
-import { stepContextShape, stepInputs } from './step-inputs';
+import { stepContextShape, stepListener } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.run_gpu_job`). */
 const inputsSchema = z.object({
@@ -18,25 +17,22 @@ const inputsSchema = z.object({
  * fails at once with the sentence a person would have been shown.
  */
 export function runGpuJobStep(services: AppServices) {
-	return async ({
-		event,
-		fail,
-	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
-		if (!inputs) return;
-		const { endpoint, input, channel_id: channel, user_id: user } = inputs;
-		let value: unknown;
-		try {
-			value = JSON.parse(input);
-		} catch (error) {
-			await fail({
-				error: `The step's Input must be JSON: ${error instanceof Error ? error.message : 'it does not parse'}.`,
+	return stepListener(
+		inputsSchema,
+		async ({ endpoint, input, channel_id: channel, user_id: user }, { event, fail }) => {
+			let value: unknown;
+			try {
+				value = JSON.parse(input);
+			} catch (error) {
+				await fail({
+					error: `The step's Input must be JSON: ${error instanceof Error ? error.message : 'it does not parse'}.`,
+				});
+				return;
+			}
+			const refused = await services.jobs.run({ user, channel }, endpoint, value, {
+				step: event.function_execution_id,
 			});
-			return;
-		}
-		const refused = await services.jobs.run({ user, channel }, endpoint, value, {
-			step: event.function_execution_id,
-		});
-		if (refused) await fail({ error: plainText(refused.text) });
-	};
+			if (refused) await fail({ error: plainText(refused.text) });
+		},
+	);
 }

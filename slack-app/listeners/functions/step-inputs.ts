@@ -1,3 +1,4 @@
+import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 
 /** Where a step's work shows and whose it is: the inputs every step of the app takes. */
@@ -6,18 +7,24 @@ export const stepContextShape = {
 	user_id: z.string().regex(/^[UW][0-9A-Z]{2,}$/),
 };
 
+/** What Bolt hands a step's listener (`app.function`): the event, `complete` and `fail`. */
+export type StepArgs = SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs;
+
 /**
- * A step's inputs read by `schema`; when they do not fit, `fail` tells Workflow Builder which
- * fields to fix, and undefined comes back.
+ * A step's listener: its inputs read by `schema` before `run` sees them; inputs that do not fit
+ * fail the step, telling Workflow Builder which fields to fix.
  */
-export async function stepInputs<T extends z.ZodType>(
+export function stepListener<T extends z.ZodType>(
 	schema: T,
-	inputs: unknown,
-	fail: (args: { error: string }) => Promise<unknown>,
-): Promise<z.infer<T> | undefined> {
-	const parsed = schema.safeParse(inputs);
-	if (parsed.success) return parsed.data;
-	const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.')))];
-	await fail({ error: `The step's inputs are not usable: check ${fields.join(', ')}.` });
-	return undefined;
+	run: (inputs: z.infer<T>, args: StepArgs) => Promise<void>,
+): (args: StepArgs) => Promise<void> {
+	return async (args) => {
+		const parsed = schema.safeParse(args.event.inputs);
+		if (parsed.success) {
+			await run(parsed.data, args);
+			return;
+		}
+		const fields = [...new Set(parsed.error.issues.map((issue) => issue.path.join('.')))];
+		await args.fail({ error: `The step's inputs are not usable: check ${fields.join(', ')}.` });
+	};
 }

@@ -1,8 +1,7 @@
-import type { AllMiddlewareArgs, SlackEventMiddlewareArgs } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { AppServices } from '../../features';
 import { plainText } from '../../features/conversation';
-import { stepContextShape, stepInputs } from './step-inputs';
+import { stepContextShape, stepListener } from './step-inputs';
 
 /** The step's inputs, as manifest.yaml declares them (`functions.transcribe_file`). */
 const inputsSchema = z.object({
@@ -18,16 +17,13 @@ const inputsSchema = z.object({
  * a person would have been shown (the file unseen, not media, no way to hand it over...).
  */
 export function transcribeFileStep(services: AppServices) {
-	return async ({
-		event,
-		fail,
-	}: SlackEventMiddlewareArgs<'function_executed'> & AllMiddlewareArgs): Promise<void> => {
-		const inputs = await stepInputs(inputsSchema, event.inputs, fail);
-		if (!inputs) return;
-		const { file_id: file, channel_id: channel, user_id: user } = inputs;
-		const refused = await services.files.transcribe({ user, channel }, file, {
-			step: event.function_execution_id,
-		});
-		if (refused) await fail({ error: plainText(refused.text) });
-	};
+	return stepListener(
+		inputsSchema,
+		async ({ file_id: file, channel_id: channel, user_id: user }, { event, fail }) => {
+			const refused = await services.files.transcribe({ user, channel }, file, {
+				step: event.function_execution_id,
+			});
+			if (refused) await fail({ error: plainText(refused.text) });
+		},
+	);
 }
