@@ -25,15 +25,7 @@ let s3: S3Server;
 beforeAll(async () => {
 	rig = await startRig();
 	s3 = await startS3Server('pictures');
-	rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', {
-		endpoint: s3.endpoint,
-		region: 'us-east-1',
-		bucket: s3.bucket,
-		keyPrefix: 'n8n/',
-		accessKeyId: s3.accessKeyId,
-		secretAccessKey: s3.secretAccessKey,
-		addressing: 'path',
-	});
+	rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', s3.settings('n8n/'));
 });
 
 afterAll(async () => {

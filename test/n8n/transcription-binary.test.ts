@@ -32,16 +32,7 @@ afterAll(async () => {
 });
 
 function storageCredential(overrides: Record<string, string> = {}) {
-	return {
-		endpoint: s3.endpoint,
-		region: 'us-east-1',
-		bucket: s3.bucket,
-		keyPrefix: 'gpu-cloud/',
-		accessKeyId: s3.accessKeyId,
-		secretAccessKey: s3.secretAccessKey,
-		addressing: 'path',
-		...overrides,
-	};
+	return { ...s3.settings(), ...overrides };
 }
 
 let workflows = 0;

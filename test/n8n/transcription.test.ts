@@ -142,15 +142,7 @@ describe('Transcription of a binary file n8n holds in memory (its default binary
 	let s3: S3Server;
 	beforeAll(async () => {
 		s3 = await startS3Server();
-		rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', {
-			endpoint: s3.endpoint,
-			region: 'us-east-1',
-			bucket: s3.bucket,
-			keyPrefix: '',
-			accessKeyId: s3.accessKeyId,
-			secretAccessKey: s3.secretAccessKey,
-			addressing: 'path',
-		});
+		rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', s3.settings(''));
 	});
 	afterAll(() => s3.close());
 

@@ -17,15 +17,7 @@ const transport = new UndiciStorageTransport();
 const systemTime = { now: () => Date.now() };
 
 function settings(overrides: Partial<ObjectStorageSettingsInput> = {}): ObjectStorageSettingsInput {
-	return {
-		endpoint: s3.endpoint,
-		region: 'us-east-1',
-		bucket: s3.bucket,
-		keyPrefix: 'gpu-cloud/',
-		accessKeyId: s3.accessKeyId,
-		secretAccessKey: s3.secretAccessKey,
-		...overrides,
-	};
+	return { ...s3.settings(), ...overrides };
 }
 
 function storageWith(overrides: Partial<ObjectStorageSettingsInput> = {}, clock = systemTime) {

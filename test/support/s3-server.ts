@@ -17,8 +17,21 @@ export interface S3Server {
 	bucket: string;
 	accessKeyId: string;
 	secretAccessKey: string;
+	/** Object storage settings (as the n8n credential and the shared client take them) for this server. */
+	settings(keyPrefix?: string): StorageSettings;
 	close(): Promise<void>;
 }
+
+/** A type, not an interface, so it also fits n8n's credential data (an index signature). */
+export type StorageSettings = {
+	endpoint: string;
+	region: string;
+	bucket: string;
+	keyPrefix: string;
+	accessKeyId: string;
+	secretAccessKey: string;
+	addressing: 'path';
+};
 
 export async function startS3Server(bucket = 'recordings'): Promise<S3Server> {
 	const directory = await mkdtemp(join(tmpdir(), 'gpu-cloud-s3-'));
@@ -36,6 +49,15 @@ export async function startS3Server(bucket = 'recordings'): Promise<S3Server> {
 		bucket,
 		accessKeyId: 'S3RVER',
 		secretAccessKey: 'S3RVER',
+		settings: (keyPrefix = 'gpu-cloud/') => ({
+			endpoint: `http://127.0.0.1:${port}`,
+			region: 'us-east-1',
+			bucket,
+			keyPrefix,
+			accessKeyId: 'S3RVER',
+			secretAccessKey: 'S3RVER',
+			addressing: 'path',
+		}),
 		close: async () => {
 			await server.close();
 			await rm(directory, { recursive: true, force: true });
