@@ -166,6 +166,7 @@ function readiness({ config, shared, logger, metrics }: WorkspaceParts, workspac
 		counts: () => workspaces.counts(),
 	});
 	metrics.reportReadiness(() => health.readiness());
+	metrics.reportCounts(() => workspaces.counts());
 	return health;
 }
 
@@ -236,7 +237,7 @@ function sweepStoppedReplicas(
 	const sweeping = new AbortController();
 	opened.add({ close: async () => sweeping.abort() });
 	void takeOverStoppedReplicas(
-		() => workspaces.containers(),
+		() => workspaces.recoverable(),
 		shared,
 		clock,
 		config.pollIntervalMs,

@@ -203,6 +203,14 @@ export class JobTracker {
 		});
 	}
 
+	/** How many jobs this tracker follows or delivers now (a workspace with none may be released). */
+	tracking(): number {
+		return this.phases
+			.all()
+			.filter((entry) => entry.phase.name === 'following' || entry.phase.name === 'delivering')
+			.length;
+	}
+
 	/** Stops following (on shutdown): every watch ends; results not yet posted are found again by `rediscover`. */
 	stop(): void {
 		this.stopping.abort();

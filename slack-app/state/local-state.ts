@@ -171,6 +171,10 @@ export class LocalSharedState implements SharedState {
 		);
 	}
 
+	teamsWithWork(since: number): Promise<string[]> {
+		return Promise.resolve(this.state.teamsWithWork(since));
+	}
+
 	takeOverInflight(ref: string): Promise<boolean> {
 		return Promise.resolve(this.state.takeOverInflight(ref));
 	}

@@ -50,6 +50,11 @@ export interface SharedState extends CreatedJobs {
 	/** Every image or answer any replica recorded as under way; each names its workspace. */
 	inflightRequests(): Promise<RecordedInflight[]>;
 	/**
+	 * The workspaces whose requests recorded a job since `since` (epoch ms) or have an image or answer
+	 * under way: the only ones a restart looks at, whatever the number of workspaces installed.
+	 */
+	teamsWithWork(since: number): Promise<string[]>;
+	/**
 	 * Takes `ref` over when it is still recorded and no replica holds it (its holder died and the lease
 	 * expired); false when held, this replica included, or ended meanwhile.
 	 */
@@ -375,7 +380,28 @@ export class RedisSharedState implements SharedState {
 		this.logger.info('Redis is reachable again.');
 	}
 
+	async teamsWithWork(since: number): Promise<string[]> {
+		const withJobs = await this.command([
+			'ZRANGEBYSCORE',
+			this.key('teams', 'with-jobs'),
+			String(since),
+			'+inf',
+		]);
+		const teams = new Set(Array.isArray(withJobs) ? withJobs.map(String) : []);
+		for (const request of await this.inflightRequests()) teams.add(request.team);
+		return [...teams];
+	}
+
+	/** Notes the workspace among those with recent jobs (each keeps its latest time; old ones go). */
+	private async noteTeamWithJob(team: string): Promise<void> {
+		const key = this.key('teams', 'with-jobs');
+		const now = Date.now();
+		await this.command(['ZADD', key, String(now), team]);
+		await this.command(['ZREMRANGEBYSCORE', key, '-inf', String(now - CREATED_TTL_MS)]);
+	}
+
 	async expectJob(team: string, requestId: string): Promise<void> {
+		await this.noteTeamWithJob(team);
 		await this.command([
 			'SET',
 			this.createdKey(team, requestId),

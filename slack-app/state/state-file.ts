@@ -190,6 +190,14 @@ export class StateFile implements InflightRecords, CreatedJobs {
 		return this.save();
 	}
 
+	/** The workspaces whose requests recorded a job since `since`, or that have a request under way. */
+	teamsWithWork(since: number): string[] {
+		const teams = new Set<string>();
+		for (const entry of this.state.created) if (entry.at >= since) teams.add(entry.team);
+		for (const entry of this.state.inflight) if (entry.team !== undefined) teams.add(entry.team);
+		return [...teams];
+	}
+
 	expectJob(team: string, request: string): Promise<void> {
 		if (this.createdRecord(team, request)) return this.writing;
 		this.forgetOldCreated();

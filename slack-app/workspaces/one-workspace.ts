@@ -2,7 +2,7 @@ import { webApi } from '@slack/bolt';
 import type { ReadinessProbe } from '../http/health';
 import type { WebhookRoute } from '../requests/webhook-receiver';
 import type { Container } from './container';
-import { recoverUnfinishedWork } from './recovery';
+import { ownOlderRecords, recoverUnfinishedWork } from './recovery';
 import {
 	buildContainer,
 	jobWebhookHandler,
@@ -80,16 +80,16 @@ export class OneWorkspace implements Workspaces {
 		return [this.container];
 	}
 
+	recoverable(): Promise<Container[]> {
+		return this.containers();
+	}
+
 	register(): void {}
 
 	async start(): Promise<void> {
 		const { state, shared, logger } = this.parts;
-		await recoverUnfinishedWork(this.container, {
-			state,
-			shared,
-			teams: async () => [this.container.team],
-			logger,
-		});
+		await ownOlderRecords(state, async () => [this.container.team], logger);
+		await recoverUnfinishedWork(this.container, { shared, logger });
 	}
 
 	async close(): Promise<void> {

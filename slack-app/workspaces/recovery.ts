@@ -52,13 +52,30 @@ export async function takeOverStoppedReplicas(
 }
 
 export interface RecoverySources {
-	/** This process's state file: its records of requests under way name their workspace first. */
-	state: StateFile;
 	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
 	shared: SharedState;
-	/** The workspaces the app serves (records of older versions name none). */
-	teams: () => Promise<readonly string[]>;
 	logger: Logger;
+}
+
+/**
+ * Before a restart's recovery: this process's records of requests under way written by an older
+ * version name no workspace; they are the workspace's when the app serves one (`teams`: the
+ * workspaces served, two at most are needed), dropped with a warning otherwise.
+ */
+export async function ownOlderRecords(
+	state: StateFile,
+	teams: () => Promise<readonly string[]>,
+	logger: Logger,
+): Promise<void> {
+	try {
+		const dropped = await state.ownUnmarked(await teams());
+		if (dropped)
+			logger.warn(
+				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
+			);
+	} catch (error) {
+		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
+	}
 }
 
 /**
@@ -70,13 +87,8 @@ export async function recoverUnfinishedWork(
 	container: Container,
 	sources: RecoverySources,
 ): Promise<void> {
-	const { state, shared, teams, logger } = sources;
+	const { shared, logger } = sources;
 	try {
-		const dropped = await state.ownUnmarked(await teams());
-		if (dropped)
-			logger.warn(
-				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
-			);
 		await takeOverInflight([container], shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
