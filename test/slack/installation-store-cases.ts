@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
-import initSqlJs from 'sql.js';
+import { DatabaseSync } from 'node:sqlite';
 import type { Installation } from '@slack/oauth';
 import { SecretCipher } from '../../slack-app/state/installations/cipher';
 import {
@@ -25,11 +24,12 @@ export interface StoreBackend {
 
 /** Runs SQL on a SQLite installation file while no store has it open. */
 export async function alterSqlite(file: string, statements: string[]): Promise<void> {
-	const SQL = await initSqlJs();
-	const db = new SQL.Database(await readFile(file));
-	for (const statement of statements) db.run(statement);
-	await writeFile(file, db.export());
-	db.close();
+	const db = new DatabaseSync(file);
+	try {
+		for (const statement of statements) db.exec(statement);
+	} finally {
+		db.close();
+	}
 }
 
 /** Swaps two workspaces' installation rows, sealed columns and all (SQL both engines read alike). */
