@@ -82,8 +82,7 @@ export class Distributed implements Workspaces {
 	/** Each workspace's job-webhook handler, found from the container its request resolves to. */
 	private readonly webhooks = new WeakMap<Container, WebhookRoute>();
 	private readonly logger: Logger;
-	private readonly idleRelease: NodeJS.Timeout;
-	/** Ends the recovery a start began, when the app stops. */
+	/** Ends the recovery a start began and the release of idle workspaces, when the app stops. */
 	private readonly closing = new AbortController();
 
 	private constructor(
@@ -167,11 +166,7 @@ export class Distributed implements Workspaces {
 			idleMs: settings.idleReleaseMs,
 			clock: parts.clock,
 		});
-		// Checked a few times per idle period; the timer does not keep the process alive.
-		this.idleRelease = setInterval(
-			() => void this.teams.release(),
-			Math.min(60_000, Math.max(1000, settings.idleReleaseMs / 4)),
-		).unref();
+		void this.releaseWhileOpen(Math.min(60_000, Math.max(1000, settings.idleReleaseMs / 4)));
 		this.services = this.teams.services;
 		this.webhookRoutes = config.publicUrl
 			? {
@@ -243,6 +238,19 @@ export class Distributed implements Workspaces {
 			}
 		}
 		return containers;
+	}
+
+	/** Releases idle workspaces (and those beyond the bound) every `intervalMs`, a few times per idle period. */
+	private async releaseWhileOpen(intervalMs: number): Promise<void> {
+		const { clock } = this.parts;
+		while (!this.closing.signal.aborted) {
+			try {
+				await clock.sleep(intervalMs, this.closing.signal);
+			} catch {
+				return;
+			}
+			await this.teams.release();
+		}
 	}
 
 	private async recover(): Promise<void> {
@@ -409,7 +417,6 @@ export class Distributed implements Workspaces {
 	};
 
 	async close(): Promise<void> {
-		clearInterval(this.idleRelease);
 		this.closing.abort();
 		for (const container of await this.teams.containers()) container.tracker.stop();
 		await this.installations.close();
