@@ -271,6 +271,7 @@ function running(started: {
 			ingress.refuseNewRequests();
 		},
 		idle: async () => {
+			await workspaces.recovered();
 			await background.idle();
 			for (const container of await workspaces.containers()) {
 				await container.lifecycle.idle();

@@ -3,7 +3,7 @@ import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
 import { z } from 'zod/v4';
 import { errorSummary } from '../slack/errors';
-import type { CreatedJobs } from './job-metadata';
+import type { CreatedJobs, UnfinishedRequest } from './job-metadata';
 import { inflightSchema, type InflightRequest, type StateFile } from './state-file';
 
 /**
@@ -50,15 +50,31 @@ export interface SharedState extends CreatedJobs {
 	/** Every image or answer any replica recorded as under way; each names its workspace. */
 	inflightRequests(): Promise<RecordedInflight[]>;
 	/**
-	 * The workspaces whose requests recorded a job since `since` (epoch ms) or have an image or answer
-	 * under way: the only ones a restart looks at, whatever the number of workspaces installed.
-	 */
-	teamsWithWork(since: number): Promise<string[]>;
-	/**
 	 * Takes `ref` over when it is still recorded and no replica holds it (its holder died and the lease
 	 * expired); false when held, this replica included, or ended meanwhile.
 	 */
 	takeOverInflight(ref: string): Promise<boolean>;
+}
+
+/** A request that is creating or created a job, until it is finished (Redis hash `requests:open`). */
+const openRequestSchema = z.strictObject({
+	team: z.string().min(1),
+	request: z.string().min(1),
+	endpoint: z.string().min(1).optional(),
+	at: z.number(),
+});
+type OpenRequest = z.infer<typeof openRequestSchema>;
+
+function openRequestField(team: string, requestId: string): string {
+	return `${team}:${requestId}`;
+}
+
+function safeJson(text: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch {
+		return undefined;
+	}
 }
 
 /** In Redis, an in-flight request always says whose it is. */
@@ -380,28 +396,19 @@ export class RedisSharedState implements SharedState {
 		this.logger.info('Redis is reachable again.');
 	}
 
-	async teamsWithWork(since: number): Promise<string[]> {
-		const withJobs = await this.command([
-			'ZRANGEBYSCORE',
-			this.key('teams', 'with-jobs'),
-			String(since),
-			'+inf',
+	async expectJob(team: string, requestId: string, endpoint?: string): Promise<void> {
+		const record: OpenRequest = {
+			team,
+			request: requestId,
+			...(endpoint ? { endpoint } : {}),
+			at: Date.now(),
+		};
+		await this.command([
+			'HSET',
+			this.key('requests', 'open'),
+			openRequestField(team, requestId),
+			JSON.stringify(record),
 		]);
-		const teams = new Set(Array.isArray(withJobs) ? withJobs.map(String) : []);
-		for (const request of await this.inflightRequests()) teams.add(request.team);
-		return [...teams];
-	}
-
-	/** Notes the workspace among those with recent jobs (each keeps its latest time; old ones go). */
-	private async noteTeamWithJob(team: string): Promise<void> {
-		const key = this.key('teams', 'with-jobs');
-		const now = Date.now();
-		await this.command(['ZADD', key, String(now), team]);
-		await this.command(['ZREMRANGEBYSCORE', key, '-inf', String(now - CREATED_TTL_MS)]);
-	}
-
-	async expectJob(team: string, requestId: string): Promise<void> {
-		await this.noteTeamWithJob(team);
 		await this.command([
 			'SET',
 			this.createdKey(team, requestId),
@@ -428,6 +435,30 @@ export class RedisSharedState implements SharedState {
 	async createdJob(team: string, requestId: string): Promise<string | undefined> {
 		const job = await this.command(['GET', this.createdKey(team, requestId)]);
 		return typeof job === 'string' ? job : undefined;
+	}
+
+	async finishRequest(team: string, requestId: string): Promise<void> {
+		await this.command(['HDEL', this.key('requests', 'open'), openRequestField(team, requestId)]);
+	}
+
+	async unfinishedRequests(since: number): Promise<UnfinishedRequest[]> {
+		const open = this.key('requests', 'open');
+		const fields = await this.command(['HGETALL', open]);
+		const values = Array.isArray(fields) ? fields.map(String) : [];
+		const found: UnfinishedRequest[] = [];
+		for (let index = 0; index + 1 < values.length; index += 2) {
+			const parsed = openRequestSchema.safeParse(safeJson(values[index + 1]));
+			const job = parsed.success
+				? await this.createdJob(parsed.data.team, parsed.data.request)
+				: undefined;
+			// Unreadable, or its record of the job expired with the resume window: nothing to resume.
+			if (!parsed.success || job === undefined) {
+				await this.command(['HDEL', open, values[index]]);
+				continue;
+			}
+			if (parsed.data.at >= since) found.push({ ...parsed.data, job });
+		}
+		return found.sort((a, b) => a.at - b.at);
 	}
 
 	private createdKey(team: string, requestId: string): string {

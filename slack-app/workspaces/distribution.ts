@@ -28,7 +28,7 @@ import {
 	type WorkspaceLink,
 } from '../state/installations/store';
 import type { Distribution } from '../config';
-import { ownOlderRecords, recoverUnfinishedWork } from './recovery';
+import { builtFor, ownOlderRecords, recoverUnfinishedWork } from './recovery';
 import { TeamContainers } from './team-containers';
 import {
 	buildContainer,
@@ -84,6 +84,7 @@ export class Distributed implements Workspaces {
 	private readonly logger: Logger;
 	/** Ends the recovery a start began and the release of idle workspaces, when the app stops. */
 	private readonly closing = new AbortController();
+	private recovery: Promise<void> = Promise.resolve();
 
 	private constructor(
 		readonly installations: InstallationStore,
@@ -219,25 +220,23 @@ export class Distributed implements Workspaces {
 	 * request. One that cannot be built stops only itself.
 	 */
 	async start(): Promise<void> {
-		void this.recover().catch((error: unknown) =>
+		this.recovery = this.recover().catch((error: unknown) =>
 			this.logger.error(`Could not resume unfinished work: ${errorSummary(error)}`),
 		);
+	}
+
+	recovered(): Promise<void> {
+		return this.recovery;
 	}
 
 	async recoverable(): Promise<Container[]> {
 		const { shared, clock, config } = this.parts;
 		const since = clock.now() - config.resumeWindowHours * 3600_000;
-		const containers: Container[] = [];
-		for (const team of await shared.teamsWithWork(since)) {
-			if (this.closing.signal.aborted) break;
-			try {
-				const container = await this.teams.get(team);
-				if (container) containers.push(container);
-			} catch (error) {
-				this.logger.error(`${team} is not served: ${errorSummary(error)}`);
-			}
-		}
-		return containers;
+		const teams = new Set([
+			...(await shared.inflightRequests()).map((request) => request.team),
+			...(await shared.unfinishedRequests(since)).map((request) => request.team),
+		]);
+		return builtFor([...teams], (team) => this.teams.get(team), this.logger);
 	}
 
 	/** Releases idle workspaces (and those beyond the bound) every `intervalMs`, a few times per idle period. */
@@ -254,13 +253,15 @@ export class Distributed implements Workspaces {
 	}
 
 	private async recover(): Promise<void> {
-		const { state, shared, logger } = this.parts;
+		const { state, shared, logger, clock, config } = this.parts;
 		// Whether the app serves one workspace or several is all an older state file needs.
 		await ownOlderRecords(state, () => this.installations.teams(2), logger);
-		for (const container of await this.recoverable()) {
-			if (this.closing.signal.aborted) return;
-			await recoverUnfinishedWork(container, { shared, logger });
-		}
+		await recoverUnfinishedWork((team) => this.teams.get(team), {
+			shared,
+			logger,
+			since: clock.now() - config.resumeWindowHours * 3600_000,
+			signal: this.closing.signal,
+		});
 	}
 
 	/** A workspace's services, from its installation (its bot token) and its link (its organization and key). */

@@ -80,6 +80,9 @@ export class OneWorkspace implements Workspaces {
 		return [this.container];
 	}
 
+	/** One workspace resumes its work before the start resolves. */
+	async recovered(): Promise<void> {}
+
 	recoverable(): Promise<Container[]> {
 		return this.containers();
 	}
@@ -89,7 +92,12 @@ export class OneWorkspace implements Workspaces {
 	async start(): Promise<void> {
 		const { state, shared, logger } = this.parts;
 		await ownOlderRecords(state, async () => [this.container.team], logger);
-		await recoverUnfinishedWork(this.container, { shared, logger });
+		await recoverUnfinishedWork(async (team) => this.get(team), {
+			shared,
+			logger,
+			since: this.parts.clock.now() - this.parts.config.resumeWindowHours * 3600_000,
+			signal: new AbortController().signal,
+		});
 	}
 
 	async close(): Promise<void> {

@@ -47,6 +47,8 @@ export interface Workspaces {
 	register(app: App): void;
 	/** Once Bolt listens: each workspace's services start and resume their unfinished work. */
 	start(): Promise<void>;
+	/** Resolves when the recovery a start began (possibly in the background) has ended. */
+	recovered(): Promise<void>;
 	/** Stops following jobs and closes what the workspaces opened. */
 	close(): Promise<void>;
 }
