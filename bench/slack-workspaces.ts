@@ -223,6 +223,9 @@ export const slackWorkspaces: Scenario = async ({ smoke }) => {
 					SLACK_INSTALLATION_DB: join(dir, 'installations.sqlite'),
 					SLACK_STATE_FILE: join(dir, 'state.json'),
 					SLACK_API_URL: 'http://127.0.0.1:9/api/',
+					// Completion by webhook (none comes here): following a resumed job polls only every 10 minutes,
+					// so the requests counted are the restart's own.
+					SLACK_PUBLIC_URL: `http://127.0.0.1:${appPort}`,
 					SLACK_POLL_INTERVAL_MS: '600000',
 					GPU_CLOUD_BASE_URL: emulator.baseUrl,
 					HOST: '127.0.0.1',
