@@ -320,7 +320,7 @@ export const slackWorkspaces: Scenario = async ({ smoke }) => {
 	return {
 		title: '13. Slack app at many workspaces',
 		description:
-			"The production entry in its multi-workspace mode on a SQLite store of N installed and linked workspaces (filled through the app's InstallationStore), beside the floor measured in the same run: a minimal Bolt app whose @slack/oauth authorize reads installations from the same kind of SQLite file. `/healthz` is probed every 100 ms (1 s allowed per probe) from spawn to ready; a restart's service requests are counted at the emulator, with nothing in flight and with 100 requests recorded under way (their jobs running). `npm run bench -- slack-workspaces` (`BENCH_WORKSPACES=1000,10000` for fewer sizes).",
+			"The production entry in its multi-workspace mode on a SQLite store of N installed and linked workspaces (filled through the app's InstallationStore), beside the floor measured in the same run: a minimal Bolt app whose @slack/oauth authorize reads installations from the same kind of SQLite file. `/healthz` is probed every 100 ms (1 s allowed per probe) from spawn to ready; a restart's service requests are counted at the emulator, with nothing in flight and with 100 requests recorded under way (their jobs running). One run per size, whatever `--runs` says (a size takes minutes). `npm run bench -- slack-workspaces` (`BENCH_WORKSPACES=1000,10000` for fewer sizes).",
 		figures,
 		comparisons: [
 			{

@@ -69,14 +69,6 @@ function openRequestField(team: string, requestId: string): string {
 	return `${team}:${requestId}`;
 }
 
-function safeJson(text: string): unknown {
-	try {
-		return JSON.parse(text);
-	} catch {
-		return undefined;
-	}
-}
-
 /** In Redis, an in-flight request always says whose it is. */
 export type RecordedInflight = InflightRequest & { team: string };
 const recordedInflightSchema = inflightSchema.extend({ team: z.string().min(1) });
@@ -443,17 +435,16 @@ export class RedisSharedState implements SharedState {
 
 	async unfinishedRequests(since: number): Promise<UnfinishedRequest[]> {
 		const open = this.key('requests', 'open');
-		const fields = await this.command(['HGETALL', open]);
-		const values = Array.isArray(fields) ? fields.map(String) : [];
+		const reply = hashReplySchema.parse(await this.command(['HGETALL', open]));
 		const found: UnfinishedRequest[] = [];
-		for (let index = 0; index + 1 < values.length; index += 2) {
-			const parsed = openRequestSchema.safeParse(safeJson(values[index + 1]));
+		for (const [field, value] of Object.entries(reply)) {
+			const parsed = openRequestSchema.safeParse(parseJson(value));
 			const job = parsed.success
 				? await this.createdJob(parsed.data.team, parsed.data.request)
 				: undefined;
 			// Unreadable, or its record of the job expired with the resume window: nothing to resume.
 			if (!parsed.success || job === undefined) {
-				await this.command(['HDEL', open, values[index]]);
+				await this.command(['HDEL', open, field]);
 				continue;
 			}
 			if (parsed.data.at >= since) found.push({ ...parsed.data, job });

@@ -8,9 +8,10 @@ import { inflightLease, type SharedState } from '../state/shared-state';
 import type { InflightRequest, StateFile } from '../state/state-file';
 
 /**
- * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
- * (`takeOverStoppedReplicas`) does with the work a stopped process left: its jobs are rediscovered
- * and followed again (or delivered), its images redone, its answers flagged interrupted.
+ * Restart recovery: what a start (`recoverUnfinishedWork`: each recorded unfinished request
+ * resumed alone) or, with several replicas, the sweep (`takeOverStoppedReplicas`: the endpoints of
+ * the workspaces with recorded work listed) does with the work a stopped process left: its jobs
+ * followed again (or delivered), its images redone, its answers flagged interrupted.
  */
 
 /**
