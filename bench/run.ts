@@ -15,6 +15,7 @@ import { sharedLimit } from './shared-limit';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
 import { slackLoad } from './slack-load';
 import { slackReplicas } from './slack-replicas';
+import { slackWorkspaces } from './slack-workspaces';
 import { webhookVerification } from './webhook-verify';
 
 export const SCENARIOS: Record<string, Scenario> = {
@@ -28,6 +29,7 @@ export const SCENARIOS: Record<string, Scenario> = {
 	'emulator-ceiling': emulatorCeiling,
 	'slack-replicas': slackReplicas,
 	'poll-trigger': pollTrigger,
+	'slack-workspaces': slackWorkspaces,
 };
 
 export async function runScenarios(

@@ -111,6 +111,8 @@ export interface CreateJobOptions {
 
 export interface CallOptions {
 	signal?: AbortSignal;
+	/** Catching up (a restart's recovery): waits while the key's budget has other callers. */
+	background?: boolean;
 }
 
 const pathPart = encodeURIComponent;
@@ -224,6 +226,7 @@ export class ManagementClient {
 					path: `${this.jobsPath(endpointName)}/${id}`,
 					idempotent: true,
 					signal: options.signal,
+					background: options.background,
 				},
 				jobSchema,
 			);
@@ -256,6 +259,7 @@ export class ManagementClient {
 					query: page,
 					idempotent: true,
 					signal: options.signal,
+					background: options.background,
 				},
 				jobPageSchema,
 			);

@@ -12,7 +12,7 @@ export interface ListPage<T> {
 /** Reads one page; the client's `list` methods have this shape. */
 export type PageReader<T> = (
 	query: { page: number; page_size: number },
-	options: { signal?: AbortSignal },
+	options: { signal?: AbortSignal; background?: boolean },
 ) => Promise<ListPage<T>>;
 
 export interface PagingOptions {
@@ -23,6 +23,8 @@ export interface PagingOptions {
 	/** Stop after this many requests even when more pages remain. Default: no limit. */
 	maxPages?: number;
 	signal?: AbortSignal;
+	/** Catching up (a restart's recovery): waits while the key's budget has other callers. */
+	background?: boolean;
 }
 
 /**
@@ -44,7 +46,10 @@ export function pages<T>(
 	return {
 		async *[Symbol.asyncIterator]() {
 			for (let page = firstPage; page < firstPage + maxPages; page++) {
-				const result = await read({ page, page_size: pageSize }, { signal: options.signal });
+				const result = await read(
+					{ page, page_size: pageSize },
+					{ signal: options.signal, background: options.background },
+				);
 				yield result;
 				const last =
 					result.items.length < pageSize ||

@@ -25,6 +25,8 @@ const BURST_SHARE = 0.125;
 const BURST_SPEEDUP = 4;
 /** Never slower than this, so a process always probes for budget that others freed. */
 const MIN_REQUESTS_PER_MINUTE = 1;
+/** How often a background request looks again while other requests wait. */
+const BACKGROUND_RECHECK_MS = 50;
 
 /**
  * The budget of one API key in this process, sized for many processes sharing the key without a
@@ -39,12 +41,17 @@ const MIN_REQUESTS_PER_MINUTE = 1;
  *   where their sum meets the service's limit, like TCP senders sharing a link. Back at the
  *   ceiling, bursts are allowed again.
  *
- * Waiters are served first come, first served.
+ * Waiters are served first come, first served; background callers (a restart catching up) only
+ * when no other caller waits, and never into the last eighth of the window, so the others never
+ * queue behind them.
  */
 export class AdaptiveRateLimiter {
 	private readonly stamps: number[] = [];
 	private head = 0;
 	private tail: Promise<void> = Promise.resolve();
+	private backgroundTail: Promise<void> = Promise.resolve();
+	/** Requests other than background ones waiting for their turn. */
+	private waiting = 0;
 	private rateAfterDecrease: number;
 	private pausedUntil = 0;
 	private lastDecreaseAt = Number.NEGATIVE_INFINITY;
@@ -78,14 +85,54 @@ export class AdaptiveRateLimiter {
 		);
 	}
 
-	/** Waits for this process's turn; resolves with the time the request may be sent. */
-	acquire(signal?: AbortSignal): Promise<number> {
-		const turn = this.tail.then(() => this.take(signal));
+	/**
+	 * Waits for this process's turn; resolves with the time the request may be sent. `background`
+	 * requests queue apart and go only while no other request waits, leaving the window's last
+	 * eighth (the burst) to the others.
+	 */
+	acquire(signal?: AbortSignal, background = false): Promise<number> {
+		if (background) {
+			const turn = this.backgroundTail.then(() => this.takeInBackground(signal));
+			this.backgroundTail = turn.then(
+				() => undefined,
+				() => undefined,
+			);
+			return turn;
+		}
+		this.waiting++;
+		const turn = this.tail.then(() => this.take(signal)).finally(() => this.waiting--);
 		this.tail = turn.then(
 			() => undefined,
 			() => undefined,
 		);
 		return turn;
+	}
+
+	/**
+	 * A background turn: when nothing else waits, the window has room below its last eighth, no 429
+	 * holds the key and, after one, the even pace allows. It spends none of the burst the others use.
+	 */
+	private async takeInBackground(signal?: AbortSignal): Promise<number> {
+		for (;;) {
+			signal?.throwIfAborted();
+			const now = this.clock.now();
+			const rate = this.rateAt(now);
+			const ready = Math.max(
+				this.pausedUntil,
+				this.windowOpensAt(now, this.ceiling - this.burstSize),
+				rate < this.ceiling ? this.lastStart + WINDOW_MS / rate : now,
+			);
+			if (this.waiting === 0 && ready <= now) {
+				this.stamps.push(now);
+				if (rate < this.ceiling) this.lastStart = now;
+				return now;
+			}
+			// Looks again soon while others wait; else when the window has room.
+			await this.clock.sleep(
+				this.waiting > 0 ? BACKGROUND_RECHECK_MS : Math.max(1, ready - now),
+				signal,
+			);
+		}
 	}
 
 	/**
@@ -129,14 +176,16 @@ export class AdaptiveRateLimiter {
 		return this.burstTokens >= 1 ? now : now + (1 - this.burstTokens) / perMs;
 	}
 
-	/** When the sliding window has room for one more request. */
-	private windowOpensAt(now: number): number {
+	/** When the sliding window has room for one more request (within `limit`, the ceiling unless said). */
+	private windowOpensAt(now: number, limit = this.ceiling): number {
 		while (this.head < this.stamps.length && this.stamps[this.head] <= now - WINDOW_MS) this.head++;
 		if (this.head > 1024 && this.head * 2 > this.stamps.length) {
 			this.stamps.splice(0, this.head);
 			this.head = 0;
 		}
-		return this.stamps.length - this.head < this.ceiling ? now : this.stamps[this.head] + WINDOW_MS;
+		const used = this.stamps.length - this.head;
+		if (used < limit) return now;
+		return this.stamps[this.head + (used - limit)] + WINDOW_MS;
 	}
 }
 

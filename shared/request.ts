@@ -93,6 +93,8 @@ export interface RequestSpec {
 	idempotent: boolean;
 	signal?: AbortSignal;
 	timeoutMs?: number;
+	/** Goes after every other caller of the key's budget (see AdaptiveRateLimiter.acquire). */
+	background?: boolean;
 }
 
 function describe(spec: RequestSpec): RequestDescription {
@@ -301,7 +303,9 @@ export class RequestExecutor {
 				throw new AbortedError(`${request.method} ${request.path} was aborted.`, { request });
 			let sentAt: number;
 			try {
-				sentAt = limiter ? await limiter.acquire(spec.signal) : clock.now();
+				sentAt = limiter
+					? await limiter.acquire(spec.signal, spec.background === true)
+					: clock.now();
 			} catch (error) {
 				if (!spec.signal?.aborted) throw error;
 				throw new AbortedError(

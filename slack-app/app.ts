@@ -222,6 +222,7 @@ function readiness({ config, shared, logger, metrics }: WorkspaceParts, workspac
 		counts: () => workspaces.counts(),
 	});
 	metrics.reportReadiness(() => health.readiness());
+	metrics.reportCounts(() => workspaces.counts());
 	return health;
 }
 
@@ -294,7 +295,7 @@ function sweepStoppedReplicas(
 	const sweeping = new AbortController();
 	opened.add({ close: async () => sweeping.abort() });
 	void takeOverStoppedReplicas(
-		() => workspaces.containers(),
+		() => workspaces.recoverable(),
 		shared,
 		clock,
 		config.pollIntervalMs,
@@ -328,6 +329,7 @@ function running(started: {
 			ingress.refuseNewRequests();
 		},
 		idle: async () => {
+			await workspaces.recovered();
 			await background.idle();
 			for (const container of await workspaces.containers()) {
 				await container.lifecycle.idle();

@@ -41,6 +41,10 @@ export interface Distribution {
 	/** AES-256-GCM key the tokens and API keys are sealed with; previous keys only open older values. */
 	installationKey: Buffer;
 	previousKeys: Buffer[];
+	/** Workspaces whose services are kept in memory at most (least recently used out first). */
+	keptWorkspaces: number;
+	/** A workspace idle this long has its services released, rebuilt on its next request. */
+	idleReleaseMs: number;
 }
 
 export interface AppConfig {
@@ -228,6 +232,8 @@ const envSchema = z.object({
 			error: `must be a comma-separated list of keys; each ${KEY_RULE}`,
 		},
 	),
+	SLACK_WORKSPACES_KEPT: integer(1, 1_000_000, 10_000),
+	SLACK_WORKSPACE_IDLE_MINUTES: integer(1, 7 * 24 * 60, 60),
 	SLACK_INSTALLATION_DB: optionalText.transform(
 		(value) => value ?? '.gpu-cloud-slack/installations.sqlite',
 	),
@@ -436,6 +442,8 @@ function readDistribution(
 		previousKeys: (e.SLACK_INSTALLATION_PREVIOUS_KEYS?.split(',') ?? [])
 			.map((key) => parseKey(key))
 			.filter((key): key is Buffer => key !== undefined),
+		keptWorkspaces: e.SLACK_WORKSPACES_KEPT,
+		idleReleaseMs: e.SLACK_WORKSPACE_IDLE_MINUTES * 60_000,
 	};
 }
 

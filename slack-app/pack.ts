@@ -179,8 +179,7 @@ export async function packSlackApp(options: PackOptions): Promise<string> {
 /**
  * Removes from the installed dependencies what Node never loads: source maps, type declarations,
  * TypeScript sources, documents (licences stay), the dependencies' own tests, examples and CI
- * files, and every sql.js build but the one its `main` names (Node's WebAssembly build). Package
- * folders and their package.json stay, so npm still sees every bundled dependency installed.
+ * files. Package folders and their package.json stay, so npm still sees every bundled dependency installed.
  */
 export async function prune(nodeModules: string): Promise<void> {
 	for (const entry of await readdir(nodeModules, { recursive: true, withFileTypes: true })) {
@@ -190,16 +189,11 @@ export async function prune(nodeModules: string): Promise<void> {
 			: UNUSED_FILE.test(entry.name) && !LICENCE.test(entry.name);
 		if (unused) await rm(path, { recursive: true, force: true });
 	}
-	const sqlJs = join(nodeModules, 'sql.js', 'dist');
-	for (const file of await readdir(sqlJs))
-		if (!SQL_JS_BUILD.includes(file)) await rm(join(sqlJs, file), { recursive: true });
 }
 
 const UNUSED_FILE = /\.(map|d\.[cm]?ts|ts|cts|mts|md|markdown)$/i;
 const LICENCE = /^(licen[cs]e|copying|notice)/i;
 const UNUSED_FOLDER = /^(test|tests|__tests__|example|examples|\.github)$/;
-/** sql.js's `main` (`dist/sql-wasm.js`) and the WebAssembly it loads from beside itself. */
-const SQL_JS_BUILD = ['sql-wasm.js', 'sql-wasm.wasm'];
 const DEPLOY_FILES = join(ROOT, 'docs', 'deploy');
 
 /** What an `npm run` around this script says about the repository, which must not steer npm in the staging folder. */

@@ -1,7 +1,14 @@
 import type { Logger } from '@slack/bolt';
 import type { ManagementClient } from '../../shared/client';
 import type { Clock } from '../../shared/clock';
-import { NotFoundError } from '../../shared/errors';
+import {
+	AuthenticationError,
+	BadRequestError,
+	NotFoundError,
+	PermissionError,
+	RateLimitError,
+	ValidationError,
+} from '../../shared/errors';
 import {
 	isTerminalStatus,
 	TRANSCRIPTION_ENDPOINT,
@@ -23,10 +30,12 @@ import { inputProblem, type Catalogue } from './catalogue';
 import { COMMAND } from './command-parser';
 import { describeError, errorSummary } from '../slack/errors';
 import {
+	requestIdOf,
 	userMetadataProblem,
 	type JobKind,
 	type JobOrigin,
 	type JobOrigins,
+	type UnfinishedRequest,
 } from '../state/job-metadata';
 import type { JobTracker } from '../requests/job-tracker';
 import {
@@ -37,6 +46,21 @@ import {
 } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
 import type { StateFile } from '../state/state-file';
+
+/** Pages of an endpoint's jobs read at most to find a request whose create reply was lost (newest first, 100 a page). */
+const RESUME_LIST_MAX_PAGES = 10;
+
+/** The service answered the create with a refusal: no job was made (a timeout or a 5xx may have made one). */
+function isRefusal(error: unknown): boolean {
+	return [
+		ValidationError,
+		BadRequestError,
+		AuthenticationError,
+		PermissionError,
+		NotFoundError,
+		RateLimitError,
+	].some((refusal) => error instanceof refusal);
+}
 
 export interface JobServiceOptions {
 	management: ManagementClient;
@@ -175,6 +199,64 @@ export class JobService {
 		return { watching: running.length, delivered };
 	}
 
+	/**
+	 * After a restart, one recorded request of this workspace left unfinished: its job is read again
+	 * (one request to the service), or, when the create's reply was lost, found in that endpoint's
+	 * job list; then delivered if it ended, followed if it runs. A request whose job is gone or was
+	 * never created is finished. Resolves with what became of it.
+	 */
+	async resumeRequest(
+		record: UnfinishedRequest,
+	): Promise<'running' | 'ended' | 'held' | 'finished'> {
+		const { tracker, lifecycle, origins } = this.options;
+		// Followed here already (a second look): nothing to ask the service.
+		if (record.job && tracker.endpointOf(record.job)) return 'held';
+		const job = await this.recordedJob(record);
+		if (!job) {
+			await origins.refused(record.request);
+			return 'finished';
+		}
+		const origin = await origins.origin(job, { claim: true });
+		if (!origin) return 'held';
+		const outcome = await tracker.resumeJob(job);
+		if (outcome === 'running')
+			lifecycle.adopt({
+				ref: job.id,
+				user: origin.user,
+				kind: origin.kind,
+				thread: origin.thread,
+				startedAt: Date.parse(job.create_time),
+				remembered: false,
+				work: (request) => this.follow(request, job, origin),
+			});
+		return outcome;
+	}
+
+	/** The recorded request's job as the service has it now; undefined when it does not exist. */
+	private async recordedJob(record: UnfinishedRequest): Promise<Job | undefined> {
+		const { management, tracker, origins } = this.options;
+		// Records of older versions do not say where: every endpoint the app used.
+		const endpoints = record.endpoint ? [record.endpoint] : tracker.knownEndpoints();
+		for (const endpoint of endpoints) {
+			try {
+				// In the background of the organization's budget: users' commands go first.
+				if (record.job)
+					return await management.jobs.get(endpoint, record.job, { background: true });
+				// The create's reply was lost: the oldest job of that endpoint carrying the request's seal.
+				let found: Job | undefined;
+				for await (const job of management.jobs.listAll(endpoint, {
+					maxPages: RESUME_LIST_MAX_PAGES,
+					background: true,
+				}))
+					if (origins.seal.origin(job) && requestIdOf(job) === record.request) found = job;
+				if (found) return found;
+			} catch (error) {
+				if (!(error instanceof NotFoundError)) throw error;
+			}
+		}
+		return undefined;
+	}
+
 	/** Creates the job in the background once its parent is up; the tracker follows it from there. */
 	private start(context: RequestContext, request: JobRequest): Promise<PrivateReply> {
 		const { management, state, logger, origins, lifecycle, webhookUrl } = this.options;
@@ -206,15 +288,18 @@ export class JobService {
 					...(step ? { step } : {}),
 				};
 				const prepared = await prepare?.();
+				const metadata = await origins.metadata(origin, request.ref, endpoint);
 				let job: Job;
 				try {
 					job = await management.jobs.create(endpoint, {
 						input: prepared ? prepared.input : input,
-						metadata: { ...userMetadata, ...(await origins.metadata(origin, request.ref)) },
+						metadata: { ...userMetadata, ...metadata },
 						...(webhookUrl ? { webhook_url: webhookUrl } : {}),
 					});
 				} catch (error) {
 					await prepared?.ended();
+					// The service answered no: no job exists, and a restart has nothing to look for.
+					if (isRefusal(error)) await origins.refused(request.ref).catch(() => undefined);
 					throw error;
 				}
 				await prepared?.created(job);

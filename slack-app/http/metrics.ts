@@ -91,6 +91,20 @@ export class Metrics {
 		});
 	}
 
+	/** The numbers /readyz reports beside its checks (`unreadable_workspaces`...), each a gauge. */
+	reportCounts(counts: () => Record<string, number>): void {
+		new Gauge({
+			name: `${PREFIX}workspaces`,
+			help: 'Workspaces by state, as /readyz counts them (unreadable: a stored row that did not open when read).',
+			labelNames: ['state'] as const,
+			registers: [this.registry],
+			collect() {
+				for (const [name, value] of Object.entries(counts()))
+					this.set({ state: name.replace(/_workspaces$/, '') }, value);
+			},
+		});
+	}
+
 	/** `GET /metrics` in Prometheus' text format. */
 	readonly route = (req: IncomingMessage, res: ServerResponse): void => {
 		req.resume();

@@ -203,6 +203,31 @@ export class JobTracker {
 		});
 	}
 
+	/**
+	 * A restart resuming one recorded request: its job (the app's, checked by the caller), read again
+	 * from the service. An ended job is delivered (once, whoever delivers); a running one is returned for the caller to follow, unless
+	 * another replica follows it (its lease is held) or it is younger than a lease (its creator may
+	 * be between the create and the lease).
+	 */
+	async resumeJob(job: Job): Promise<'running' | 'ended' | 'held'> {
+		if (isTerminalStatus(job.status)) {
+			await this.complete(job);
+			return 'ended';
+		}
+		const ageMs = Math.max(0, this.options.clock.now() - Date.parse(job.create_time));
+		if (ageMs < this.leases.leaseMs || !(await this.leases.lease(followLease(job.id))))
+			return 'held';
+		return 'running';
+	}
+
+	/** How many jobs this tracker follows or delivers now (a workspace with none may be released). */
+	tracking(): number {
+		return this.phases
+			.all()
+			.filter((entry) => entry.phase.name === 'following' || entry.phase.name === 'delivering')
+			.length;
+	}
+
 	/** Stops following (on shutdown): every watch ends; results not yet posted are found again by `rediscover`. */
 	stop(): void {
 		this.stopping.abort();
@@ -342,6 +367,12 @@ export class JobTracker {
 				}),
 			);
 			this.phases.enter(entry, { name: 'delivered' });
+			// A restart no longer looks at its request.
+			await this.options.origins
+				.finished(job)
+				.catch((error: unknown) =>
+					logger.warn(`Could not record job ${job.id} as delivered: ${errorSummary(error)}`),
+				);
 			await sessions?.settle(thread, 'closed');
 		} catch (error) {
 			logger.error(

@@ -166,9 +166,21 @@ export class JobOriginSeal {
  * Which job each request of a workspace created, recorded where every replica and the next start
  * find it (the state file, or Redis with several replicas).
  */
+/** A request that created (or was creating) a job and has not finished: what a restart resumes. */
+export interface UnfinishedRequest {
+	team: string;
+	request: string;
+	/** '' while not known: the app stopped before the service's reply to the create. */
+	job: string;
+	/** Where the job was created (absent in records of older versions). */
+	endpoint?: string;
+	/** When the request was recorded (epoch ms). */
+	at: number;
+}
+
 export interface CreatedJobs {
-	/** Before the create: `requestId` is one of the workspace's requests; its job is not known yet. */
-	expectJob(team: string, requestId: string): Promise<void>;
+	/** Before the create: `requestId` is one of the workspace's requests, creating a job on `endpoint`. */
+	expectJob(team: string, requestId: string, endpoint?: string): Promise<void>;
 	/** After it: the job the request created; false when the request names another job already. */
 	bindJob(team: string, requestId: string, jobId: string): Promise<boolean>;
 	/**
@@ -177,6 +189,10 @@ export interface CreatedJobs {
 	 * the records are kept).
 	 */
 	createdJob(team: string, requestId: string): Promise<string | undefined>;
+	/** The request is done with (its job delivered, gone, or never created): a restart leaves it. */
+	finishRequest(team: string, requestId: string): Promise<void>;
+	/** The requests recorded since `since` (epoch ms) and not finished, oldest first, every workspace's. */
+	unfinishedRequests(since: number): Promise<UnfinishedRequest[]>;
 }
 
 /**
@@ -196,8 +212,12 @@ export class JobOrigins {
 	}
 
 	/** The metadata of a job about to be created; its request is recorded first, so a restart between the create and `created` still finds the job. */
-	async metadata(origin: JobOrigin, requestId: string): Promise<SlackJobMetadata> {
-		await this.records.expectJob(this.team, requestId);
+	async metadata(
+		origin: JobOrigin,
+		requestId: string,
+		endpoint?: string,
+	): Promise<SlackJobMetadata> {
+		await this.records.expectJob(this.team, requestId, endpoint);
 		return this.seal.metadata(origin, requestId);
 	}
 
@@ -206,6 +226,17 @@ export class JobOrigins {
 		const requestId = requestIdOf(job);
 		if (!requestId || !(await this.records.bindJob(this.team, requestId, job.id)))
 			throw new Error(`Job ${job.id} could not be recorded as this workspace's.`);
+	}
+
+	/** The job's request is done with (delivered, gone): a restart no longer looks at it. */
+	async finished(job: Pick<Job, 'metadata'>): Promise<void> {
+		const requestId = requestIdOf(job);
+		if (requestId) await this.records.finishRequest(this.team, requestId);
+	}
+
+	/** A request whose create the service refused: it made no job, and a restart leaves it. */
+	async refused(requestId: string): Promise<void> {
+		await this.records.finishRequest(this.team, requestId);
 	}
 
 	/**
@@ -234,7 +265,8 @@ export class JobOrigins {
 	}
 }
 
-function requestIdOf(job: Pick<Job, 'metadata'>): string | undefined {
+/** The request id the app sealed into a job's metadata, if it carries one. */
+export function requestIdOf(job: Pick<Job, 'metadata'>): string | undefined {
 	const value = job.metadata?.[REQUEST_ID_METADATA_KEY];
 	return typeof value === 'string' && value.length > 0 ? value : undefined;
 }

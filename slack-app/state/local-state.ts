@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock';
+import type { UnfinishedRequest } from './job-metadata';
 import type { SharedState, RecordedInflight } from './shared-state';
 import type { InflightRequest, StateFile } from './state-file';
 
@@ -175,8 +176,16 @@ export class LocalSharedState implements SharedState {
 		return Promise.resolve(this.state.takeOverInflight(ref));
 	}
 
-	expectJob(team: string, requestId: string): Promise<void> {
-		return this.state.expectJob(team, requestId);
+	expectJob(team: string, requestId: string, endpoint?: string): Promise<void> {
+		return this.state.expectJob(team, requestId, endpoint);
+	}
+
+	finishRequest(team: string, requestId: string): Promise<void> {
+		return this.state.finishRequest(team, requestId);
+	}
+
+	unfinishedRequests(since: number): Promise<UnfinishedRequest[]> {
+		return this.state.unfinishedRequests(since);
 	}
 
 	bindJob(team: string, requestId: string, jobId: string): Promise<boolean> {

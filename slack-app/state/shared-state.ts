@@ -3,7 +3,7 @@ import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
 import { z } from 'zod/v4';
 import { errorSummary } from '../slack/errors';
-import type { CreatedJobs } from './job-metadata';
+import type { CreatedJobs, UnfinishedRequest } from './job-metadata';
 import { inflightSchema, type InflightRequest, type StateFile } from './state-file';
 
 /**
@@ -62,6 +62,19 @@ export interface SharedState extends CreatedJobs {
 	/** The value under `key`; undefined once deleted or expired. */
 	getRecord(key: string): Promise<string | undefined>;
 	deleteRecord(key: string): Promise<void>;
+}
+
+/** A request that is creating or created a job, until it is finished (Redis hash `requests:open`). */
+const openRequestSchema = z.strictObject({
+	team: z.string().min(1),
+	request: z.string().min(1),
+	endpoint: z.string().min(1).optional(),
+	at: z.number(),
+});
+type OpenRequest = z.infer<typeof openRequestSchema>;
+
+function openRequestField(team: string, requestId: string): string {
+	return `${team}:${requestId}`;
 }
 
 /** In Redis, an in-flight request always says whose it is. */
@@ -396,7 +409,19 @@ export class RedisSharedState implements SharedState {
 		this.logger.info('Redis is reachable again.');
 	}
 
-	async expectJob(team: string, requestId: string): Promise<void> {
+	async expectJob(team: string, requestId: string, endpoint?: string): Promise<void> {
+		const record: OpenRequest = {
+			team,
+			request: requestId,
+			...(endpoint ? { endpoint } : {}),
+			at: Date.now(),
+		};
+		await this.command([
+			'HSET',
+			this.key('requests', 'open'),
+			openRequestField(team, requestId),
+			JSON.stringify(record),
+		]);
 		await this.command([
 			'SET',
 			this.createdKey(team, requestId),
@@ -423,6 +448,29 @@ export class RedisSharedState implements SharedState {
 	async createdJob(team: string, requestId: string): Promise<string | undefined> {
 		const job = await this.command(['GET', this.createdKey(team, requestId)]);
 		return typeof job === 'string' ? job : undefined;
+	}
+
+	async finishRequest(team: string, requestId: string): Promise<void> {
+		await this.command(['HDEL', this.key('requests', 'open'), openRequestField(team, requestId)]);
+	}
+
+	async unfinishedRequests(since: number): Promise<UnfinishedRequest[]> {
+		const open = this.key('requests', 'open');
+		const reply = hashReplySchema.parse(await this.command(['HGETALL', open]));
+		const found: UnfinishedRequest[] = [];
+		for (const [field, value] of Object.entries(reply)) {
+			const parsed = openRequestSchema.safeParse(parseJson(value));
+			const job = parsed.success
+				? await this.createdJob(parsed.data.team, parsed.data.request)
+				: undefined;
+			// Unreadable, or its record of the job expired with the resume window: nothing to resume.
+			if (!parsed.success || job === undefined) {
+				await this.command(['HDEL', open, field]);
+				continue;
+			}
+			if (parsed.data.at >= since) found.push({ ...parsed.data, job });
+		}
+		return found.sort((a, b) => a.at - b.at);
 	}
 
 	private createdKey(team: string, requestId: string): string {

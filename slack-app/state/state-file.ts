@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { z } from 'zod/v4';
 import { imageRequestSchema } from '../messages/actions';
 import { isMissingFile, writeFileAtomically } from './files';
-import type { CreatedJobs } from './job-metadata';
+import type { CreatedJobs, UnfinishedRequest } from './job-metadata';
 
 /**
  * A small local file of what the app should not forget across a restart. Jobs carry their thread in
@@ -47,6 +47,10 @@ const createdJobSchema = z.strictObject({
 	request: z.string().min(1),
 	job: z.string(),
 	at: z.number(),
+	// Absent in records of versions before restarts resumed each request alone.
+	endpoint: z.string().min(1).optional(),
+	/** Delivered, gone or never created: a restart leaves it (the record still vouches for the job). */
+	finished: z.literal(true).optional(),
 });
 
 const stateSchema = z.strictObject({
@@ -195,11 +199,31 @@ export class StateFile implements InflightRecords, CreatedJobs {
 		return this.save();
 	}
 
-	expectJob(team: string, request: string): Promise<void> {
+	expectJob(team: string, request: string, endpoint?: string): Promise<void> {
 		if (this.createdRecord(team, request)) return this.writing;
 		this.forgetOldCreated();
-		this.addCreated({ team, request, job: '', at: this.now() });
+		this.addCreated({ team, request, job: '', at: this.now(), ...(endpoint ? { endpoint } : {}) });
 		return this.save();
+	}
+
+	finishRequest(team: string, request: string): Promise<void> {
+		const record = this.createdRecord(team, request);
+		if (!record || record.finished) return this.writing;
+		record.finished = true;
+		return this.save();
+	}
+
+	async unfinishedRequests(since: number): Promise<UnfinishedRequest[]> {
+		// Recorded in time order: already oldest first.
+		return this.state.created
+			.filter((entry) => entry.at >= since && !entry.finished)
+			.map(({ team, request, job, endpoint, at }) => ({
+				team,
+				request,
+				job,
+				at,
+				...(endpoint ? { endpoint } : {}),
+			}));
 	}
 
 	async bindJob(team: string, request: string, job: string): Promise<boolean> {

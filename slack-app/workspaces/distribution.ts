@@ -28,7 +28,7 @@ import {
 	type WorkspaceLink,
 } from '../state/installations/store';
 import type { Distribution } from '../config';
-import { recoverUnfinishedWork } from './recovery';
+import { builtFor, ownOlderRecords, recoverUnfinishedWork } from './recovery';
 import { TeamContainers } from './team-containers';
 import {
 	buildContainer,
@@ -83,6 +83,9 @@ export class Distributed implements Workspaces {
 	/** Each workspace's job-webhook handler, found from the container its request resolves to. */
 	private readonly webhooks = new WeakMap<Container, WebhookRoute>();
 	private readonly logger: Logger;
+	/** Ends the recovery a start began and the release of idle workspaces, when the app stops. */
+	private readonly closing = new AbortController();
+	private recovery: Promise<void> = Promise.resolve();
 
 	private constructor(
 		readonly installations: InstallationStore,
@@ -155,11 +158,17 @@ export class Distributed implements Workspaces {
 				),
 			),
 		};
-		this.teams = new TeamContainers(async (team) => {
-			const installation = await store.findInstallation({ teamId: team });
-			const link = installation ? await store.findLink(team) : undefined;
-			return installation && link ? this.build(team, installation, link) : undefined;
+		this.teams = new TeamContainers({
+			build: async (team) => {
+				const installation = await store.findInstallation({ teamId: team });
+				const link = installation ? await store.findLink(team) : undefined;
+				return installation && link ? this.build(team, installation, link) : undefined;
+			},
+			capacity: settings.keptWorkspaces,
+			idleMs: settings.idleReleaseMs,
+			clock: parts.clock,
 		});
+		void this.releaseWhileOpen(Math.min(60_000, Math.max(1000, settings.idleReleaseMs / 4)));
 		this.services = this.teams.services;
 		this.webhookRoutes = config.publicUrl
 			? {
@@ -180,14 +189,16 @@ export class Distributed implements Workspaces {
 	static async open(parts: WorkspaceParts, options: DistributedOptions): Promise<Distributed> {
 		const { logger } = parts;
 		const { settings } = options;
+		// Opening reads no workspace's row: each is read (and a broken one found) on its first request.
 		const store = await InstallationStore.open(
 			{ databaseUrl: settings.databaseUrl, sqliteFile: settings.sqliteFile },
 			new SecretCipher(settings.installationKey, settings.previousKeys),
+			undefined,
+			(error) =>
+				logger.warn(
+					`Could not seal the stored secrets again with the current key: ${errorSummary(error)}`,
+				),
 		);
-		for (const team of store.unreadableWorkspaces())
-			logger.error(
-				`A stored row of ${team} does not open (altered, or copied from another row): ${team} is refused until it is installed or linked again; every other workspace serves.`,
-			);
 		return new Distributed(store, parts, options);
 	}
 
@@ -204,15 +215,54 @@ export class Distributed implements Workspaces {
 		return this.teams.containers();
 	}
 
-	/** At start: every linked workspace's services, which resume its unfinished work; one that cannot be built stops only itself. */
+	/**
+	 * At start, in the background: the workspaces with work recorded in the resume window resume it,
+	 * one after another; a workspace with nothing recorded costs nothing and is built on its first
+	 * request. One that cannot be built stops only itself.
+	 */
 	async start(): Promise<void> {
-		for (const team of await this.installations.teams()) {
+		this.recovery = this.recover().catch((error: unknown) =>
+			this.logger.error(`Could not resume unfinished work: ${errorSummary(error)}`),
+		);
+	}
+
+	recovered(): Promise<void> {
+		return this.recovery;
+	}
+
+	async recoverable(): Promise<Container[]> {
+		const { shared, clock, config } = this.parts;
+		const since = clock.now() - config.resumeWindowHours * 3600_000;
+		const teams = new Set([
+			...(await shared.inflightRequests()).map((request) => request.team),
+			...(await shared.unfinishedRequests(since)).map((request) => request.team),
+		]);
+		return builtFor([...teams], (team) => this.teams.get(team), this.logger);
+	}
+
+	/** Releases idle workspaces (and those beyond the bound) every `intervalMs`, a few times per idle period. */
+	private async releaseWhileOpen(intervalMs: number): Promise<void> {
+		const { clock } = this.parts;
+		while (!this.closing.signal.aborted) {
 			try {
-				await this.teams.get(team);
-			} catch (error) {
-				this.logger.error(`${team} is not served: ${errorSummary(error)}`);
+				await clock.sleep(intervalMs, this.closing.signal);
+			} catch {
+				return;
 			}
+			await this.teams.release();
 		}
+	}
+
+	private async recover(): Promise<void> {
+		const { state, shared, logger, clock, config } = this.parts;
+		// Whether the app serves one workspace or several is all an older state file needs.
+		await ownOlderRecords(state, () => this.installations.teams(2), logger);
+		await recoverUnfinishedWork((team) => this.teams.get(team), {
+			shared,
+			logger,
+			since: clock.now() - config.resumeWindowHours * 3600_000,
+			signal: this.closing.signal,
+		});
 	}
 
 	/** A workspace's services, from its installation (its bot token) and its link (its organization and key). */
@@ -249,12 +299,6 @@ export class Distributed implements Workspaces {
 					scope: `${team}:`,
 				}),
 			);
-		void recoverUnfinishedWork(container, {
-			state: parts.state,
-			shared: parts.shared,
-			teams: () => this.installations.teams(),
-			logger: parts.logger,
-		});
 		return container;
 	}
 
@@ -375,6 +419,7 @@ export class Distributed implements Workspaces {
 	};
 
 	async close(): Promise<void> {
+		this.closing.abort();
 		for (const container of await this.teams.containers()) container.tracker.stop();
 		await this.installations.close();
 	}

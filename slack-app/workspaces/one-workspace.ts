@@ -1,8 +1,9 @@
+import { errorSummary } from '../slack/errors';
 import { webApi } from '@slack/bolt';
 import type { ReadinessProbe } from '../http/health';
 import type { WebhookRoute } from '../requests/webhook-receiver';
 import type { Container } from './container';
-import { recoverUnfinishedWork } from './recovery';
+import { ownOlderRecords, recoverUnfinishedWork } from './recovery';
 import {
 	buildContainer,
 	jobWebhookHandler,
@@ -21,6 +22,8 @@ export class OneWorkspace implements Workspaces {
 	readonly webhookRoutes: Record<string, WebhookRoute>;
 	readonly routes = {};
 	readonly probes: ReadinessProbe[];
+	private readonly closing = new AbortController();
+	private recovery: Promise<void> = Promise.resolve();
 
 	private constructor(
 		private readonly container: Container,
@@ -80,19 +83,36 @@ export class OneWorkspace implements Workspaces {
 		return [this.container];
 	}
 
+	recovered(): Promise<void> {
+		return this.recovery;
+	}
+
+	recoverable(): Promise<Container[]> {
+		return this.containers();
+	}
+
 	register(): void {}
 
+	/** In the background, as with many workspaces: the app serves while it catches up. */
 	async start(): Promise<void> {
-		const { state, shared, logger } = this.parts;
-		await recoverUnfinishedWork(this.container, {
-			state,
+		this.recovery = this.recover().catch((error: unknown) =>
+			this.parts.logger.error(`Could not resume unfinished work: ${errorSummary(error)}`),
+		);
+	}
+
+	private async recover(): Promise<void> {
+		const { state, shared, logger, clock, config } = this.parts;
+		await ownOlderRecords(state, async () => [this.container.team], logger);
+		await recoverUnfinishedWork(async (team) => this.get(team), {
 			shared,
-			teams: async () => [this.container.team],
 			logger,
+			since: clock.now() - config.resumeWindowHours * 3600_000,
+			signal: this.closing.signal,
 		});
 	}
 
 	async close(): Promise<void> {
+		this.closing.abort();
 		this.container.tracker.stop();
 	}
 }

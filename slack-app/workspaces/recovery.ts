@@ -3,13 +3,15 @@ import type { Clock } from '../../shared/clock';
 import { withLogContext } from '../slack/log';
 import type { Container } from './container';
 import { errorSummary } from '../slack/errors';
+import type { UnfinishedRequest } from '../state/job-metadata';
 import { inflightLease, type SharedState } from '../state/shared-state';
 import type { InflightRequest, StateFile } from '../state/state-file';
 
 /**
- * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
- * (`takeOverStoppedReplicas`) does with the work a stopped process left: its jobs are rediscovered
- * and followed again (or delivered), its images redone, its answers flagged interrupted.
+ * Restart recovery: what a start (`recoverUnfinishedWork`: each recorded unfinished request
+ * resumed alone) or, with several replicas, the sweep (`takeOverStoppedReplicas`: the endpoints of
+ * the workspaces with recorded work listed) does with the work a stopped process left: its jobs
+ * followed again (or delivered), its images redone, its answers flagged interrupted.
  */
 
 /**
@@ -52,45 +54,105 @@ export async function takeOverStoppedReplicas(
 }
 
 export interface RecoverySources {
-	/** This process's state file: its records of requests under way name their workspace first. */
-	state: StateFile;
 	/** Where images and answers under way are recorded: this state file (one process), or Redis. */
 	shared: SharedState;
-	/** The workspaces the app serves (records of older versions name none). */
-	teams: () => Promise<readonly string[]>;
 	logger: Logger;
 }
 
 /**
- * After a restart, for one workspace: follow its unfinished jobs again, redo its interrupted images,
- * flag its interrupted answers: every record of a request under way that nobody holds any more (this
- * process's before it stopped, or a dead replica's) is taken over, here as by the sweep.
+ * Before a restart's recovery: this process's records of requests under way written by an older
+ * version name no workspace; they are the workspace's when the app serves one (`teams`: the
+ * workspaces served, two at most are needed), dropped with a warning otherwise.
  */
-export async function recoverUnfinishedWork(
-	container: Container,
-	sources: RecoverySources,
+export async function ownOlderRecords(
+	state: StateFile,
+	teams: () => Promise<readonly string[]>,
+	logger: Logger,
 ): Promise<void> {
-	const { state, shared, teams, logger } = sources;
 	try {
 		const dropped = await state.ownUnmarked(await teams());
 		if (dropped)
 			logger.warn(
 				`${dropped} image or answer cut short before a restart was dropped: the state file does not say which workspace it belongs to (written by an older version), and the app serves several.`,
 			);
-		await takeOverInflight([container], shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
+}
+
+/**
+ * After a restart: the work recorded as unfinished, and only it. Every image or answer under way
+ * that nobody holds any more is redone or flagged in its own workspace; then every recorded
+ * request left unfinished, across workspaces and oldest first, is resumed in its own workspace
+ * (built for it): one read of its job, or one listing of its endpoint when the create's reply was
+ * lost. A workspace with nothing recorded costs nothing. Those service requests go in the
+ * background of each organization's budget, so users' new commands never wait behind them.
+ */
+export async function recoverUnfinishedWork(
+	workspace: (team: string) => Promise<Container | undefined>,
+	sources: RecoverySources & { since: number; signal: AbortSignal },
+): Promise<void> {
+	const { shared, logger, since, signal } = sources;
 	try {
-		await recoverJobs(
-			container,
-			logger,
-			(watching, delivered) =>
-				`Resumed ${watching} running job(s); delivered ${delivered} finished while the app was away.`,
-		);
+		const teams = new Set((await shared.inflightRequests()).map((request) => request.team));
+		const containers = await builtFor([...teams], workspace, logger);
+		await takeOverInflight(containers, shared, logger);
+	} catch (error) {
+		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
+	}
+	let records: UnfinishedRequest[];
+	try {
+		records = await shared.unfinishedRequests(since);
 	} catch (error) {
 		logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
+		return;
 	}
+	const outcomes = { running: 0, ended: 0, held: 0, finished: 0 };
+	let next = 0;
+	// A few at a time, taken oldest first; each organization's budget paces its own.
+	const resumeNext = async (): Promise<void> => {
+		for (let record = records[next++]; record && !signal.aborted; record = records[next++]) {
+			try {
+				const container = await workspace(record.team);
+				if (!container) continue;
+				const resumed = record;
+				const outcome = await withLogContext({ request: record.request }, () =>
+					container.services.jobs.resumeRequest(resumed),
+				);
+				outcomes[outcome]++;
+			} catch (error) {
+				logger.warn(
+					`Could not resume a request of ${record.team} left unfinished: ${errorSummary(error)}`,
+				);
+			}
+		}
+	};
+	await Promise.all(Array.from({ length: RESUME_CONCURRENCY }, resumeNext));
+	if (outcomes.running || outcomes.ended)
+		logger.info(
+			`Resumed ${outcomes.running} running job(s); delivered ${outcomes.ended} finished while the app was away.`,
+		);
+}
+
+/** Recorded requests resumed at once after a restart. */
+const RESUME_CONCURRENCY = 8;
+
+/** The workspaces' services, built as needed; one that cannot be built is logged and left out. */
+export async function builtFor(
+	teams: readonly string[],
+	workspace: (team: string) => Promise<Container | undefined>,
+	logger: Logger,
+): Promise<Container[]> {
+	const containers: Container[] = [];
+	for (const team of teams) {
+		try {
+			const container = await workspace(team);
+			if (container) containers.push(container);
+		} catch (error) {
+			logger.error(`${team} is not served: ${errorSummary(error)}`);
+		}
+	}
+	return containers;
 }
 
 /** Takes over the images and answers of these workspaces whose replica died; resolves with how many. */

@@ -40,12 +40,16 @@ export interface Workspaces {
 	counts(): Record<string, number>;
 	/** A workspace's services; undefined when the app does not serve it (not installed or not linked). */
 	get(team: string): Promise<Container | undefined>;
-	/** Every workspace's services built so far (for idle, drain and stop). */
+	/** Every workspace's services kept now (for idle, drain and stop). */
 	containers(): Promise<Container[]>;
+	/** The services of every workspace with work recorded in the resume window (built as needed): what recovery looks at. */
+	recoverable(): Promise<Container[]>;
 	/** Adds what this kind of workspaces answers itself (install events, the link modal) before the listeners. */
 	register(app: App): void;
 	/** Once Bolt listens: each workspace's services start and resume their unfinished work. */
 	start(): Promise<void>;
+	/** Resolves when the recovery a start began (possibly in the background) has ended. */
+	recovered(): Promise<void>;
 	/** Stops following jobs and closes what the workspaces opened. */
 	close(): Promise<void>;
 }

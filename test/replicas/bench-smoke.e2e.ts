@@ -1,4 +1,8 @@
-import { expectSmokeRuns, NEEDS_DEBIAN_SERVICES } from '../bench/smoke-check';
+import { expectSmokeRuns, LONG_SMOKE, NEEDS_DEBIAN_SERVICES } from '../bench/smoke-check';
 
-/** The benchmark scenarios npm test leaves out (they start Debian's redis-server and nginx), in their smoke versions. */
-it.each(NEEDS_DEBIAN_SERVICES)('%s runs and reports finite figures', expectSmokeRuns, 180_000);
+/** The benchmark scenarios npm test leaves out (Debian's redis-server and nginx, or a minute long), in their smoke versions. */
+it.each([...NEEDS_DEBIAN_SERVICES, ...LONG_SMOKE])(
+	'%s runs and reports finite figures',
+	expectSmokeRuns,
+	180_000,
+);

@@ -2,6 +2,26 @@ import { AdaptiveRateLimiter } from '../../shared/rate-limiter';
 import { FakeClock } from '../support/fake-clock';
 
 describe('adaptive rate limiter', () => {
+	it('serves background callers (a restart catching up) after every other, leaving them the last eighth of the window', async () => {
+		const clock = new FakeClock();
+		const limiter = new AdaptiveRateLimiter(40, clock);
+		const start = clock.now();
+		const background = Array.from({ length: 60 }, () => limiter.acquire(undefined, true));
+		// A user's command arrives after sixty background requests were queued: it goes at once.
+		const command = limiter.acquire();
+		const times = await Promise.all([...background, command]);
+		expect(times[60]).toBe(start);
+		// Background requests never filled the window past 35 of its 40 (the burst of 5 is kept).
+		const backgroundTimes = times.slice(0, 60);
+		for (const time of backgroundTimes)
+			expect(
+				backgroundTimes.filter((other) => other > time - 60_000 && other <= time).length,
+			).toBeLessThanOrEqual(35);
+		// With the window that full, another command still goes at once.
+		const now = clock.now();
+		expect(await limiter.acquire()).toBe(now);
+	});
+
 	it('holds every caller until Retry-After has passed', async () => {
 		const clock = new FakeClock();
 		const limiter = new AdaptiveRateLimiter(240, clock);

@@ -136,6 +136,30 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			expect(await next.shared.createdJob(team, late)).toBe(job);
 		});
 
+		it('lists the requests left unfinished, oldest first, past the death of their process; finished ones no more', async () => {
+			const first = await process();
+			const team = unique('T');
+			const [lost, running, done] = [unique('req'), unique('req'), unique('req')];
+			const since = Date.now() - 1000;
+			await first.shared.expectJob(team, lost, 'echo');
+			await first.shared.expectJob(team, running, 'echo');
+			const job = unique('job');
+			await first.shared.bindJob(team, running, job);
+			await first.shared.expectJob(team, done, 'echo');
+			await first.shared.bindJob(team, done, unique('job'));
+			await first.shared.finishRequest(team, done);
+			const next = await successor(first);
+			const mine = (await next.shared.unfinishedRequests(since)).filter(
+				(record) => record.team === team,
+			);
+			expect(mine.map(({ request, job, endpoint }) => ({ request, job, endpoint }))).toEqual([
+				{ request: lost, job: '', endpoint: 'echo' },
+				{ request: running, job, endpoint: 'echo' },
+			]);
+			// Finished, it still vouches for its job.
+			expect(await next.shared.createdJob(team, done)).not.toBe('');
+		});
+
 		it('holds a request under way for the process that started it; the next one takes it over once', async () => {
 			const first = await process();
 			const request = inflight(unique('T'));

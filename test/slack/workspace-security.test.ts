@@ -210,9 +210,7 @@ describe('jobs of workspaces linked to one organization', () => {
 		});
 		await ended(whileAway.id);
 		await rig.startApp();
-		await rig.app.workspaces.get('T0ALPHA');
-		// Alpha's look at its jobs came to the copy and refused it.
-		await refused(whileAway.id);
+		// The restart resumes only the requests Alpha recorded unfinished: the copy is not even looked at.
 		await rig.app.idle();
 		expect(alpha.standin.workspace.replies(CHANNEL, parent.ts)).toHaveLength(1);
 		expect(thread()).not.toMatch(/FORGED/);
@@ -325,12 +323,10 @@ describe('a stored row that does not open', () => {
 			...alterLinkKey('T0DELTA'),
 		]);
 		await rig.startApp();
+		// Nothing is opened at start: a row is found when its workspace's request reads it.
 		const ready = await fetch(`${rig.url}/readyz`);
 		expect(ready.status).toBe(200);
-		expect(await ready.json()).toMatchObject({ status: 'ready', unreadable_workspaces: 3 });
-		expect(rig.logLines.join('\n')).toMatch(
-			/T0ALPHA is refused until it is installed or linked again/,
-		);
+		expect(await ready.json()).toMatchObject({ status: 'ready', unreadable_workspaces: 0 });
 
 		// Charlie, untouched, serves.
 		const charlie = rig.workspace('T0CHARLIE');
@@ -351,6 +347,20 @@ describe('a stored row that does not open', () => {
 			10_000,
 			'the link-again notice in Delta',
 		);
+		// Bravo's installation (Alpha's, swapped) is found when Bravo's request reads it.
+		const bravo = rig.workspace('T0BRAVO');
+		await rig.command(bravo, 'job echo {"text": "bravo"}');
+		await bravo.standin.waitFor(
+			() => rig.ephemeralsFor(bravo).find((text) => /install the app again/.test(text)),
+			10_000,
+			'the reinstall notice in Bravo',
+		);
+		const counted = await fetch(`${rig.url}/readyz`);
+		expect(await counted.json()).toMatchObject({ status: 'ready', unreadable_workspaces: 3 });
+		expect(await (await fetch(`${rig.url}/metrics`)).text()).toMatch(
+			/gpu_cloud_slack_workspaces\{state="unreadable"\} 3/,
+		);
+		expect(rig.logLines.join('\n')).toMatch(/The stored installation of T0ALPHA does not open/);
 		for (const line of rig.logLines)
 			for (const secret of rig.secrets()) expect(line).not.toContain(secret);
 

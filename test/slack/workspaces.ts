@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LogLevel } from '@slack/bolt';
 import { startEmulator } from '../../emulator';
+import type { Clock } from '../../shared/clock';
 import { startSlackApp, type RunningSlackApp } from '../../slack-app/app';
 import { configSecrets, loadConfig, type AppConfig } from '../../slack-app/config';
 import { LINK_VIEW } from '../../slack-app/messages/link-workspace';
@@ -42,6 +43,8 @@ export interface WorkspacesOptions {
 	/** PostgreSQL instead of the SQLite file. */
 	databaseUrl?: string;
 	jobDurationMs?: number;
+	/** The app's clock (a fast one lets minutes of idleness pass in seconds). */
+	clock?: Clock;
 }
 
 export const CHANNEL = DEFAULT_CHANNEL.id;
@@ -130,6 +133,7 @@ export class TestWorkspaces {
 			logLevel: LogLevel.DEBUG,
 			streamIntervalMs: 200,
 			slackAuthorizationUrl: this.oauth.authorizationUrl,
+			...(this.options.clock ? { clock: this.options.clock } : {}),
 		});
 		for (const workspace of this.workspaces) workspace.standin.setAppUrl(this.app.eventsUrl ?? '');
 	}

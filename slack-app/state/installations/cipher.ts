@@ -56,9 +56,9 @@ export class SecretCipher {
 		}
 	}
 
-	/** True when `value` was sealed with an older key and should be sealed again with the current one. */
-	isStale(value: string): boolean {
-		return value.split('.')[1] !== this.current.id;
+	/** How a value sealed with each key this process has begins (`v1.<key id>.`), the current key first. */
+	keyPrefixes(): string[] {
+		return [...this.keys.keys()].map((id) => `v1.${id}.`);
 	}
 }
 

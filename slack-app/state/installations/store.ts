@@ -98,6 +98,8 @@ const storedInstallation = z.looseObject({
 export class InstallationStore {
 	/** Rows that did not open, by workspace: refused for that workspace alone. */
 	private readonly unreadable = new Map<string, Set<UnreadableRowError['row']>>();
+	/** Sealing again what a previous key sealed (after a rotation), begun at open. */
+	private resealing: Promise<void> = Promise.resolve();
 
 	private constructor(
 		private readonly db: SqlDatabase,
@@ -109,6 +111,7 @@ export class InstallationStore {
 		location: StoreLocation,
 		cipher: SecretCipher,
 		now: () => Date = () => new Date(),
+		onResealFailure?: (error: unknown) => void,
 	): Promise<InstallationStore> {
 		const db = location.databaseUrl
 			? await PostgresDatabase.open(location.databaseUrl)
@@ -116,11 +119,12 @@ export class InstallationStore {
 		const store = new InstallationStore(db, cipher, now);
 		try {
 			await store.migrate();
-			await store.checkRows();
+			await store.checkKeys();
 		} catch (error) {
 			await db.close();
 			throw error;
 		}
+		store.resealing = store.resealStale().catch((error: unknown) => onResealFailure?.(error));
 		return store;
 	}
 
@@ -180,10 +184,13 @@ export class InstallationStore {
 		return parsed as unknown as Installation;
 	}
 
-	async teams(): Promise<string[]> {
-		return (await this.db.query('SELECT install_key FROM installations ORDER BY install_key')).map(
-			(row) => text(row.install_key),
-		);
+	/** The installed workspaces, in order; at most `limit` of them when given. */
+	async teams(limit?: number): Promise<string[]> {
+		return (
+			await this.db.query(
+				`SELECT install_key FROM installations ORDER BY install_key${limit === undefined ? '' : ` LIMIT ${Math.floor(limit)}`}`,
+			)
+		).map((row) => text(row.install_key));
 	}
 
 	/** Uninstall or revoked tokens: forgets the workspace's installation and its GPU Cloud link. */
@@ -292,6 +299,7 @@ export class InstallationStore {
 	}
 
 	async close(): Promise<void> {
+		await this.resealing;
 		await this.db.close();
 	}
 
@@ -337,51 +345,77 @@ export class InstallationStore {
 	}
 
 	/**
-	 * At start: opens every sealed row. A row sealed with an older key is sealed again with the current
-	 * one (after a rotation). A row that does not open is noted and left for its workspace to
-	 * reinstall or link again; every other workspace serves. Only when no row opens with the current
-	 * key and some were sealed with a key this process lacks is the key setting wrong: then the start
-	 * stops, naming the setting.
+	 * At start, without opening every row: when rows exist and none was sealed with a key this process
+	 * has, the key setting is wrong, and the start stops naming the setting. (One row found sealed with
+	 * a known key ends the look, so a start costs the same whatever the number of workspaces.)
 	 */
-	private async checkRows(): Promise<void> {
-		const sealedColumns = [
-			{ table: 'installations', key: 'install_key', column: 'installation', row: 'installation' },
-			{ table: 'workspace_links', key: 'team_id', column: 'api_key', row: 'link' },
-		] as const;
-		let opened = 0;
-		let missingKey: MissingKeyError | undefined;
-		await this.db.transaction(async (db) => {
-			for (const { table, key, column, row } of sealedColumns) {
-				for (const found of await db.query(
-					`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table}`,
-				)) {
+	private async checkKeys(): Promise<void> {
+		const known = this.cipher.keyPrefixes();
+		const placeholders = known.map((_, index) => `$${index + 1}`).join(', ');
+		for (const { table, column } of SEALED_COLUMNS) {
+			const [sealedWithKnownKey] = await this.db.query(
+				`SELECT 1 AS found FROM ${table} WHERE substr(${column}, 1, ${known[0].length}) IN (${placeholders}) LIMIT 1`,
+				known,
+			);
+			if (sealedWithKnownKey) return;
+		}
+		for (const { table, key, column, row } of SEALED_COLUMNS) {
+			const [any] = await this.db.query(
+				`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table} LIMIT 1`,
+			);
+			if (!any) continue;
+			try {
+				this.cipher.open(text(any.sealed), `${row}:${text(any.row_key)}`);
+			} catch (error) {
+				if (error instanceof MissingKeyError) throw error;
+			}
+		}
+	}
+
+	/**
+	 * After a key rotation: the rows sealed with a previous key are sealed again with the current one,
+	 * a batch at a time, in the background (only those rows are read: none when nothing was rotated).
+	 * A row that does not open is left for its workspace to reinstall or link again.
+	 */
+	private async resealStale(): Promise<void> {
+		const current = this.cipher.keyPrefixes()[0];
+		for (const { table, key, column, row } of SEALED_COLUMNS) {
+			let after = '';
+			for (;;) {
+				const batch = await this.db.query(
+					`SELECT ${key} AS row_key, ${column} AS sealed FROM ${table} WHERE ${key} > $1 AND substr(${column}, 1, ${current.length}) <> $2 ORDER BY ${key} LIMIT ${RESEAL_BATCH}`,
+					[after, current],
+				);
+				for (const found of batch) {
 					const team = text(found.row_key);
 					const context = `${row}:${team}`;
-					const sealed = text(found.sealed);
 					let plaintext: string;
 					try {
-						plaintext = this.opened(team, row, () => {
-							const value = this.cipher.open(sealed, context);
-							if (row === 'installation') storedInstallation.parse(JSON.parse(value));
-							return value;
-						});
-					} catch (error) {
-						if (error instanceof UnreadableRowError && error.cause instanceof MissingKeyError)
-							missingKey ??= error.cause;
+						plaintext = this.cipher.open(text(found.sealed), context);
+					} catch {
 						continue;
 					}
-					opened++;
-					if (this.cipher.isStale(sealed))
-						await db.query(`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2`, [
-							this.cipher.seal(plaintext, context),
-							team,
-						]);
+					// Only if nobody wrote the row meanwhile (a new install seals with the current key).
+					await this.db.query(
+						`UPDATE ${table} SET ${column} = $1 WHERE ${key} = $2 AND ${column} = $3`,
+						[this.cipher.seal(plaintext, context), team, text(found.sealed)],
+					);
 				}
+				if (batch.length < RESEAL_BATCH) break;
+				after = text(batch[batch.length - 1].row_key);
 			}
-		});
-		if (missingKey && opened === 0) throw missingKey;
+		}
 	}
 }
+
+/** The sealed column of each table, and the context each value is bound to (`<row>:<key>`). */
+const SEALED_COLUMNS = [
+	{ table: 'installations', key: 'install_key', column: 'installation', row: 'installation' },
+	{ table: 'workspace_links', key: 'team_id', column: 'api_key', row: 'link' },
+] as const;
+
+/** Rows sealed again per statement after a rotation. */
+const RESEAL_BATCH = 200;
 
 /** A workspace install is keyed by its team id, an org-wide one by its enterprise id. */
 function installKey(
