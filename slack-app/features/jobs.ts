@@ -183,20 +183,22 @@ export class JobService {
 	 * owner's slot again) and followed.
 	 */
 	async recoverJobs(): Promise<{ watching: number; delivered: number }> {
-		const { tracker, lifecycle } = this.options;
-		const { running, delivered } = await tracker.rediscover();
-		for (const { job, origin } of running) {
-			lifecycle.adopt({
-				ref: job.id,
-				user: origin.user,
-				kind: origin.kind,
-				thread: origin.thread,
-				startedAt: Date.parse(job.create_time),
-				remembered: false,
-				work: (request) => this.follow(request, job, origin),
-			});
-		}
+		const { running, delivered } = await this.options.tracker.rediscover();
+		for (const { job, origin } of running) this.adoptRunning(job, origin);
 		return { watching: running.length, delivered };
+	}
+
+	/** A job still running that this process takes up: it holds its owner's slot again and is followed. */
+	private adoptRunning(job: Job, origin: JobOrigin): void {
+		this.options.lifecycle.adopt({
+			ref: job.id,
+			user: origin.user,
+			kind: origin.kind,
+			thread: origin.thread,
+			startedAt: Date.parse(job.create_time),
+			remembered: false,
+			work: (request) => this.follow(request, job, origin),
+		});
 	}
 
 	/**
@@ -208,7 +210,7 @@ export class JobService {
 	async resumeRequest(
 		record: UnfinishedRequest,
 	): Promise<'running' | 'ended' | 'held' | 'finished'> {
-		const { tracker, lifecycle, origins } = this.options;
+		const { tracker, origins } = this.options;
 		// Followed here already (a second look): nothing to ask the service.
 		if (record.job && tracker.endpointOf(record.job)) return 'held';
 		const job = await this.recordedJob(record);
@@ -219,16 +221,7 @@ export class JobService {
 		const origin = await origins.origin(job, { claim: true });
 		if (!origin) return 'held';
 		const outcome = await tracker.resumeJob(job);
-		if (outcome === 'running')
-			lifecycle.adopt({
-				ref: job.id,
-				user: origin.user,
-				kind: origin.kind,
-				thread: origin.thread,
-				startedAt: Date.parse(job.create_time),
-				remembered: false,
-				work: (request) => this.follow(request, job, origin),
-			});
+		if (outcome === 'running') this.adoptRunning(job, origin);
 		return outcome;
 	}
 
