@@ -254,10 +254,13 @@ export function transcribePoll(prefix: string): WorkflowJson {
 	]);
 }
 
-/** n8n's Read/Write Files from Disk reads a recording; Transcribe sends it as a Binary File. */
-export function transcribeFile(prefix: string, path: string): WorkflowJson {
-	return chain(IDS.transcribeFile, 'e2e: read a recording from disk, transcribe the file', [
-		start,
+/** n8n's Read/Write Files from Disk reads a recording at `path`; Transcribe sends it as a Binary File. */
+function readAndTranscribe(
+	prefix: string,
+	path: string,
+	wait: { waitMode: 'poll' | 'webhook'; timeoutMinutes: number },
+): NodeSpec[] {
+	return [
 		{
 			name: 'Read Recording',
 			type: 'n8n-nodes-base.readWriteFile',
@@ -273,11 +276,18 @@ export function transcribeFile(prefix: string, path: string): WorkflowJson {
 				operation: 'transcribe',
 				source: 'binaryFile',
 				binaryPropertyName: 'data',
-				waitMode: 'poll',
-				timeoutMinutes: 2,
+				...wait,
 				options: {},
 			},
 		},
+	];
+}
+
+/** A recording read from disk and transcribed as a Binary File, polling. */
+export function transcribeFile(prefix: string, path: string): WorkflowJson {
+	return chain(IDS.transcribeFile, 'e2e: read a recording from disk, transcribe the file', [
+		start,
+		...readAndTranscribe(prefix, path, { waitMode: 'poll', timeoutMinutes: 2 }),
 	]);
 }
 
@@ -291,26 +301,7 @@ export function transcribeFileResume(
 ): WorkflowJson {
 	return chain(IDS.transcribeFileResume, 'e2e: transcribe a file, paused until the webhook', [
 		startWebhook(FILE_RESUME_START_PATH),
-		{
-			name: 'Read Recording',
-			type: 'n8n-nodes-base.readWriteFile',
-			typeVersion: 1,
-			parameters: { operation: 'read', fileSelector: path, options: {} },
-		},
-		{
-			name: 'Transcribe',
-			type: `${prefix}.gpuCloud`,
-			credentials: { ...management, gpuCloudObjectStorageApi: CREDENTIALS.storage },
-			parameters: {
-				resource: 'transcription',
-				operation: 'transcribe',
-				source: 'binaryFile',
-				binaryPropertyName: 'data',
-				waitMode: 'webhook',
-				timeoutMinutes: 5,
-				options: {},
-			},
-		},
+		...readAndTranscribe(prefix, path, { waitMode: 'webhook', timeoutMinutes: 5 }),
 		report(receiverUrl),
 	]);
 }

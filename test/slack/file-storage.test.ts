@@ -64,14 +64,7 @@ it('puts the file in the bucket, hands GPU Cloud a presigned URL and deletes the
 	expect(url.startsWith(`${s3.endpoint}/${s3.bucket}/gpu-cloud/slack/`)).toBe(true);
 	expect(url).toMatch(/[?&]X-Amz-Signature=[0-9a-f]{64}/);
 
-	const done = await stack.standin.waitFor(
-		() => {
-			const now = stack.emulator.getJob(job.id);
-			return now?.status === 'succeeded' || now?.status === 'failed' ? now : undefined;
-		},
-		20_000,
-		'the job to end',
-	);
+	const done = await stack.jobEnded(job.id);
 	expect(done.status).toBe('succeeded');
 	expect((done.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(2, 1);
 	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);

@@ -97,14 +97,7 @@ it('transcribes the WAV of a message: the service reads it from the link, which 
 	});
 
 	// GPU Cloud (the emulator) read the file through the link: the transcript has the WAV's length.
-	const done = await stack.standin.waitFor(
-		() => {
-			const now = stack.emulator.getJob(job.id);
-			return now?.status === 'succeeded' || now?.status === 'failed' ? now : undefined;
-		},
-		20_000,
-		'the job to end',
-	);
+	const done = await stack.jobEnded(job.id);
 	expect(done.status).toBe('succeeded');
 	expect((done.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(3, 1);
 	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);

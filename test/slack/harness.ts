@@ -19,6 +19,7 @@ import { TEAM } from '../../slack-standin/workspace';
 import type { CreateAppOptions } from '../../slack-standin/app-config';
 import type { Container } from '../../slack-app/workspaces/container';
 import type { Clock } from '../../shared/clock';
+import { isTerminalStatus, type Job } from '../../shared/schemas';
 
 /**
  * The whole app over real loopback HTTP: the service emulator, the Slack stand-in (whose WebClient
@@ -191,6 +192,18 @@ export class Stack {
 			() => this.parents(channel)[n - 1],
 			timeoutMs,
 			`parent message #${n}`,
+		);
+	}
+
+	/** Waits until the emulator's job `id` has ended (any end), and returns it as it ended. */
+	jobEnded(id: string, timeoutMs = 20_000): Promise<Job> {
+		return this.standin.waitFor(
+			() => {
+				const job = this.emulator.getJob(id);
+				return job && isTerminalStatus(job.status) ? job : undefined;
+			},
+			timeoutMs,
+			`job ${id} to end`,
 		);
 	}
 
