@@ -10,8 +10,10 @@ import { freePort } from '../../slack-app/local';
 import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { OAuthStandin } from '../../slack-standin/oauth';
 import { TEAM } from '../../slack-standin/workspace';
+import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { Replica } from '../replicas/cluster';
 import { eventually } from '../support/eventually';
+import { startFileHost, type FileHost } from '../support/media-server';
 import { inflightKinds, inflightKindsOnceWritten } from '../support/state-file';
 import { content } from './harness';
 
@@ -20,9 +22,10 @@ import { content } from './harness';
  * workspace linked to its own GPU Cloud organization), SIGKILLed while an image is generated in one
  * workspace and an answer streamed in the other, then started again: the image is generated again
  * and posted in its own workspace, the answer is flagged interrupted (with Regenerate) in its own,
- * and neither lands in the other workspace. A state file of an older version (records without a
- * workspace) is resumed when the app is installed in exactly one workspace, and dropped with a
- * warning otherwise.
+ * and neither lands in the other workspace. A job whose create reply was lost (the app killed while
+ * waiting for it) is found by one listing of its endpoint in its own workspace, taken up and posted
+ * once. A state file of an older version (records without a workspace) is resumed when the app is
+ * installed in exactly one workspace, and dropped with a warning otherwise.
  */
 
 jest.setTimeout(90_000);
@@ -38,6 +41,7 @@ interface Workspace {
 }
 
 let emulator: RunningEmulator;
+let fileHost: FileHost;
 let oauth: OAuthStandin;
 const workspaces: Workspace[] = [];
 let dir: string;
@@ -47,7 +51,14 @@ let tests = 0;
 const running: Replica[] = [];
 
 beforeAll(async () => {
-	emulator = await startEmulator({ port: 0, organizations: [BRAVO_ORG] });
+	fileHost = await startFileHost();
+	// Jobs outlast a restart: the one whose create reply was lost is still running when it is found.
+	emulator = await startEmulator({
+		port: 0,
+		organizations: [BRAVO_ORG],
+		jobDurationMs: 8000,
+		mediaHosts: fileHost.mediaHosts,
+	});
 	for (const team of ['T0ALPHA', 'T0BRAVO']) {
 		const standinToken = `xoxb-standin-${randomBytes(8).toString('hex')}`;
 		workspaces.push({
@@ -78,7 +89,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
 	for (const replica of running.splice(0)) await replica.kill('SIGKILL');
-	emulator.setFaults({ latencyMs: 0 });
+	emulator.setFaults({ latencyMs: 0, sequence: [], lateArrivalMs: undefined });
 	await rm(dir, { recursive: true, force: true });
 });
 
@@ -86,6 +97,7 @@ afterAll(async () => {
 	await oauth?.close();
 	for (const workspace of workspaces) await workspace.standin.close();
 	await emulator?.close();
+	await fileHost?.close();
 });
 
 const installationKey = randomBytes(32).toString('hex');
@@ -216,6 +228,53 @@ test('after SIGKILL, each workspace gets its image again and its answer flagged 
 	expect(parents(bravo)).toHaveLength(1);
 	expect(replies(bravo, image.ts).flatMap((message) => message.fileIds)).toHaveLength(1);
 	await noWorkUnderWay();
+});
+
+test("a create whose reply was lost is found by one listing of its endpoint in its workspace's organization, taken up and posted once", async () => {
+	const [alpha, bravo] = workspaces;
+	await install(['T0ALPHA', 'T0BRAVO']);
+	const port = await freePort();
+	// Completion by webhook alone: no poll lists the endpoint after the restart.
+	const byWebhook = { SLACK_POLL_INTERVAL_MS: '600000' };
+	const first = await startApp(port, byWebhook);
+	// The service makes the job; its reply never comes back, and the app is killed waiting for it.
+	emulator.setFaults({ sequence: ['hang'], lateArrivalMs: 0 });
+	const made = emulator.jobsOf(BRAVO_ORG.name).length;
+	expect(
+		(await command(bravo, 'U0SCRIBE', 'transcribe https://files.example/lost-reply.mp3')).status,
+	).toBe(200);
+	await eventually('the job to be made', () => emulator.jobsOf(BRAVO_ORG.name).length > made, {
+		timeoutMs: 15_000,
+	});
+	await first.kill('SIGKILL');
+	const [parent] = parents(bravo);
+	expect(content(parent)).not.toMatch(/Job `/);
+
+	emulator.resetLogs();
+	const second = await startApp(port, byWebhook);
+	await logged(second, /Resumed 1 running job/);
+	await waitForText(bravo, parent.ts, /Succeeded in/);
+	await bravo.standin.waitFor(
+		() => replies(bravo, parent.ts).length > 0 || undefined,
+		10_000,
+		'the result in Bravo',
+	);
+	const listings = emulator.requests
+		.filter((request) => request.method === 'GET' && /\/jobs$/.test(request.path))
+		.map((request) => request.path);
+	expect(listings).toEqual([
+		expect.stringMatching(
+			new RegExp(`/${BRAVO_ORG.name}/inference-endpoints/${TRANSCRIPTION_ENDPOINT}/jobs$`),
+		),
+	]);
+	// Nothing asked of Alpha's organization, nothing posted in Alpha; one parent and one result in Bravo.
+	expect(
+		emulator.requests.filter((request) => request.path.includes(`/${emulator.organization}/`)),
+	).toEqual([]);
+	expect(parents(alpha)).toEqual([]);
+	expect(parents(bravo)).toHaveLength(1);
+	expect(replies(bravo, parent.ts)).toHaveLength(1);
+	expect(emulator.jobsOf(BRAVO_ORG.name)).toHaveLength(made + 1);
 });
 
 /** The state file is the app's record of work under way: empty once all of it is done or dropped. */
