@@ -294,14 +294,14 @@ function sweepStoppedReplicas(
 	if (!config.redisUrl) return;
 	const sweeping = new AbortController();
 	opened.add({ close: async () => sweeping.abort() });
-	void takeOverStoppedReplicas(
-		() => workspaces.recoverable(),
+	void takeOverStoppedReplicas((team) => workspaces.get(team), {
 		shared,
 		clock,
-		config.pollIntervalMs,
-		sweeping.signal,
 		logger,
-	);
+		intervalMs: config.pollIntervalMs,
+		resumeWindowHours: config.resumeWindowHours,
+		signal: sweeping.signal,
+	});
 }
 
 function running(started: {

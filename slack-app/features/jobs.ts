@@ -45,6 +45,8 @@ import {
 	type RequestLifecycle,
 } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
+import { createLease, followLease } from '../requests/restart-discovery';
+import type { SharedState } from '../state/shared-state';
 import type { StateFile } from '../state/state-file';
 
 /** Pages of an endpoint's jobs read at most to find a request whose create reply was lost (newest first, 100 a page). */
@@ -72,6 +74,11 @@ export interface JobServiceOptions {
 	clock: Clock;
 	logger: Logger;
 	origins: JobOrigins;
+	/**
+	 * Who creates or follows what, seen by every replica (one process: always its own): a request
+	 * another replica is creating, or a job it follows, is left to it without asking the service.
+	 */
+	leases: Pick<SharedState, 'lease' | 'releaseLease'>;
 	/** The origin of a job another workspace created and shares with this one (same organization, its admin said so). */
 	sharedOrigin?: (job: Job) => Promise<JobOrigin | undefined>;
 	/** Set when the service can reach the app: jobs then report completion there. */
@@ -104,6 +111,9 @@ export interface PreparedInput {
 
 /** Jobs on inference endpoints (including transcriptions): create, look up, cancel. */
 export class JobService {
+	/** Requests whose create is under way in this process: not looked for by a resume here. */
+	private readonly creating = new Set<string>();
+
 	constructor(private readonly options: JobServiceOptions) {}
 
 	/**
@@ -177,17 +187,6 @@ export class JobService {
 		});
 	}
 
-	/**
-	 * Restart recovery of the workspace's jobs: restart discovery finds them again and delivers those
-	 * that ended while nobody followed them; those still running are adopted (each holding its
-	 * owner's slot again) and followed.
-	 */
-	async recoverJobs(): Promise<{ watching: number; delivered: number }> {
-		const { running, delivered } = await this.options.tracker.rediscover();
-		for (const { job, origin } of running) this.adoptRunning(job, origin);
-		return { watching: running.length, delivered };
-	}
-
 	/** A job still running that this process takes up: it holds its owner's slot again and is followed. */
 	private adoptRunning(job: Job, origin: JobOrigin): void {
 		this.options.lifecycle.adopt({
@@ -202,17 +201,36 @@ export class JobService {
 	}
 
 	/**
-	 * After a restart, one recorded request of this workspace left unfinished: its job is read again
-	 * (one request to the service), or, when the create's reply was lost, found in that endpoint's
-	 * job list; then delivered if it ended, followed if it runs. A request whose job is gone or was
-	 * never created is finished. Resolves with what became of it.
+	 * After a restart, or when a replica stopped, one recorded request of this workspace left
+	 * unfinished: its job is read again (one request to the service), or, when the create's reply
+	 * was lost, found in that endpoint's job list; then delivered if it ended, followed if it runs. A
+	 * request whose job is gone or was never created is finished. One that a live replica creates or
+	 * follows (it holds the lease) costs nothing. Resolves with what became of it.
 	 */
 	async resumeRequest(
 		record: UnfinishedRequest,
 	): Promise<'running' | 'ended' | 'held' | 'finished'> {
+		const { tracker, leases } = this.options;
+		// Followed or being created here already (a second look): nothing to ask the service.
+		if (record.job ? tracker.endpointOf(record.job) : this.creating.has(record.request))
+			return 'held';
+		const lease = record.job ? followLease(record.job) : createLease(record.request);
+		if (!(await leases.lease(lease))) return 'held';
+		let outcome: 'running' | 'ended' | 'held' | 'finished' = 'held';
+		try {
+			outcome = await this.resumeRecorded(record);
+			return outcome;
+		} finally {
+			// A running job keeps its follow lease (the tracker renews it); anything else is given back.
+			if (!record.job || outcome !== 'running')
+				await leases.releaseLease(lease).catch(() => undefined);
+		}
+	}
+
+	private async resumeRecorded(
+		record: UnfinishedRequest,
+	): Promise<'running' | 'ended' | 'held' | 'finished'> {
 		const { tracker, origins } = this.options;
-		// Followed here already (a second look): nothing to ask the service.
-		if (record.job && tracker.endpointOf(record.job)) return 'held';
 		const job = await this.recordedJob(record);
 		if (!job) {
 			await origins.refused(record.request);
@@ -281,22 +299,22 @@ export class JobService {
 					...(step ? { step } : {}),
 				};
 				const prepared = await prepare?.();
-				const metadata = await origins.metadata(origin, request.ref, endpoint);
-				let job: Job;
-				try {
-					job = await management.jobs.create(endpoint, {
-						input: prepared ? prepared.input : input,
-						metadata: { ...userMetadata, ...metadata },
-						...(webhookUrl ? { webhook_url: webhookUrl } : {}),
-					});
-				} catch (error) {
-					await prepared?.ended();
-					// The service answered no: no job exists, and a restart has nothing to look for.
-					if (isRefusal(error)) await origins.refused(request.ref).catch(() => undefined);
-					throw error;
-				}
+				const job = await this.create(request.ref, async () => {
+					const metadata = await origins.metadata(origin, request.ref, endpoint);
+					try {
+						return await management.jobs.create(endpoint, {
+							input: prepared ? prepared.input : input,
+							metadata: { ...userMetadata, ...metadata },
+							...(webhookUrl ? { webhook_url: webhookUrl } : {}),
+						});
+					} catch (error) {
+						await prepared?.ended();
+						// The service answered no: no job exists, and a restart has nothing to look for.
+						if (isRefusal(error)) await origins.refused(request.ref).catch(() => undefined);
+						throw error;
+					}
+				});
 				await prepared?.created(job);
-				await origins.created(job);
 				await state
 					.addEndpoint(endpoint)
 					.catch((error: unknown) =>
@@ -309,6 +327,29 @@ export class JobService {
 				return followed;
 			},
 		});
+	}
+
+	/**
+	 * Creates a request's job and records it, holding the request's create lease meanwhile and the
+	 * job's follow lease from before its record: another replica's sweep leaves both to this one. Once
+	 * this replica died (or the create's outcome stayed unknown), a sweep finds the job in the
+	 * endpoint's list.
+	 */
+	private async create(requestId: string, create: () => Promise<Job>): Promise<Job> {
+		const { leases, origins } = this.options;
+		const lease = createLease(requestId);
+		this.creating.add(requestId);
+		try {
+			await leases.lease(lease);
+			const job = await create();
+			// Held before the job is recorded: no sweep takes up a job between its record and its follower.
+			await leases.lease(followLease(job.id));
+			await origins.created(job);
+			return job;
+		} finally {
+			this.creating.delete(requestId);
+			await leases.releaseLease(lease).catch(() => undefined);
+		}
 	}
 
 	/**

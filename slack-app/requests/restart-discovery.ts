@@ -89,3 +89,8 @@ export async function rediscoverJobs(
 export function followLease(jobId: string): string {
 	return `follow:${jobId}`;
 }
+
+/** Held by the replica creating the request's job, until the job is recorded (or none was made). */
+export function createLease(requestId: string): string {
+	return `create:${requestId}`;
+}

@@ -129,6 +129,7 @@ export function createContainer(options: ContainerOptions): Container {
 		clock,
 		logger,
 		origins,
+		leases: shared,
 		sharedOrigin: options.sharesJobs && sharedOrigin(options.sharesJobs),
 		webhookUrl,
 	});

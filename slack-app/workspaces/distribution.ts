@@ -28,7 +28,7 @@ import {
 	type WorkspaceLink,
 } from '../state/installations/store';
 import type { Distribution } from '../config';
-import { builtFor, ownOlderRecords, recoverUnfinishedWork } from './recovery';
+import { ownOlderRecords, recoverUnfinishedWork } from './recovery';
 import { TeamContainers } from './team-containers';
 import {
 	buildContainer,
@@ -228,16 +228,6 @@ export class Distributed implements Workspaces {
 
 	recovered(): Promise<void> {
 		return this.recovery;
-	}
-
-	async recoverable(): Promise<Container[]> {
-		const { shared, clock, config } = this.parts;
-		const since = clock.now() - config.resumeWindowHours * 3600_000;
-		const teams = new Set([
-			...(await shared.inflightRequests()).map((request) => request.team),
-			...(await shared.unfinishedRequests(since)).map((request) => request.team),
-		]);
-		return builtFor([...teams], (team) => this.teams.get(team), this.logger);
 	}
 
 	/** Releases idle workspaces (and those beyond the bound) every `intervalMs`, a few times per idle period. */

@@ -87,10 +87,6 @@ export class OneWorkspace implements Workspaces {
 		return this.recovery;
 	}
 
-	recoverable(): Promise<Container[]> {
-		return this.containers();
-	}
-
 	register(): void {}
 
 	/** In the background, as with many workspaces: the app serves while it catches up. */

@@ -8,25 +8,28 @@ import { inflightLease, type SharedState } from '../state/shared-state';
 import type { InflightRequest, StateFile } from '../state/state-file';
 
 /**
- * Restart recovery: what a start (`recoverUnfinishedWork`: each recorded unfinished request
- * resumed alone) or, with several replicas, the sweep (`takeOverStoppedReplicas`: the endpoints of
- * the workspaces with recorded work listed) does with the work a stopped process left: its jobs
- * followed again (or delivered), its images redone, its answers flagged interrupted.
+ * Restart recovery: what a start (`recoverUnfinishedWork`) or, with several replicas, the sweep
+ * (`takeOverStoppedReplicas`) does with the work a stopped process left, from what was recorded:
+ * each unfinished request resumed alone (its job followed again or delivered), its images redone,
+ * its answers flagged interrupted.
  */
 
 /**
- * Several replicas: every poll interval, follow the jobs no replica follows any more (their holder
- * died and its leases expired) and deliver finished ones nobody delivered; redo the images and flag
- * the answers a dead replica left under way.
+ * Several replicas: every poll interval, resume the recorded requests no replica creates or follows
+ * any more (their holder died and its leases expired), as a start does: one read per job, one
+ * listing of its endpoint per lost create; redo the images and flag the answers a dead replica left
+ * under way. Requests a live replica holds cost a look at its lease, nothing asked of the service.
  */
 export async function takeOverStoppedReplicas(
-	containers: () => Promise<Container[]>,
-	shared: SharedState,
-	clock: Clock,
-	intervalMs: number,
-	signal: AbortSignal,
-	logger: Logger,
+	workspace: (team: string) => Promise<Container | undefined>,
+	sources: RecoverySources & {
+		clock: Clock;
+		intervalMs: number;
+		resumeWindowHours: number;
+		signal: AbortSignal;
+	},
 ): Promise<void> {
+	const { shared, clock, intervalMs, resumeWindowHours, signal, logger } = sources;
 	while (!signal.aborted) {
 		try {
 			await clock.sleep(intervalMs, signal);
@@ -35,17 +38,15 @@ export async function takeOverStoppedReplicas(
 		}
 		await withLogContext({ request: undefined, job: undefined }, async () => {
 			try {
-				const all = await containers();
-				for (const container of all)
-					await recoverJobs(
-						container,
-						logger,
-						(watching, delivered) =>
-							`Took over ${watching} running job(s) and delivered ${delivered} from replicas that stopped.`,
-					);
-				const taken = await takeOverInflight(all, shared, logger);
+				const taken = await takeOverInflight(workspace, shared, logger);
 				if (taken)
 					logger.info(`Took over ${taken} image(s) or answer(s) from replicas that stopped.`);
+				const records = await shared.unfinishedRequests(clock.now() - resumeWindowHours * 3600_000);
+				const { running, ended } = await resumeRecorded(records, workspace, logger, signal);
+				if (running || ended)
+					logger.info(
+						`Took over ${running} running job(s) and delivered ${ended} from replicas that stopped.`,
+					);
 			} catch (error) {
 				logger.warn(`Could not look for work other replicas left: ${errorSummary(error)}`);
 			}
@@ -94,9 +95,7 @@ export async function recoverUnfinishedWork(
 ): Promise<void> {
 	const { shared, logger, since, signal } = sources;
 	try {
-		const teams = new Set((await shared.inflightRequests()).map((request) => request.team));
-		const containers = await builtFor([...teams], workspace, logger);
-		await takeOverInflight(containers, shared, logger);
+		await takeOverInflight(workspace, shared, logger);
 	} catch (error) {
 		logger.warn(`Could not resume interrupted images and answers: ${errorSummary(error)}`);
 	}
@@ -107,9 +106,25 @@ export async function recoverUnfinishedWork(
 		logger.warn(`Could not look for unfinished jobs: ${errorSummary(error)}`);
 		return;
 	}
+	const outcomes = await resumeRecorded(records, workspace, logger, signal);
+	if (outcomes.running || outcomes.ended)
+		logger.info(
+			`Resumed ${outcomes.running} running job(s); delivered ${outcomes.ended} finished while the app was away.`,
+		);
+}
+
+/**
+ * Resumes each recorded request in its own workspace (built for it), a few at a time, oldest first;
+ * each organization's budget paces its own. Resolves with how many of each outcome.
+ */
+async function resumeRecorded(
+	records: readonly UnfinishedRequest[],
+	workspace: (team: string) => Promise<Container | undefined>,
+	logger: Logger,
+	signal: AbortSignal,
+): Promise<Record<'running' | 'ended' | 'held' | 'finished', number>> {
 	const outcomes = { running: 0, ended: 0, held: 0, finished: 0 };
 	let next = 0;
-	// A few at a time, taken oldest first; each organization's budget paces its own.
 	const resumeNext = async (): Promise<void> => {
 		for (let record = records[next++]; record && !signal.aborted; record = records[next++]) {
 			try {
@@ -128,17 +143,14 @@ export async function recoverUnfinishedWork(
 		}
 	};
 	await Promise.all(Array.from({ length: RESUME_CONCURRENCY }, resumeNext));
-	if (outcomes.running || outcomes.ended)
-		logger.info(
-			`Resumed ${outcomes.running} running job(s); delivered ${outcomes.ended} finished while the app was away.`,
-		);
+	return outcomes;
 }
 
 /** Recorded requests resumed at once after a restart. */
 const RESUME_CONCURRENCY = 8;
 
 /** The workspaces' services, built as needed; one that cannot be built is logged and left out. */
-export async function builtFor(
+async function builtFor(
 	teams: readonly string[],
 	workspace: (team: string) => Promise<Container | undefined>,
 	logger: Logger,
@@ -155,15 +167,21 @@ export async function builtFor(
 	return containers;
 }
 
-/** Takes over the images and answers of these workspaces whose replica died; resolves with how many. */
+/** Takes over the recorded images and answers whose replica died, each in its own workspace; resolves with how many. */
 async function takeOverInflight(
-	containers: readonly Container[],
+	workspace: (team: string) => Promise<Container | undefined>,
 	shared: SharedState,
 	logger: Logger,
 ): Promise<number> {
+	const recorded = await shared.inflightRequests();
+	const containers = await builtFor(
+		[...new Set(recorded.map((request) => request.team))],
+		workspace,
+		logger,
+	);
 	const byTeam = new Map(containers.map((container) => [container.team, container]));
 	let taken = 0;
-	for (const request of await shared.inflightRequests()) {
+	for (const request of recorded) {
 		const container = byTeam.get(request.team);
 		if (!container || !(await shared.takeOverInflight(request.ref))) continue;
 		taken++;
@@ -189,14 +207,4 @@ function redoOrFlag(
 			await shared.releaseLease(inflightLease(request.ref)).catch(() => undefined);
 		}
 	});
-}
-
-/** Follows the workspace's unfinished jobs again and delivers finished ones nobody delivered; says so when there were any. */
-async function recoverJobs(
-	container: Container,
-	logger: Logger,
-	found: (watching: number, delivered: number) => string,
-): Promise<void> {
-	const { watching, delivered } = await container.services.jobs.recoverJobs();
-	if (watching || delivered) logger.info(found(watching, delivered));
 }

@@ -42,8 +42,6 @@ export interface Workspaces {
 	get(team: string): Promise<Container | undefined>;
 	/** Every workspace's services kept now (for idle, drain and stop). */
 	containers(): Promise<Container[]>;
-	/** The services of every workspace with work recorded in the resume window (built as needed): what recovery looks at. */
-	recoverable(): Promise<Container[]>;
 	/** Adds what this kind of workspaces answers itself (install events, the link modal) before the listeners. */
 	register(app: App): void;
 	/** Once Bolt listens: each workspace's services start and resume their unfinished work. */

@@ -41,14 +41,23 @@ jest.setTimeout(240_000);
 
 type Disruption = 'kill a replica' | 'restart Redis';
 
-/** Listings of the transcription jobs begun (page 1): every replica's sweep begins one. */
-function sweepsBegun(cluster: Cluster): number {
-	return cluster.stack.emulator.requests.filter(
-		(request) =>
-			request.method === 'GET' &&
-			request.path.endsWith('/inference-endpoints/transcribe/jobs') &&
-			/(^|&)page=1(&|$)/.test(request.query ?? ''),
-	).length;
+/**
+ * Sweeps begun by every replica, counted on Redis: each reads the recorded work twice (HGETALL of the
+ * images and answers under way, then of the unfinished requests), and nothing else reads it once
+ * the replicas have started. Redis counts from its own start.
+ */
+async function sweepsBegun(cluster: Cluster): Promise<number> {
+	const url = cluster.redis?.url;
+	if (!url) throw new Error('Sweeps are counted on Redis.');
+	const client = createClient({ url });
+	await client.connect();
+	try {
+		const stats = await client.sendCommand(['INFO', 'commandstats']);
+		const calls = Number(/cmdstat_hgetall:calls=(\d+)/.exec(String(stats))?.[1] ?? 0);
+		return Math.floor(calls / 2);
+	} finally {
+		client.destroy();
+	}
 }
 
 /**
@@ -56,10 +65,10 @@ function sweepsBegun(cluster: Cluster): number {
  * take over work left by a dead replica, and post it again, has run to its end.
  */
 async function threeMoreSweeps(cluster: Cluster, replicas: number): Promise<void> {
-	const before = sweepsBegun(cluster);
+	const before = await sweepsBegun(cluster);
 	await eventually(
 		`three more sweeps by each of ${replicas} replicas`,
-		() => sweepsBegun(cluster) - before >= 3 * replicas,
+		async () => (await sweepsBegun(cluster)) - before >= 3 * replicas,
 		{ timeoutMs: 60_000, intervalMs: 200 },
 	);
 }
