@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readBody, type Standin } from './server';
@@ -10,7 +10,9 @@ import { readBody, type Standin } from './server';
  * exchange (`POST /api/oauth.v2.access`, client id and secret checked, each code used once, within
  * 10 minutes, for the redirect URL it was issued for), and the Web API of each workspace: a call
  * goes to the stand-in of the workspace whose bot token it carries, so a token only works in its
- * own workspace. Each workspace is a Standin of its own; its team id is the one given here.
+ * own workspace. Each workspace is a Standin of its own, or several share one (each in channels of
+ * its own): thousands of workspaces then cost an entry each in two maps, found by team or by token
+ * in constant time. Its team id is the one given here.
  */
 
 export interface OAuthWorkspace {
@@ -47,8 +49,15 @@ export class OAuthStandin {
 	private origin = '';
 	/** Every code exchange, for assertions. */
 	readonly exchanges: { team: string; ok: boolean; error?: string }[] = [];
+	private readonly byTeam = new Map<string, OAuthWorkspace>();
+	/** By a digest of the bot token: a look-up that tells nothing of how close a wrong token came. */
+	private readonly byToken = new Map<string, OAuthWorkspace>();
 
 	constructor(private readonly options: OAuthStandinOptions) {
+		for (const workspace of options.workspaces) {
+			this.byTeam.set(workspace.team.id, workspace);
+			this.byToken.set(tokenDigest(workspace.botToken), workspace);
+		}
 		this.server = createServer((req, res) => {
 			this.route(req, res).catch(() => {
 				if (!res.headersSent) reply(res, 500, { ok: false, error: 'internal_error' });
@@ -87,7 +96,7 @@ export class OAuthStandin {
 	}
 
 	private workspace(team: string): OAuthWorkspace | undefined {
-		return this.options.workspaces.find((workspace) => workspace.team.id === team);
+		return this.byTeam.get(team);
 	}
 
 	private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -105,9 +114,7 @@ export class OAuthStandin {
 			req.headers.authorization?.replace(/^Bearer\s+/i, '') ??
 			new URLSearchParams(body.toString('utf8')).get('token') ??
 			undefined;
-		const workspace = this.options.workspaces.find(
-			(each) => token !== undefined && same(each.botToken, token),
-		);
+		const workspace = token === undefined ? undefined : this.byToken.get(tokenDigest(token));
 		if (!workspace)
 			return reply(res, 200, {
 				ok: false,
@@ -213,6 +220,10 @@ export class OAuthStandin {
 			},
 		});
 	}
+}
+
+function tokenDigest(token: string): string {
+	return createHash('sha256').update(token).digest('base64');
 }
 
 function same(a: string, b: string): boolean {
