@@ -456,7 +456,7 @@ export class AppLink {
 		const maxFiles =
 			typeof element.max_files === 'number' ? element.max_files : FILE_INPUT_DEFAULT_MAX_FILES;
 		if (ids.length > maxFiles)
-			throw new Error(`The file input of ${blockId} takes ${maxFiles} files at most.`);
+			throw new Error(`The file input of ${blockId} takes at most ${maxFiles} file(s).`);
 		const files = ids.map((id) => {
 			const file = this.workspace.files.get(id);
 			if (!file) throw new Error(`No file ${id}.`);

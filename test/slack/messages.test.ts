@@ -326,6 +326,33 @@ describe('Block Kit renderers', () => {
 		expect(JSON.stringify(picker)).toMatch(/100 of 130 endpoints/);
 	});
 
+	it('a job form of 80 required media fields stays within 100 blocks: each shown with its file input', () => {
+		const properties = Object.fromEntries(
+			Array.from({ length: 80 }, (_, i) => [
+				`clip_${i}`,
+				{ type: 'string', format: 'uri', 'x-media': 'audio/*' },
+			]),
+		);
+		const media = {
+			...endpoint(7),
+			input_schema: JSON.stringify({
+				type: 'object',
+				properties,
+				required: Object.keys(properties),
+			}),
+		};
+		const view = jobModal({ channel: 'C1', endpoint: 'endpoint-7' }, [media]);
+		const check = new LimitCheck('invalid_arguments');
+		check.view(view, '/view', 'modal');
+		expect(check.problems).toEqual([]);
+		const ids = view.blocks.map((block) => block.block_id ?? '');
+		const urls = ids.filter((id) => id.startsWith('field.'));
+		// Endpoint, note, Advanced: JSON and metadata take 4 of the 100 blocks; each field takes 2.
+		expect(urls).toHaveLength(48);
+		for (const id of urls) expect(ids[ids.indexOf(id) + 1]).toBe(id.replace('field.', 'file.'));
+		expect(JSON.stringify(view.blocks)).toContain('48 of the 80 fields');
+	});
+
 	it("/gpu status shows times in each reader's own time zone, with a UTC fallback", () => {
 		const running = job({
 			status: 'running',
