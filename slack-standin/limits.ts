@@ -534,8 +534,8 @@ export class LimitCheck {
 		if (type === 'modal' && !asRecord(record.title))
 			this.add('must provide an object', `${pointer}/title`, MODAL);
 		this.blocks(record.blocks, `${pointer}/blocks`, 'view');
-		// "The file input element must be used inside the input block" of a modal (the element's page
-		// shows it in modals; Slack answers a Home tab holding one with invalid_arguments).
+		// "The file input element must be used inside the input block" and gives its files "when the
+		// parent modal is submitted": a Home tab has no submission, so the stand-in refuses it there.
 		if (type === 'home')
 			(Array.isArray(record.blocks) ? record.blocks : []).forEach((block, index) => {
 				if (asRecord(asRecord(block)?.element)?.type === 'file_input')
