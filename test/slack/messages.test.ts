@@ -12,6 +12,8 @@ import { deniedMessage, usageErrorMessage } from '../../slack-app/messages/error
 import { codeBlock, escapeText, formatDuration } from '../../slack-app/messages/format';
 import { helpMessage } from '../../slack-app/messages/help';
 import { jobModal, JOB_FORM } from '../../slack-app/messages/modal';
+import { fileBlock } from '../../slack-app/messages/job-fields';
+import type { SchemaField } from '../../shared/input-schema';
 import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
@@ -351,6 +353,32 @@ describe('Block Kit renderers', () => {
 		expect(urls).toHaveLength(48);
 		for (const id of urls) expect(ids[ids.indexOf(id) + 1]).toBe(id.replace('field.', 'file.'));
 		expect(JSON.stringify(view.blocks)).toContain('48 of the 80 fields');
+	});
+
+	it("a media field's file input lists the extensions of the kinds it reads, or none (any file) for a kind it cannot name", () => {
+		const media = (accept: string): SchemaField => ({
+			name: 'source',
+			title: 'Source',
+			kind: 'url',
+			required: true,
+			media: accept,
+		});
+		const element = (accept: string) => {
+			const block = fileBlock(media(accept), 'file.source');
+			return block.type === 'input' ? block.element : undefined;
+		};
+		expect(element('application/pdf')).toEqual({
+			type: 'file_input',
+			action_id: 'files',
+			max_files: 1,
+			filetypes: ['pdf'],
+		});
+		expect(element('image/*,application/pdf')).toHaveProperty(
+			'filetypes',
+			expect.arrayContaining(['png', 'pdf']),
+		);
+		expect(element('text/csv')).not.toHaveProperty('filetypes');
+		expect(element('audio/*,text/csv')).not.toHaveProperty('filetypes');
 	});
 
 	it("/gpu status shows times in each reader's own time zone, with a UTC fallback", () => {
