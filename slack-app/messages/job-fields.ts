@@ -85,7 +85,7 @@ export function fileBlock(field: SchemaField, blockId: string): KnownBlock {
 		type: 'input',
 		block_id: blockId,
 		optional: true,
-		label: plainText(truncate(`${field.title}: or a file`, INPUT_LIMITS.label)),
+		label: plainText(truncate(`${field.title}: a file instead`, INPUT_LIMITS.label)),
 		hint: plainText(
 			'Instead of a URL: a file from your computer or from Slack (up to 10 MB). The app hands it to GPU Cloud for this job only.',
 		),

@@ -5,7 +5,7 @@ import type { Browser } from 'playwright-core';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { FILE_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { CHROMIUM, describeWithChromium } from '../support/chromium';
+import { CHROMIUM, describeWithChromium, screenshotsFolder } from '../support/chromium';
 import { Stack } from './harness';
 import { wavBytes } from '../support/media-server';
 
@@ -97,6 +97,8 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 			10_000,
 			'the upload',
 		);
+		await page.setViewportSize({ width: 1100, height: 900 });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-job-form-file.png') });
 		await modal.getByRole('button', { name: 'Run job' }).click();
 		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
 		const parent = page
