@@ -538,7 +538,7 @@ export function renderPage(): string {
     // blocks it still has; a new view starts afresh.
     const typed = new Map();
     if (form.dataset.viewId === id) {
-      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.type === 'checkbox' ? control.checked : control.value);
+      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.type === 'checkbox' ? control.checked : control.type === 'file' ? { fileId: control.dataset.fileId, fileName: control.dataset.fileName } : control.value);
     }
     form.replaceChildren();
     form.dataset.hash = hash;
@@ -589,6 +589,19 @@ export function renderPage(): string {
         if (element.min_value !== undefined) control.min = element.min_value;
         if (element.max_value !== undefined) control.max = element.max_value;
         if (element.initial_value !== undefined) control.value = element.initial_value;
+      } else if (element.type === 'file_input') {
+        // Like Slack's client: the chosen file is uploaded at once; the submission carries its file object.
+        control = el('input');
+        control.type = 'file';
+        if (Array.isArray(element.filetypes)) control.accept = element.filetypes.map((type) => '.' + type).join(',');
+        control.addEventListener('change', async () => {
+          const chosen = control.files[0];
+          delete control.dataset.fileId;
+          if (!chosen) return;
+          const uploaded = await post('/ui/view-file', { name: chosen.name, contentBase64: await base64Of(chosen) });
+          control.dataset.fileId = uploaded.id;
+          control.dataset.fileName = chosen.name;
+        });
       } else if (element.type === 'url_text_input') {
         control = el('input');
         control.type = 'url';
@@ -602,6 +615,15 @@ export function renderPage(): string {
       }
       if (typed.has(block.block_id)) {
         if (control.type === 'checkbox') control.checked = typed.get(block.block_id) === true;
+        else if (control.type === 'file') {
+          // A file input cannot be given a file back: its upload is kept, and named beside it.
+          const kept = typed.get(block.block_id);
+          if (kept && kept.fileId) {
+            control.dataset.fileId = kept.fileId;
+            control.dataset.fileName = kept.fileName;
+            label.appendChild(el('div', 'field-hint', '📎 ' + escapeHtml(kept.fileName)));
+          }
+        }
         else if (control.tagName !== 'SELECT' || [...control.options].some((o) => o.value === typed.get(block.block_id))) control.value = typed.get(block.block_id);
       }
       control.dataset.blockId = block.block_id;
@@ -632,14 +654,29 @@ export function renderPage(): string {
   document.getElementById('modal').addEventListener('submit', async (event) => {
     event.preventDefault();
     const form = event.currentTarget;
-    await post('/ui/view-submit', { viewId: form.dataset.viewId, values: viewValues(form) });
+    await post('/ui/view-submit', { viewId: form.dataset.viewId, values: viewValues(form), files: viewFiles(form) });
   });
+
+  /** The files attached in the view's file inputs, by block: Slack puts their file objects in the state. */
+  function viewFiles(form) {
+    const files = {};
+    for (const control of form.querySelectorAll('[data-kind="file_input"]')) files[control.dataset.blockId] = control.dataset.fileId ? [control.dataset.fileId] : [];
+    return files;
+  }
+
+  async function base64Of(file) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    let binary = '';
+    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    return btoa(binary);
+  }
 
   /** The view's state as Slack sends it: \`values[blockId][actionId]\`, shaped by each element's type. */
   function viewValues(form) {
     const values = {};
     for (const control of form.querySelectorAll('[data-block-id]')) {
       const kind = control.dataset.kind;
+      if (kind === 'file_input') continue;
       const entry = kind === 'static_select'
         ? { type: kind, selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
         : kind === 'conversations_select'
@@ -673,13 +710,11 @@ export function renderPage(): string {
     const chosen = event.target.files[0];
     event.target.value = '';
     if (!chosen) return;
-    const bytes = new Uint8Array(await chosen.arrayBuffer());
-    let binary = '';
-    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    const contentBase64 = await base64Of(chosen);
     const input = document.getElementById('composer');
     const text = input.value.trim();
     input.value = '';
-    await post('/ui/share-file', { name: chosen.name, contentBase64: btoa(binary), text });
+    await post('/ui/share-file', { name: chosen.name, contentBase64, text });
   });
 
   document.getElementById('composer-form').addEventListener('submit', async (event) => {

@@ -158,6 +158,7 @@ export class Standin {
 			});
 		this.app = new AppLink(this.workspace, {
 			signingSecret: options.signingSecret,
+			publicFile: (file) => this.api.publicFile(file),
 			config: this.config,
 			eventsUrl: () => this.appEventsUrl,
 			socketMode: this.socketMode,
@@ -629,6 +630,18 @@ export class Standin {
 				});
 				return send(res, 200, { ok: true });
 			}
+			case 'view-file': {
+				// A file chosen in a modal's file input, uploaded at once as Slack's client does.
+				const name = text(body.name)?.trim();
+				const content = text(body.contentBase64);
+				if (!name || content === undefined) return send(res, 400, { ok: false });
+				const file = this.workspace.uploadToView({
+					user,
+					name,
+					content: Buffer.from(content, 'base64'),
+				});
+				return send(res, 200, { ok: true, id: file.id });
+			}
 			case 'reply': {
 				const threadTs = text(body.threadTs);
 				const messageText = text(body.text)?.trim();
@@ -676,7 +689,14 @@ export class Standin {
 						? (body.values as Record<string, Record<string, unknown>>)
 						: {};
 				if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
-				const reply = await this.app.submitView({ user, viewId, values });
+				const files = fileIdsByBlock(body.files);
+				let reply;
+				try {
+					reply = await this.app.submitView({ user, viewId, values, files });
+				} catch (error) {
+					// What Slack's client would not let through (a file type the input does not take).
+					return send(res, 400, { ok: false, error: String(error) });
+				}
 				this.applyViewResponse(viewId, reply);
 				return send(res, 200, { ok: true });
 			}
@@ -798,4 +818,13 @@ export async function startStandin(options: StandinOptions & { port?: number }):
 	const standin = new Standin(options);
 	await standin.listen(options.port ?? 0);
 	return standin;
+}
+
+/** `{ blockId: [fileId] }` from the page's submission; anything else is left out. */
+function fileIdsByBlock(value: unknown): Record<string, string[]> {
+	if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+	const files: Record<string, string[]> = {};
+	for (const [block, ids] of Object.entries(value))
+		if (Array.isArray(ids)) files[block] = ids.filter((id): id is string => typeof id === 'string');
+	return files;
 }

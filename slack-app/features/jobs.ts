@@ -114,7 +114,16 @@ export class JobService {
 		context: RequestContext,
 		endpoint: string,
 		input: unknown,
-		{ userMetadata, step }: { userMetadata?: Record<string, unknown>; step?: string } = {},
+		{
+			userMetadata,
+			step,
+			prepare,
+		}: {
+			userMetadata?: Record<string, unknown>;
+			step?: string;
+			/** Makes the input just before the job is created (the links of files attached in the form). */
+			prepare?: () => Promise<PreparedInput>;
+		} = {},
 	): Promise<PrivateReply> {
 		const checks = async (): Promise<PrivateReply> => {
 			if (userMetadata !== undefined) {
@@ -144,6 +153,7 @@ export class JobService {
 			userMetadata,
 			checks,
 			step,
+			prepare,
 		});
 	}
 

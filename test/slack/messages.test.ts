@@ -12,6 +12,8 @@ import { deniedMessage, usageErrorMessage } from '../../slack-app/messages/error
 import { codeBlock, escapeText, formatDuration } from '../../slack-app/messages/format';
 import { helpMessage } from '../../slack-app/messages/help';
 import { jobModal, JOB_FORM } from '../../slack-app/messages/modal';
+import { fileBlock } from '../../slack-app/messages/job-fields';
+import type { SchemaField } from '../../shared/input-schema';
 import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
@@ -324,6 +326,59 @@ describe('Block Kit renderers', () => {
 			'"initial_option":{"text":{"type":"plain_text","text":"Endpoint 120 (endpoint-120)"}',
 		);
 		expect(JSON.stringify(picker)).toMatch(/100 of 130 endpoints/);
+	});
+
+	it('a job form of 80 required media fields stays within 100 blocks: each shown with its file input', () => {
+		const properties = Object.fromEntries(
+			Array.from({ length: 80 }, (_, i) => [
+				`clip_${i}`,
+				{ type: 'string', format: 'uri', 'x-media': 'audio/*' },
+			]),
+		);
+		const media = {
+			...endpoint(7),
+			input_schema: JSON.stringify({
+				type: 'object',
+				properties,
+				required: Object.keys(properties),
+			}),
+		};
+		const view = jobModal({ channel: 'C1', endpoint: 'endpoint-7' }, [media]);
+		const check = new LimitCheck('invalid_arguments');
+		check.view(view, '/view', 'modal');
+		expect(check.problems).toEqual([]);
+		const ids = view.blocks.map((block) => block.block_id ?? '');
+		const urls = ids.filter((id) => id.startsWith('field.'));
+		// Endpoint, note, Advanced: JSON and metadata take 4 of the 100 blocks; each field takes 2.
+		expect(urls).toHaveLength(48);
+		for (const id of urls) expect(ids[ids.indexOf(id) + 1]).toBe(id.replace('field.', 'file.'));
+		expect(JSON.stringify(view.blocks)).toContain('48 of the 80 fields');
+	});
+
+	it("a media field's file input lists the extensions of the kinds it reads, or none (any file) for a kind it cannot name", () => {
+		const media = (accept: string): SchemaField => ({
+			name: 'source',
+			title: 'Source',
+			kind: 'url',
+			required: true,
+			media: accept,
+		});
+		const element = (accept: string) => {
+			const block = fileBlock(media(accept), 'file.source');
+			return block.type === 'input' ? block.element : undefined;
+		};
+		expect(element('application/pdf')).toEqual({
+			type: 'file_input',
+			action_id: 'files',
+			max_files: 1,
+			filetypes: ['pdf'],
+		});
+		expect(element('image/*,application/pdf')).toHaveProperty(
+			'filetypes',
+			expect.arrayContaining(['png', 'pdf']),
+		);
+		expect(element('text/csv')).not.toHaveProperty('filetypes');
+		expect(element('audio/*,text/csv')).not.toHaveProperty('filetypes');
 	});
 
 	it("/gpu status shows times in each reader's own time zone, with a UTC fallback", () => {
