@@ -100,7 +100,8 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
 					? all
 					: undefined;
 			},
-			20_000,
+			// The jobs stand still meanwhile, so a slow machine only makes this wait longer.
+			60_000,
 			`${JOBS} running jobs`,
 		);
 		const jobIds = parents.map((parent) => jobIdOf(shown(stack, parent)) ?? '');
@@ -165,7 +166,9 @@ it(`SIGKILL with ${JOBS} jobs in flight: after the restart every result is in it
 				const id = parent && jobIdOf(shown(stack, parent));
 				return id ? { parent, id } : undefined;
 			},
-			20_000,
+			// The job id reaches the parent by a chat.update, which the app holds to Slack's 50 a minute:
+			// after the restart's 50 edits that can mean waiting out the rest of Slack's minute.
+			90_000,
 			'the last running job',
 		);
 		await kill(runs[1].child);
