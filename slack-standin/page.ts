@@ -60,6 +60,9 @@ export function renderPage(): string {
   .file { margin: 4px 0; }
   .file img { max-width: 360px; max-height: 360px; border-radius: 6px; border: 1px solid var(--border); display: block; }
   .streaming::after { content: " ▍"; color: var(--muted); }
+  .tasks { list-style: none; margin: 4px 0; padding: 6px 10px; border: 1px solid var(--border); border-radius: 6px; }
+  .tasks .plan-title { font-weight: 700; margin-bottom: 4px; }
+  .task .task-detail { color: var(--muted); font-size: 13px; margin-left: 22px; }
   footer { border-top: 1px solid var(--border); padding: 10px 20px; }
   #composer-form { display: flex; gap: 6px; align-items: center; }
   #composer-form .slack-button { margin: 0; }
@@ -363,6 +366,24 @@ export function renderPage(): string {
     return (state.shortcuts || []).filter((shortcut) => shortcut.type === type);
   }
 
+  const TASK_MARKS = { pending: '○', in_progress: '◐', complete: '✓', error: '✕' };
+
+  /** A stream's plan and tasks (chat.*Stream task_update / plan_update chunks), above its text. */
+  function renderTasks(message) {
+    const list = el('div', 'tasks');
+    list.setAttribute('role', 'list');
+    list.setAttribute('aria-label', message.planTitle || 'Tasks');
+    if (message.planTitle) list.appendChild(el('div', 'plan-title', escapeHtml(message.planTitle)));
+    for (const task of message.tasks) {
+      const item = el('div', 'task task-' + task.status, '<span aria-hidden="true">' + TASK_MARKS[task.status] + '</span> ' + escapeHtml(task.title));
+      item.setAttribute('role', 'listitem');
+      item.dataset.status = task.status;
+      for (const detail of [task.details, task.output]) if (detail) item.appendChild(el('div', 'task-detail', escapeHtml(detail)));
+      list.appendChild(item);
+    }
+    return list;
+  }
+
   function renderMessage(message, inThread) {
     const node = el('div', 'message');
     node.dataset.ts = message.ts;
@@ -379,7 +400,10 @@ export function renderPage(): string {
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
     if (message.session && !inThread) node.appendChild(renderSession(message));
     if (message.assistant && !inThread) body.appendChild(el('div', 'block', '<b>✨ ' + escapeHtml(message.assistant.title || 'New chat') + '</b>'));
-    else if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    else if (message.markdown) {
+      if (message.planTitle || message.tasks.length) body.appendChild(renderTasks(message));
+      body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    }
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
     else if (message.text && !message.markdown && !message.assistant) body.innerHTML = mrkdwn(message.text);
     node.appendChild(body);

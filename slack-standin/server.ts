@@ -502,6 +502,9 @@ export class Standin {
 			assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
 			session: ws.session(message.channel, message.ts) ?? null,
 			markdown: message.streamed,
+			tasks: message.tasks ?? [],
+			planTitle: message.planTitle ?? null,
+			taskDisplayMode: message.taskDisplayMode ?? null,
 			files: message.fileIds.flatMap((fileId) => {
 				const file = ws.files.get(fileId);
 				return file
