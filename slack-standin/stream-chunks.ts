@@ -82,10 +82,7 @@ export function parseChunks(chunks: unknown): ChunkContent {
 				const title = text('title', true);
 				const status = chunk.status;
 				if (!TASK_STATUSES.some((known) => known === status))
-					problem(
-						`status must be one of ${TASK_STATUSES.join(', ')}`,
-						`${at}/status`,
-					);
+					problem(`status must be one of ${TASK_STATUSES.join(', ')}`, `${at}/status`);
 				const details = text('details', false);
 				const output = text('output', false);
 				if (chunk.sources !== undefined && !Array.isArray(chunk.sources))

@@ -68,9 +68,21 @@ describe('task and plan chunks on the stand-in', () => {
 
 	it.each([
 		['an unknown type', { type: 'progress_bar', value: 3 }, '/chunks/0/type'],
-		['a task without an id', { type: 'task_update', title: 'T', status: 'pending' }, '/chunks/0/id'],
-		['a task without a title', { type: 'task_update', id: 't', status: 'pending' }, '/chunks/0/title'],
-		['a task with a bad status', { type: 'task_update', id: 't', title: 'T', status: 'done' }, '/chunks/0/status'],
+		[
+			'a task without an id',
+			{ type: 'task_update', title: 'T', status: 'pending' },
+			'/chunks/0/id',
+		],
+		[
+			'a task without a title',
+			{ type: 'task_update', id: 't', status: 'pending' },
+			'/chunks/0/title',
+		],
+		[
+			'a task with a bad status',
+			{ type: 'task_update', id: 't', title: 'T', status: 'done' },
+			'/chunks/0/status',
+		],
 		['a plan without a title', { type: 'plan_update' }, '/chunks/0/title'],
 		['text without text', { type: 'markdown_text' }, '/chunks/0/text'],
 	])('refuses %s with invalid_arguments, naming the field', async (_name, chunk, pointer) => {
@@ -91,9 +103,9 @@ describe('task and plan chunks on the stand-in', () => {
 	});
 
 	it('refuses a bad task_display_mode and a start with neither text nor chunks', async () => {
-		await expect(
-			start([{ type: 'markdown_text', text: 'x' }], 'carousel'),
-		).rejects.toMatchObject({ data: { error: 'invalid_arguments' } });
+		await expect(start([{ type: 'markdown_text', text: 'x' }], 'carousel')).rejects.toMatchObject({
+			data: { error: 'invalid_arguments' },
+		});
 		await expect(
 			client.chat.startStream({ channel: DEFAULT_CHANNEL.id, thread_ts: parentTs }),
 		).rejects.toMatchObject({ data: { error: 'invalid_arguments' } });
