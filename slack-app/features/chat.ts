@@ -1,10 +1,11 @@
 import type { WorkloadClient } from '../../shared/client';
-import type { ChatMessage } from '../../shared/schemas';
+import type { ChatMessage, ChatRequest } from '../../shared/schemas';
 import { answerMessage } from '../messages/chat';
 import { noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
 import type { ThreadRef } from '../model';
-import type { AnswerWriter } from './answer-stream';
+import type { Clock } from '../../shared/clock';
+import type { AnswerPiece, AnswerTask, AnswerWriter } from './answer-stream';
 import { conversationFromThread, plainText } from './conversation';
 import type { RequestLifecycle, RequestPlan } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
@@ -22,6 +23,8 @@ import { redisInTime } from '../state/timeout';
 export interface ChatServiceOptions {
 	workload?: WorkloadClient;
 	model?: string;
+	/** Paces the checks of a model that is starting. */
+	clock: Clock;
 	writer: AnswerWriter;
 	lifecycle: RequestLifecycle;
 	threads: SlackThreads;
@@ -35,6 +38,15 @@ export interface ChatServiceOptions {
 
 /** The question is kept in the parent's metadata, where follow-ups find it; long ones are cut. */
 const PROMPT_METADATA_LIMIT = 4000;
+/** How often a starting model is asked whether it is ready, and how long it may take to be. */
+const MODEL_START_POLL_MS = 1000;
+const MODEL_START_LIMIT_MS = 15 * 60_000;
+
+const STARTING_TASK: Omit<AnswerTask, 'status'> = {
+	id: 'model-start',
+	title: 'Starting the model',
+};
+
 /** Slack gives up redelivering an event within minutes; a thread reply is remembered well past that. */
 const FOLLOWED_UP_MEMORY_MS = 3600_000;
 
@@ -270,16 +282,14 @@ export class ChatService {
 				const key = threadKey(thread);
 				this.writing.set(key, stop);
 				try {
-					const deltas = (async function* () {
-						for await (const delta of workload.chat.stream(
-							{ messages, ...(model ? { model } : {}) },
-							{ signal: stop.signal },
-						))
-							yield delta.content;
-					})();
+					const pieces = this.answerPieces(
+						workload,
+						{ messages, ...(model ? { model } : {}) },
+						stop.signal,
+					);
 					const result = await writer.write(
 						{ thread, user, team, ref, ...(replaces ? { replaces } : {}) },
-						deltas,
+						pieces,
 						stop.signal,
 					);
 					// A stopped answer says why itself; one the person stopped stands as far as it went.
@@ -289,6 +299,34 @@ export class ChatService {
 				}
 			},
 		});
+	}
+
+	/**
+	 * The answer's pieces: when the text workload has no replica ready (it scales up from zero), a
+	 * task "Starting the model" shows until one is, then the model's text as it is generated.
+	 */
+	private async *answerPieces(
+		workload: WorkloadClient,
+		request: ChatRequest,
+		signal: AbortSignal,
+	): AsyncGenerator<AnswerPiece> {
+		const { clock } = this.options;
+		// A server without a health check (not every OpenAI-style server has one) is taken as up: the
+		// answer's own request then says what is wrong, if anything.
+		const ready = () => workload.chat.ready({ signal }).catch(() => !signal.aborted);
+		if (!(await ready())) {
+			yield { ...STARTING_TASK, status: 'in_progress' };
+			const deadline = clock.now() + MODEL_START_LIMIT_MS;
+			do {
+				if (clock.now() >= deadline)
+					throw new Error(
+						`The model did not start within ${MODEL_START_LIMIT_MS / 60_000} minutes; try again later.`,
+					);
+				await clock.sleep(MODEL_START_POLL_MS, signal);
+			} while (!(await ready()));
+			yield { ...STARTING_TASK, status: 'complete' };
+		}
+		for await (const delta of workload.chat.stream(request, { signal })) yield delta.content;
 	}
 }
 
