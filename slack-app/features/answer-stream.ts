@@ -1,6 +1,11 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
-import { answerFooter, answerMessage, ANSWER_MAX_LENGTH } from '../messages/chat';
+import {
+	answerFooter,
+	answerMessage,
+	answerTaskMessage,
+	ANSWER_MAX_LENGTH,
+} from '../messages/chat';
 import { escapeText } from '../messages/format';
 import type { SlackMessage, ThreadRef } from '../model';
 import { describeError, errorSummary, slackErrorCode } from '../slack/errors';
@@ -63,7 +68,7 @@ class StoppedInSlack extends Error {}
 /** Shows an answer as it grows; `show` is called at most about once per interval. */
 interface AnswerSink {
 	show(text: string, delta: string): Promise<void>;
-	/** A task changed; only a native stream shows tasks. */
+	/** A task changed. */
 	task(task: AnswerTask): Promise<void>;
 	finish(text: string, state: FinalState, detail?: string): Promise<string | undefined>;
 }
@@ -163,8 +168,10 @@ class EditSink implements AnswerSink {
 		await this.write(answerMessage(text, 'streaming'));
 	}
 
-	/** Edits show no tasks: the answer's text, when it comes, says enough. */
-	async task(): Promise<void> {}
+	/** A task in progress is the message until the answer's text replaces it. */
+	async task(task: AnswerTask): Promise<void> {
+		if (task.status === 'in_progress') await this.write(answerTaskMessage(task.title));
+	}
 
 	async finish(text: string, state: FinalState, detail?: string): Promise<string | undefined> {
 		await this.write(answerMessage(text, state, detail));

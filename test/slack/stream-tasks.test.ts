@@ -79,3 +79,29 @@ it('shows no task when the model is already up', async () => {
 	expect(answer.tasks).toBeUndefined();
 	expect(answer.text.length).toBeGreaterThan(0);
 });
+
+describe('where Slack does not stream natively', () => {
+	let edits: Stack;
+	beforeAll(async () => {
+		edits = await Stack.start({
+			nativeStreaming: false,
+			emulator: { chatColdStartMs: COLD_START_MS },
+		});
+	});
+	afterAll(() => edits.close());
+
+	it('says the model is starting in the answer until its text comes', async () => {
+		await edits.command('chat What is an interruptible GPU node?', 'U0COLD', CHANNEL);
+		const parent = await edits.waitForParent(1, CHANNEL);
+		await edits.waitForParentText(parent.ts, /Succeeded in/, 20_000, CHANNEL);
+		const [answer] = answers(edits, parent.ts);
+		const writes = edits.standin.api.calls.filter(
+			(call) =>
+				(call.method === 'chat.postMessage' && call.params.thread_ts === parent.ts) ||
+				(call.method === 'chat.update' && call.params.ts === answer.ts),
+		);
+		expect(writes[0].params.text).toBe('Starting the model…');
+		expect(answer.text).not.toContain('Starting the model');
+		expect(JSON.stringify(answer.blocks)).not.toContain('Starting the model');
+	});
+});
