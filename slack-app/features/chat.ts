@@ -114,6 +114,7 @@ export class ChatService {
 		const { workload, model, lifecycle } = this.options;
 		const refused = workload ? lifecycle.refusal(context) : this.off(context);
 		if (refused || !workload) return { refused: plainText(refused?.text ?? '') };
+		if (!(await modelReady(workload))) await this.untilModelReady(workload);
 		const completion = await workload.chat.complete({
 			messages: [{ role: 'user', content: question }],
 			...(model ? { model } : {}),
@@ -310,24 +311,34 @@ export class ChatService {
 		request: ChatRequest,
 		signal: AbortSignal,
 	): AsyncGenerator<AnswerPiece> {
-		const { clock } = this.options;
-		// A server without a health check (not every OpenAI-style server has one) is taken as up: the
-		// answer's own request then says what is wrong, if anything.
-		const ready = () => workload.chat.ready({ signal }).catch(() => !signal.aborted);
-		if (!(await ready())) {
+		if (!(await modelReady(workload, signal))) {
 			yield { ...STARTING_TASK, status: 'in_progress' };
-			const deadline = clock.now() + MODEL_START_LIMIT_MS;
-			do {
-				if (clock.now() >= deadline)
-					throw new Error(
-						`The model did not start within ${MODEL_START_LIMIT_MS / 60_000} minutes; try again later.`,
-					);
-				await clock.sleep(MODEL_START_POLL_MS, signal);
-			} while (!(await ready()));
+			await this.untilModelReady(workload, signal);
 			yield { ...STARTING_TASK, status: 'complete' };
 		}
 		for await (const delta of workload.chat.stream(request, { signal })) yield delta.content;
 	}
+
+	/** Waits for a replica of the text workload that is starting, asking every MODEL_START_POLL_MS. */
+	private async untilModelReady(workload: WorkloadClient, signal?: AbortSignal): Promise<void> {
+		const { clock } = this.options;
+		const deadline = clock.now() + MODEL_START_LIMIT_MS;
+		do {
+			if (clock.now() >= deadline)
+				throw new Error(
+					`The model did not start within ${MODEL_START_LIMIT_MS / 60_000} minutes; try again later.`,
+				);
+			await clock.sleep(MODEL_START_POLL_MS, signal);
+		} while (!(await modelReady(workload, signal)));
+	}
+}
+
+/**
+ * Whether the text workload has a replica ready. A server without a health check (not every
+ * OpenAI-style server has one) is taken as up: the answer's own request then says what is wrong.
+ */
+function modelReady(workload: WorkloadClient, signal?: AbortSignal): Promise<boolean> {
+	return workload.chat.ready({ signal }).catch(() => signal?.aborted !== true);
 }
 
 function threadKey(thread: ThreadRef): string {

@@ -105,3 +105,27 @@ describe('where Slack does not stream natively', () => {
 		expect(JSON.stringify(answer.blocks)).not.toContain('Starting the model');
 	});
 });
+
+describe('the Ask a model step while the model starts', () => {
+	let cold: Stack;
+	beforeAll(async () => {
+		cold = await Stack.start({ emulator: { chatColdStartMs: COLD_START_MS } });
+	});
+	afterAll(() => cold.close());
+
+	it('waits for the model and completes with its answer, asking it once', async () => {
+		const { execution } = await cold.standin.app.functionExecuted('ask_model', {
+			question: 'What is an interruptible GPU node?',
+			channel_id: CHANNEL,
+			user_id: 'U0COLD',
+		});
+		const done = await cold.standin.waitFor(
+			() => (execution.state === 'running' ? undefined : execution),
+			20_000,
+			'the step to end',
+		);
+		expect(done.error).toBeUndefined();
+		expect(String(done.outputs?.answer)).toContain('What is an interruptible GPU node?');
+		expect(cold.serviceCalls('POST', /\/v1\/chat\/completions$/)).toBe(1);
+	});
+});
