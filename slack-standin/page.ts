@@ -162,7 +162,7 @@ export function renderPage(): string {
       }
     };
     if (input.type === 'slack#/types/channel_id') choices(state.conversations.map((c) => ({ value: c.id, label: (c.id.startsWith('D') ? '' : '#') + c.name })), conversationId);
-    else if (input.type === 'slack#/types/user_id') choices([{ value: state.me.id, label: state.me.name + ' (you)' }], state.me.id);
+    else if (input.type === 'slack#/types/user_id') choices([{ value: state.me.id, label: state.me.name }], state.me.id);
     else if (input.type === 'slack#/types/file_id') choices([{ value: '', label: state.stepFiles.length ? 'Choose a file…' : 'No file shared yet: attach one in #general' }, ...state.stepFiles.map((f) => ({ value: f.id, label: f.name }))], '');
     else if (input.type === 'integer') { field = document.createElement('input'); field.type = 'number'; field.step = '1'; }
     else field = document.createElement('textarea');
@@ -201,7 +201,7 @@ export function renderPage(): string {
     node.setAttribute('role', 'article');
     node.setAttribute('aria-label', run.title + ' ' + run.id);
     node.dataset.state = run.state;
-    const stateText = { running: '⏳ Running…', completed: '✅ Completed', failed: '❌ Failed' }[run.state];
+    const stateText = { running: 'Running…', completed: 'Completed', failed: 'Failed' }[run.state];
     node.appendChild(el('div', 'meta', '<b>' + escapeHtml(run.title) + '</b> · ' + stateText));
     if (run.error) node.appendChild(el('div', 'step-error', escapeHtml(run.error)));
     if (run.outputs) {

@@ -1,3 +1,4 @@
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,6 +6,11 @@ import type { Browser, Page } from 'playwright-core';
 import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { wavBytes } from '../support/media-server';
 import { Stack } from './harness';
+
+const SCREENSHOTS =
+	process.env.UPDATE_SCREENSHOTS === '1'
+		? join(__dirname, '..', '..', 'docs', 'images')
+		: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 
 /**
  * A person on the stand-in's page runs the app's Workflow Builder steps as a workflow would: picks
@@ -76,6 +82,8 @@ describeWithChromium('Workflow Builder steps run from the stand-in page', () => 
 			expect.arrayContaining(['Job ID', 'Status', 'Transcript']),
 		);
 		await run.locator('dd').getByText('succeeded', { exact: true }).waitFor();
+		await page.setViewportSize({ width: 1280, height: 1040 });
+		await page.screenshot({ path: join(SCREENSHOTS, 'slack-workflow-step.png') });
 	});
 
 	it("shows the app's error when the step fails, and refuses a run missing a required input", async () => {

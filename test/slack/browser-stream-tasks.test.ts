@@ -1,6 +1,14 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM, describeWithChromium } from '../support/chromium';
 import { Stack } from './harness';
+
+const SCREENSHOTS =
+	process.env.UPDATE_SCREENSHOTS === '1'
+		? join(__dirname, '..', '..', 'docs', 'images')
+		: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 
 /**
  * What a person sees on the stand-in's page while a chat model starts from zero: in the answer's
@@ -41,6 +49,7 @@ describeWithChromium('a chat answer while its model starts, on the stand-in page
 			.getByRole('listitem')
 			.filter({ hasText: 'Starting the model' });
 		await task.and(page.locator('[data-status="in_progress"]')).waitFor({ timeout: 10_000 });
+		await page.screenshot({ path: join(SCREENSHOTS, 'slack-stream-task.png') });
 		await task.and(page.locator('[data-status="complete"]')).waitFor({ timeout: 15_000 });
 		await parent.getByText('Succeeded in').waitFor({ timeout: 15_000 });
 		const answer = page.locator('#pane .markdown').first();
