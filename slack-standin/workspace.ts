@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import type { StreamTask, TaskDisplayMode } from './stream-chunks';
 
 /**
  * The state of the stand-in workspace: one team, its channels' messages and threads, ephemeral
@@ -76,6 +77,12 @@ export interface StoredMessage {
 	streaming: boolean;
 	/** Created by chat.startStream: its text is standard Markdown, shown above its blocks. */
 	streamed: boolean;
+	/** A stream's task chunks, each as its latest update says, in the order they first came. */
+	tasks?: StreamTask[];
+	/** A stream's plan title (its latest plan_update chunk). */
+	planTitle?: string;
+	/** How chat.startStream asked the tasks to be shown. */
+	taskDisplayMode?: TaskDisplayMode;
 }
 
 export interface EphemeralMessage {
@@ -249,7 +256,9 @@ export class Workspace extends EventEmitter {
 	update(
 		channel: string,
 		ts: string,
-		change: Partial<Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming'>>,
+		change: Partial<
+			Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming' | 'tasks' | 'planTitle'>
+		>,
 	): StoredMessage | undefined {
 		const message = this.find(channel, ts);
 		if (!message) return undefined;

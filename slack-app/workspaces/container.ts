@@ -151,6 +151,7 @@ export function createContainer(options: ContainerOptions): Container {
 	const chat = new ChatService({
 		workload: options.chat,
 		model: config.service.chatModel,
+		clock,
 		writer,
 		lifecycle,
 		threads,
