@@ -23,7 +23,7 @@ import {
 	serviceErrorMessage,
 	usageErrorMessage,
 } from '../messages/errors';
-import { transcriptionSubject, type RequestSubject } from '../messages/parent';
+import { hideFileLinks, transcriptionSubject, type RequestSubject } from '../messages/parent';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from '../requests/access';
 import { inputProblem, type Catalogue } from './catalogue';
@@ -439,7 +439,7 @@ export class JobService {
 		try {
 			const job = await this.visible(await this.get(ref.endpoint, ref.jobId));
 			if (!job) return this.notFound(ref.jobId, 'status');
-			return inputMessage(`Input of job ${job.id}`, job.input);
+			return inputMessage(`Input of job ${job.id}`, hideFileLinks(job.input));
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
 		}

@@ -1,5 +1,6 @@
 import { FILE_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { JOB_FORM } from '../../slack-app/messages/modal';
+import { ACTIONS, encodeValue } from '../../slack-app/messages/actions';
 import { mediaFileProblem } from '../../slack-app/features/file-transcription';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { BOT, UNINVITED_CHANNEL } from '../../slack-standin/workspace';
@@ -147,6 +148,37 @@ it('transcribes a WAV attached in the form: the service reads it from a link tha
 	expect(thread.map(content).join('\n')).toMatch(/duration|transcript|text/i);
 	// The link served its job and nothing after it.
 	expect((await fetch(link)).status).toBe(404);
+});
+
+it('Show input names the attached file, never its link: the link reads a file only its owner shared', async () => {
+	const form = await transcribeForm('U0FFI11');
+	const file = upload('U0FFI11', 'standup.wav', wavBytes(1));
+	const before = jobsOn(stack, TRANSCRIPTION_ENDPOINT).length;
+	expect(await submit('U0FFI11', form, { files: [file.id] })).toBeUndefined();
+	const job = await nextJob(stack, TRANSCRIPTION_ENDPOINT, before);
+	const link = String((job.input as { url?: unknown }).url);
+	expect(link).toMatch(LINK);
+	const token = /\/files\/([A-Za-z0-9_-]{43})\//.exec(link)?.[1] ?? link;
+
+	// Someone else in the channel clicks Show input on the job's parent.
+	const onlooker = 'U0FFI12';
+	const shownBefore = stack.ephemeralTexts(onlooker).length;
+	await stack.standin.app.click({
+		user: onlooker,
+		channel: CHANNEL,
+		actionId: ACTIONS.showInput,
+		value: encodeValue({ endpoint: TRANSCRIPTION_ENDPOINT, jobId: job.id }),
+	});
+	const shown = await stack.standin.waitFor(
+		() => stack.ephemeralTexts(onlooker)[shownBefore],
+		10_000,
+		'the answer to Show input',
+	);
+	expect(shown).toContain(`Input of job ${job.id}`);
+	expect(shown).toContain('standup.wav');
+	expect(shown).not.toContain(token);
+	await stack.jobEnded(job.id);
+	await stack.app.idle();
 });
 
 describe('a file refused on its field, before any job', () => {

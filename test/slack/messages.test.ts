@@ -14,7 +14,7 @@ import { helpMessage } from '../../slack-app/messages/help';
 import { jobModal, JOB_FORM } from '../../slack-app/messages/modal';
 import { fileBlock } from '../../slack-app/messages/job-fields';
 import type { SchemaField } from '../../shared/input-schema';
-import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
+import { hideFileLinks, jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
 import type { KnownBlock, SlackMessage } from '../../slack-app/model';
@@ -416,5 +416,25 @@ describe('Block Kit renderers', () => {
 		expect(formatDuration(400)).toBe('under a second');
 		expect(formatDuration(3_723_000)).toBe('1h 2m');
 		expect(encodeValue({ big: 'x'.repeat(3000) })).toBeUndefined();
+	});
+});
+
+describe('hideFileLinks', () => {
+	it('names presigned and app-served files by their names, anywhere in an input, and leaves other URLs', () => {
+		const presigned =
+			'https://bucket.s3.example/slack/T1/F1/minutes%20final.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc123';
+		expect(
+			hideFileLinks({
+				document: presigned,
+				pages: [{ image: presigned }],
+				source: 'https://files.example/public.pdf',
+				count: 2,
+			}),
+		).toEqual({
+			document: 'minutes final.pdf (a shared file; its link is not shown)',
+			pages: [{ image: 'minutes final.pdf (a shared file; its link is not shown)' }],
+			source: 'https://files.example/public.pdf',
+			count: 2,
+		});
 	});
 });
