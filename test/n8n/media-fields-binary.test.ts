@@ -3,10 +3,18 @@ import { BinaryDataService } from 'n8n-core';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { INodeParameters, ResourceMapperField } from 'n8n-workflow';
+import type { INodeParameters } from 'n8n-workflow';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { startS3Server, type S3Server } from '../support/s3-server';
-import { byName, gpuCloudWorkflow, managementRequests, startRig, type Rig } from './fixtures';
+import {
+	byName,
+	endpointFields,
+	gpuCloudWorkflow,
+	managementRequests,
+	mapped,
+	startRig,
+	type Rig,
+} from './fixtures';
 import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE, type WorkflowSpec } from './harness';
 
 /**
@@ -43,31 +51,6 @@ beforeEach(() => {
 const VERSION_2 = 2;
 let workflows = 0;
 
-/** The fields the editor shows for an endpoint (as Job > Create's resourceMapper loads them). */
-async function fieldsFor(endpoint: string): Promise<ResourceMapperField[]> {
-	const { fields } = await rig.harness.resourceMapping(
-		gpuCloudWorkflow(
-			{ resource: 'job', operation: 'create', endpoint: byName(endpoint) },
-			{ node: { typeVersion: VERSION_2 } },
-		),
-		'GPU Cloud',
-		'getEndpointFields',
-	);
-	return fields;
-}
-
-/** The resourceMapper value as the editor saves it. */
-function mapped(schema: ResourceMapperField[], value: Record<string, unknown>): INodeParameters {
-	return {
-		mappingMode: 'defineBelow',
-		value: value as INodeParameters,
-		matchingColumns: [],
-		schema: schema as unknown as INodeParameters[],
-		attemptToConvertTypes: false,
-		convertFieldsToString: false,
-	};
-}
-
 interface JobWorkflow {
 	endpoint: string;
 	operation?: 'create' | 'createAndWait';
@@ -80,7 +63,7 @@ interface JobWorkflow {
 
 /** Test Recording (a WAV of `seconds` in binary field `data`) -> GPU Cloud Job > Create (and Wait), version 2. */
 async function recordingIntoJob(job: JobWorkflow): Promise<WorkflowSpec> {
-	const schema = await fieldsFor(job.endpoint);
+	const schema = await endpointFields(rig, job.endpoint);
 	const storage = job.storage === undefined ? 'storage' : job.storage;
 	return {
 		id: `media-${++workflows}`,
