@@ -4,14 +4,14 @@ import {
 	acceptsMediaType,
 	describeInputSchema,
 	inputFromFields,
-	mediaFieldsOf,
 	inputSchemaIssues,
+	mediaFieldsOf,
 	parseInputSchema,
 	readSchemaForm,
 	type InferenceEndpoint,
 	type InputSchemaIssue,
-	type Schema,
 	type ManagementClient,
+	type Schema,
 } from '../../../shared';
 import { toNodeError } from './errors';
 import { MEDIA_FILES, type MediaFile } from './media-files';
