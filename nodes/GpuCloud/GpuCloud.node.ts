@@ -55,8 +55,10 @@ export class GpuCloud implements INodeType {
 				displayOptions: { show: { resource: WORKLOAD_RESOURCES } },
 			},
 			{
-				// Transcription's Binary File source and Job's Files for Media Fields need it (said
-				// before any request when missing); Image > Generate, given one, puts its images there.
+				// Transcription's Binary File source and Job's Files for Media Fields need it, said before
+				// any request when missing; Image > Generate, given one, puts its images there. Not beside
+				// Using JSON, which takes no file. (A credential's displayOptions take plain values only,
+				// and one entry per type counts, so version 1's Job operations show it too, unused.)
 				name: 'gpuCloudObjectStorageApi',
 				required: false,
 				displayOptions: {
@@ -64,7 +66,7 @@ export class GpuCloud implements INodeType {
 						resource: ['transcription', 'image', 'job'],
 						operation: ['transcribe', 'generate', 'create', 'createAndWait'],
 					},
-					hide: { source: ['url'] },
+					hide: { source: ['url'], inputMode: ['json'] },
 				},
 			},
 		],

@@ -3,7 +3,7 @@ import { BinaryDataService } from 'n8n-core';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { INodeParameters } from 'n8n-workflow';
+import { NodeHelpers, type INodeParameters } from 'n8n-workflow';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import {
@@ -291,6 +291,34 @@ describe('a file for a media field refused before any request', () => {
 });
 
 describe('version 1 and the JSON input', () => {
+	test('the storage credential is offered beside Files for Media Fields, not beside Using JSON', () => {
+		const description = new GpuCloud().description;
+		const storage = description.credentials?.find(
+			(credential) => credential.name === 'gpuCloudObjectStorageApi',
+		);
+		if (!storage) throw new Error('no storage credential');
+		const offered = (typeVersion: number, parameters: INodeParameters) =>
+			NodeHelpers.displayParameter(
+				NodeHelpers.getNodeParameters(
+					description.properties,
+					parameters,
+					true,
+					false,
+					{ typeVersion, parameters } as never,
+					description,
+				) ?? {},
+				storage,
+				{ typeVersion, parameters } as never,
+				description,
+			);
+		const job = { resource: 'job', operation: 'createAndWait' };
+		expect(offered(2, job)).toBe(true);
+		expect(offered(2, { ...job, inputMode: 'json' })).toBe(false);
+		expect(offered(2, { ...job, operation: 'get' })).toBe(false);
+		expect(offered(2, { resource: 'transcription', source: 'binaryFile' })).toBe(true);
+		expect(offered(2, { resource: 'transcription', source: 'url' })).toBe(false);
+	});
+
 	test('version 1 and "Using JSON" have no Files for Media Fields', () => {
 		const { properties } = new GpuCloud().description;
 		const mediaFiles = properties.filter((property) => property.name === 'mediaFiles');
