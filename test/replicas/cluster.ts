@@ -12,12 +12,7 @@ import {
 	type StackOptions,
 } from '../slack/harness';
 import { Nginx, Redis } from '../support/services';
-import {
-	startEmulatorProcess,
-	startStandinProcess,
-	type EmulatorSettings,
-	type StandinSettings,
-} from './parts';
+import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
 import { RoundRobinProxy } from './proxy';
 
 /**
@@ -195,8 +190,6 @@ export interface ProcessClusterOptions {
 	/** Replicas from the build under plain node (see Replica.start); through tsx when absent. */
 	compiled?: CompiledReplicas;
 	emulator: EmulatorSettings;
-	/** The stand-in's settings (Slack's rate limits unless they say otherwise). */
-	standin?: StandinSettings;
 	env?: Record<string, string>;
 }
 
@@ -230,7 +223,7 @@ export class ProcessCluster {
 				});
 			const starting = [
 				stoppable(startEmulatorProcess(options.emulator), (started) => started.part.stop()),
-				stoppable(startStandinProcess(options.standin), (started) => started.part.stop()),
+				stoppable(startStandinProcess(), (started) => started.part.stop()),
 				stoppable(Redis.start(dir, { appendOnly: true }), (started) => started.stop()),
 			] as const;
 			await Promise.allSettled(starting);

@@ -80,9 +80,9 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 		replicas: 3,
 		redis,
 		emulator: { jobDurationMs: 8000 },
-		// Three times Slack's limits: each replica keeps to them with a budget of its own, so three may
-		// send a workspace's calls three times over, which Slack would answer with 429 and up to a
-		// minute's Retry-After. This test is about replicas; rate-limits.test.ts holds the app to Slack's.
+		// Three times Slack's limits: at Slack's own 50 edits a minute per workspace, which the replicas
+		// keep to together (call-budget.e2e.ts), 40 jobs' three edits each take minutes, which is not
+		// what this test is about; rate-limits.test.ts holds the app to Slack's.
 		rateLimits: { factor: 3 },
 		env: {
 			SLACK_MAX_JOBS_PER_USER: String(LIMIT),
@@ -137,7 +137,7 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 					: undefined;
 			},
 			// Each parent is edited to show its job: 40 edits, which Slack's 50 a minute per workspace
-			// (three times that here, a budget per replica) spread over up to a minute and more.
+			// (three times that here) spread over up to a minute.
 			120_000,
 			'a job or a refusal for every command',
 		);
