@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { CallAttempt, CallCounter, CallLedger, SentCall } from '../slack/call-budget';
+import { systemClock } from '../../shared/runtime';
+import {
+	LocalCallLedger,
+	type CallAttempt,
+	type CallCounter,
+	type CallLedger,
+	type SentCall,
+} from '../slack/call-budget';
+import { redisInTime } from './timeout';
 
 /**
  * The Slack call budget's counts in Redis, so that replicas together keep to one workspace's limits
@@ -9,6 +17,10 @@ import type { CallAttempt, CallCounter, CallLedger, SentCall } from '../slack/ca
  * come at the latest (its timeout), an answered one by when it was answered, as the process's own
  * count does. Each step is one script, so two replicas never both take the last room. Time is
  * Redis's (TIME), the one clock every replica reads alike.
+ *
+ * When Redis does not answer in time (SHARED_STATE_WAIT_MS), a call is counted in this process
+ * alone instead, as without replicas: a result or a private note is not held back by Redis, and
+ * what several replicas then send beyond a limit Slack answers with 429, which each waits out.
  */
 
 /** Counts the call when the limit has room: 0; else ms until room may come. */
@@ -54,6 +66,8 @@ const UNDER_WAY_RECHECK_MS = 50;
 export type RedisCommand = (args: string[]) => Promise<unknown>;
 
 export class RedisCallLedger implements CallLedger {
+	private readonly alone = new LocalCallLedger(systemClock);
+
 	constructor(
 		private readonly command: RedisCommand,
 		/** Where the app's keys begin in Redis. */
@@ -65,6 +79,7 @@ export class RedisCallLedger implements CallLedger {
 	counter(key: string, limit: number, spanMs: number): CallCounter {
 		return new RedisCounter(
 			this.command,
+			this.alone.counter(key, limit, spanMs),
 			`${this.prefix}budget:${key}`,
 			`${this.prefix}budget-held:${key}`,
 			limit,
@@ -79,6 +94,8 @@ class RedisCounter implements CallCounter {
 
 	constructor(
 		private readonly command: RedisCommand,
+		/** This process's own count of the limit, while Redis does not answer. */
+		private readonly alone: CallCounter,
 		private readonly calls: string,
 		private readonly held: string,
 		private readonly limit: number,
@@ -88,19 +105,28 @@ class RedisCounter implements CallCounter {
 
 	async attempt(): Promise<CallAttempt> {
 		const member = randomUUID();
-		const waitMs = Number(
-			await this.command([
-				'EVAL',
-				TAKE_SCRIPT,
-				'2',
-				this.calls,
-				this.held,
-				String(this.limit),
-				String(this.spanMs),
-				String(this.timeoutMs),
-				member,
-			]),
-		);
+		const taking = this.command([
+			'EVAL',
+			TAKE_SCRIPT,
+			'2',
+			this.calls,
+			this.held,
+			String(this.limit),
+			String(this.spanMs),
+			String(this.timeoutMs),
+			member,
+		]).then(Number);
+		let waitMs: number;
+		try {
+			waitMs = await redisInTime(taking);
+		} catch {
+			// Counted in Redis once it answers: as a call answered then, not one under way for its timeout.
+			void taking.then(
+				(late) => (late === 0 ? this.answered(member) : undefined),
+				() => undefined,
+			);
+			return this.alone.attempt();
+		}
 		if (waitMs < 0) return { waitMs: UNDER_WAY_RECHECK_MS };
 		if (waitMs > 0) return { waitMs };
 		this.underWay++;
@@ -108,6 +134,7 @@ class RedisCounter implements CallCounter {
 	}
 
 	hold(seconds: number): void {
+		this.alone.hold(seconds);
 		void this.command(['EVAL', HOLD_SCRIPT, '1', this.held, String(seconds * 1000)]).catch(
 			// Closed: the replica is stopping.
 			() => undefined,
@@ -116,22 +143,22 @@ class RedisCounter implements CallCounter {
 
 	/** Redis keeps the counts: this process holds nothing once its own calls are answered. */
 	idle(): boolean {
-		return this.underWay === 0;
+		return this.underWay === 0 && this.alone.idle();
 	}
 
 	private sent(member: string): SentCall {
 		return {
 			done: () => {
 				this.underWay--;
-				void this.command([
-					'EVAL',
-					DONE_SCRIPT,
-					'1',
-					this.calls,
-					member,
-					String(this.spanMs),
-				]).catch(() => undefined);
+				this.answered(member);
 			},
 		};
+	}
+
+	private answered(member: string): void {
+		void this.command(['EVAL', DONE_SCRIPT, '1', this.calls, member, String(this.spanMs)]).catch(
+			// Closed: the replica is stopping.
+			() => undefined,
+		);
 	}
 }

@@ -1,6 +1,7 @@
 import { content } from '../slack/harness';
 import { overLimits } from '../slack/over-limits';
 import { Cluster } from './cluster';
+import { whileRedisRefuses } from './redis-refusing';
 
 /**
  * Two replicas sharing Redis, behind a round-robin proxy, on the stand-in at Slack's own limits:
@@ -72,6 +73,25 @@ it('two replicas posting into one channel share its budget: Slack refuses none o
 					.join('\n')}`,
 			);
 		throw error;
+	} finally {
+		await cluster.close();
+	}
+});
+
+it('while Redis does not answer for the budget, each replica counts its calls alone: a command still gets its parent', async () => {
+	const cluster = await Cluster.start({ replicas: 2, redis: true, env: { LOG_LEVEL: 'info' } });
+	const { stack, redis } = cluster;
+	try {
+		if (!redis) throw new Error('The cluster runs without Redis.');
+		await whileRedisRefuses(redis.url, 'budget', async () => {
+			const reply = await stack.command(
+				'transcribe https://files.example/alone.mp3',
+				'U0ALONE',
+				CHANNEL,
+			);
+			expect(reply.status).toBe(200);
+			await stack.waitForParent(1, CHANNEL, 20_000);
+		});
 	} finally {
 		await cluster.close();
 	}
