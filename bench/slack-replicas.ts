@@ -497,7 +497,9 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			throw new Error(`Scenario 10 gives replicas a CPU budget each: ${budgetsUnavailable}.`);
 	}
 	const commands = smoke ? 10 : 1000;
-	const users = smoke ? 2 : 20;
+	// A real burst: many people, a few commands each, each in a channel of their own (Slack's one post
+	// a second per channel spreads 4 parents over 2 s, where 50 each from 20 people took 50 s).
+	const users = smoke ? 2 : 250;
 	const sustainedPerSecond = smoke ? 10 : SUSTAINED_PER_SECOND;
 	const sustainedSeconds = smoke ? 2 : SUSTAINED_SECONDS;
 	const sustainedCommands = sustainedPerSecond * sustainedSeconds;
