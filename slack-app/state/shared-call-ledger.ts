@@ -21,6 +21,7 @@ import { redisInTime } from './timeout';
  * When Redis does not answer in time (SHARED_STATE_WAIT_MS), a call is counted in this process
  * alone instead, as without replicas: a result or a private note is not held back by Redis, and
  * what several replicas then send beyond a limit Slack answers with 429, which each waits out.
+ * Such a call is not counted in Redis afterwards.
  */
 
 /** Counts the call when the limit has room: 0; else ms until room may come. */
@@ -120,9 +121,13 @@ class RedisCounter implements CallCounter {
 		try {
 			waitMs = await redisInTime(taking);
 		} catch {
-			// Counted in Redis once it answers: as a call answered then, not one under way for its timeout.
+			// Counted here instead: when Redis answers late, the count it took is given back, or calls
+			// sent long before would hold the limit's room for its span from then.
 			void taking.then(
-				(late) => (late === 0 ? this.answered(member) : undefined),
+				(late) =>
+					late === 0
+						? this.command(['ZREM', this.calls, member]).catch(() => undefined)
+						: undefined,
 				() => undefined,
 			);
 			return this.alone.attempt();
