@@ -44,7 +44,7 @@ interface Run {
 	resultsTwice: number;
 	/** From each job's end at the service to its result in the thread (Slack's time). */
 	resultDelaysMs: number[];
-	/** From the last command sent to the last result posted (Slack's time). */
+	/** From the end of the ten minutes (the last command sent) to the last result posted (Slack's time). */
 	lastResultAfterMs: number;
 	/** Jobs running at the service, sampled each top-up. */
 	runningSamples: number[];
@@ -175,8 +175,8 @@ export const slackChannelLoad: Scenario = async ({ smoke, runs }) => {
 		description:
 			`${IN_FLIGHT} \`/gpu transcribe\` jobs running at once in one channel for ${DURATION_MS / MINUTE_MS} minutes: whenever a job ends at the service, the next command is sent into the same channel (${IN_FLIGHT} users in turn); jobs take ${JOB_MS / MINUTE_MS} min, which makes ${((IN_FLIGHT / JOB_MS) * MINUTE_MS).toFixed(1)} jobs a minute: two posts each into the channel, whose limit is about one a second, and three parent edits each, of \`chat.update\`'s 50 a minute (Tier 3) for the workspace. ` +
 			`The app (in HTTP mode, job completion by webhook, polling every 5 s as the safety net), the Slack stand-in enforcing Slack's limits as it does by default (each method's tier per workspace, chat.postMessage one a second per channel with a burst of 3) and the service emulator run in one process. ` +
-			`After the ${DURATION_MS / MINUTE_MS} minutes no more commands are sent and the results still due are waited for (up to ${DRAIN_MS / MINUTE_MS} min). Counts come from the stand-in's record of every Web API call: results posted once per thread, 429s Slack answered, and every method's calls carried out in any sliding minute against its tier (chat.postMessage: in any 10 s, against a burst and one a second). ` +
-			(smoke ? `Smoke run: the same minutes of Slack's time, ${SMOKE_SPEED} times faster.` : ''),
+			`After the ${DURATION_MS / MINUTE_MS} minutes no more commands are sent and the results still due are waited for (up to ${DRAIN_MS / MINUTE_MS} min). Counts come from the stand-in's record of every Web API call: results posted once per thread, 429s Slack answered, and every method's calls carried out in any sliding minute against its tier (chat.postMessage: in any 10 s, against a burst and one a second).` +
+			(smoke ? ` Smoke run: the same minutes of Slack's time, ${SMOKE_SPEED} times faster.` : ''),
 		figures: [
 			{
 				name: 'jobs run',
@@ -203,7 +203,7 @@ export const slackChannelLoad: Scenario = async ({ smoke, runs }) => {
 				better: 'lower',
 			},
 			{
-				name: 'last result posted after the last command',
+				name: 'last result posted after the ten minutes ended',
 				unit: 's',
 				samples: results.map((run) => seconds(run.lastResultAfterMs)),
 				better: 'lower',
@@ -267,8 +267,11 @@ export const slackChannelLoad: Scenario = async ({ smoke, runs }) => {
 				target: 0,
 			},
 		],
-		notes: results.flatMap((run, i) => [
-			`Run ${i + 1}: ${run.calls.length} Web API calls (${byMethod(run)}); results missing when the wait ended: ${run.missing}${run.overLimits.length ? `; over a limit: ${run.overLimits.join('; ')}` : ''}${run.problems.length ? `; first warnings: ${run.problems.slice(0, 3).join(' | ')}` : ''}.`,
-		]),
+		notes: [
+			`Jobs of one length sent together end together: every ${JOB_MS / MINUTE_MS} minutes about ${IN_FLIGHT} results and ${IN_FLIGHT} new parents meet in the channel, some ${2 * IN_FLIGHT} posts at one a second, so the p99 of a result's wait is a wave's tail. Parent edits beyond the three a job needs are elapsed-time refreshes, sent only when \`chat.update\` had room (otherwise skipped).`,
+			...results.flatMap((run, i) => [
+				`Run ${i + 1}: ${run.calls.length} Web API calls (${byMethod(run)}); results missing when the wait ended: ${run.missing}${run.overLimits.length ? `; over a limit: ${run.overLimits.join('; ')}` : ''}${run.problems.length ? `; first warnings: ${run.problems.slice(0, 3).join(' | ')}` : ''}.`,
+			]),
+		],
 	};
 };

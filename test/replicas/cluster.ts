@@ -9,7 +9,6 @@ import {
 	partsEnv,
 	Stack,
 	type EmulatorOptions,
-	type StackOptions,
 } from '../slack/harness';
 import { Nginx, Redis } from '../support/services';
 import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
@@ -99,8 +98,6 @@ export interface ClusterOptions {
 	/** Share state through Redis (the point); false shows what happens without. */
 	redis: boolean;
 	emulator?: EmulatorOptions;
-	/** The stand-in's rate limits: Slack's unless the test says why it changes them. */
-	rateLimits?: StackOptions['rateLimits'];
 	env?: Record<string, string>;
 }
 
@@ -118,7 +115,6 @@ export class Cluster {
 		const stack = await Stack.start({
 			app: false,
 			emulator: options.emulator,
-			rateLimits: options.rateLimits,
 		});
 		const redis = options.redis ? await Redis.start(dir, { appendOnly: true }) : undefined;
 		const ports: number[] = [];
