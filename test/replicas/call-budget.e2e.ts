@@ -1,4 +1,16 @@
-import { content } from '../slack/harness';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { webApi } from '@slack/bolt';
+import { createClient } from 'redis';
+import { localSlackCredentials } from '../../slack-app/local';
+import { slackClientOptions } from '../../slack-app/slack/slack-client';
+import { RedisSharedState } from '../../slack-app/state/shared-state';
+import { systemClock } from '../../shared/runtime';
+import { startStandin } from '../../slack-standin';
+import { CapturingLogger, content } from '../slack/harness';
+import { eventually } from '../support/eventually';
+import { Redis } from '../support/services';
 import { overLimits } from '../slack/over-limits';
 import { Cluster } from './cluster';
 import { whileRedisRefuses } from './redis-refusing';
@@ -94,5 +106,55 @@ it('while Redis does not answer for the budget, each replica counts its calls al
 		});
 	} finally {
 		await cluster.close();
+	}
+});
+
+it('a 429 one replica was answered holds the method for every replica until its Retry-After', async () => {
+	const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-budget-'));
+	const redis = await Redis.start(dir);
+	const credentials = localSlackCredentials();
+	const standin = await startStandin(credentials);
+	// Two replicas' clients: each its own process's budget, counted in the one Redis.
+	const stores = await Promise.all(
+		[0, 1].map(() => RedisSharedState.connect({ url: redis.url, logger: new CapturingLogger() })),
+	);
+	const [first, second] = stores.map(
+		(store) =>
+			new webApi.WebClient(credentials.botToken, {
+				...slackClientOptions(standin.apiUrl, undefined, systemClock, store.callLedger),
+				logLevel: webApi.LogLevel.ERROR,
+			}),
+	);
+	try {
+		const retryAfterSeconds = 3;
+		standin.api.rateLimit('chat.update', 1, retryAfterSeconds);
+		const edit = (client: webApi.WebClient, ts: string) =>
+			client.chat.update({ channel: 'C0HELD', ts, text: 'x' }).catch(() => undefined);
+		const refused = edit(first, '1.1');
+		// Once the first replica has heard the 429 (it holds the method in Redis), the second edits.
+		const admin = createClient({ url: redis.url });
+		await admin.connect();
+		try {
+			await eventually(
+				'the hold in Redis',
+				async () => (await admin.keys('gpu-cloud-slack:budget-held:*')).length > 0,
+				{ timeoutMs: 10_000, intervalMs: 20 },
+			);
+		} finally {
+			admin.destroy();
+		}
+		await Promise.all([edit(second, '2.2'), refused]);
+
+		const [limited, ...after] = standin.api.callsOf('chat.update');
+		expect(limited.status).toBe(429);
+		// The other replica's edit waited for the Retry-After too: none went out before it passed.
+		const earliest = Math.min(...after.map((call) => call.at));
+		expect(earliest - limited.at).toBeGreaterThanOrEqual(retryAfterSeconds * 1000 - 50);
+		expect(after.map((call) => call.status)).toEqual([200, 200]);
+	} finally {
+		await Promise.all(stores.map((store) => store.close()));
+		await standin.close();
+		await redis.stop();
+		await rm(dir, { recursive: true, force: true });
 	}
 });
