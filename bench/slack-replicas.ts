@@ -234,17 +234,20 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			}),
 		);
 		const warmUp = replicas * WARM_UP_JOBS_PER_REPLICA;
+		// Each job from a channel of its own: in one, Slack's one post a second would pace the warm-up.
+		const warmUpChannels = Array.from({ length: warmUp }, (_, i) => `C0WARM${i}`);
 		await send(
 			await standin.commandBodies({
 				channel: 'C0WARM',
-				commands: Array.from({ length: warmUp }, (_, i) => ({
+				commands: warmUpChannels.map((channel, i) => ({
 					user: 'U0WARM',
+					channel,
 					text: `job ${endpoint} {"warm": ${i}}`,
 				})),
 			}),
 		);
 		const warmed = await standin.waitFor({
-			channel: 'C0WARM',
+			channel: warmUpChannels,
 			until: 'results',
 			count: warmUp,
 			timeoutMs: 60_000,
@@ -570,8 +573,9 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 				await burst(sender, {
 					replicas: 3,
 					commands: sustainedCommands,
-					// Each user's limit (100 at a time) is never what refuses a command here.
-					users: Math.ceil(sustainedCommands / 50),
+					// Many people, a few commands each from their own channel (as the burst); each user's limit
+					// (100 at a time) is never what refuses a command here.
+					users: Math.ceil(sustainedCommands / 5),
 					perSecond: sustainedPerSecond,
 					rateLimitPerMinute: false,
 				}),
