@@ -4,12 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { kill, spawnApp, spawnNode, type AppProcess } from '../reliability/slack-process';
-import {
-	appProcessEnv,
-	partsEnv,
-	Stack,
-	type EmulatorOptions,
-} from '../slack/harness';
+import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Nginx, Redis } from '../support/services';
 import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
 import { RoundRobinProxy } from './proxy';
