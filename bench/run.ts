@@ -13,6 +13,7 @@ import { noticingCompletion } from './noticing-completion';
 import { pollTrigger } from './poll-trigger';
 import { sharedLimit } from './shared-limit';
 import { machineLine, renderScenario, type Scenario, type ScenarioResult } from './lib';
+import { slackChannelLoad } from './slack-channel-load';
 import { slackLoad } from './slack-load';
 import { slackReplicas } from './slack-replicas';
 import { slackWorkspaces } from './slack-workspaces';
@@ -30,6 +31,7 @@ export const SCENARIOS: Record<string, Scenario> = {
 	'slack-replicas': slackReplicas,
 	'poll-trigger': pollTrigger,
 	'slack-workspaces': slackWorkspaces,
+	'slack-channel-load': slackChannelLoad,
 };
 
 export async function runScenarios(

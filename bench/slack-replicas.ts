@@ -18,7 +18,7 @@ import { z } from 'zod/v4';
 import { LIMITS } from '../shared/schemas';
 import { freePort, localSlackCredentials } from '../slack-app/local';
 import { ProcessCluster } from '../test/replicas/cluster';
-import { type EmulatorStats } from '../test/replicas/parts';
+import { type EmulatorStats, type SlackLimits } from '../test/replicas/parts';
 import { cpuSeconds } from '../test/support/proc';
 import { Nginx } from '../test/support/services';
 import { askChild, forkBenchChild, stopChild } from './bulk-n8n';
@@ -28,14 +28,6 @@ import { floorReplySchema } from './floor-server';
 import { median, percentile, type Figure, type Scenario, type ScenarioResult } from './lib';
 import { sendReplySchema, type SendRequest } from './slack-load';
 
-/**
- * The smoke run's stand-in allows three times Slack's limits: its three replicas each keep to
- * Slack's limits with a budget of their own, so together they may send three times a workspace's
- * calls, which Slack (and the stand-in by default) would answer with 429 and up to a minute's
- * Retry-After. The smoke run only proves the scenario runs, in seconds; the full run keeps Slack's
- * limits and reports what they cost.
- */
-const SMOKE_SLACK_FACTOR = 3;
 /** A burst's ack p99 target: Slack gives up at 3 s, and a busy host must leave room. */
 const ACK_P99_TARGET_MS = 1000;
 /** The sustained rate's ack p99 target (slack-load's). */
@@ -106,6 +98,8 @@ interface Run {
 	window: Window;
 	/** From the first command sent to the last ack. */
 	acksWindow: Window;
+	/** The calls Slack refused with 429, and carried out beyond a limit, from the stand-in's record. */
+	slack: SlackLimits;
 }
 
 type CpuShare = Record<string, number>;
@@ -188,8 +182,6 @@ interface BurstOptions {
 	acksOnly?: boolean;
 	/** Each replica's CPU budget in cores (a container's CPU limit); none shares the machine's cores. */
 	coresEach?: number;
-	/** The stand-in's rate limits multiplied (Slack's own when absent): the smoke run's, see SMOKE_SLACK_FACTOR. */
-	slackRateLimitFactor?: number;
 }
 
 export async function burst(sender: Sender, options: BurstOptions): Promise<Run> {
@@ -202,9 +194,6 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			rateLimitPerMinute: options.rateLimitPerMinute ?? LIMITS.rateLimitPerMinute,
 		},
 		env: { SLACK_MAX_JOBS_PER_USER: '100', SLACK_POLL_INTERVAL_MS: '5000', LOG_LEVEL: 'warn' },
-		...(options.slackRateLimitFactor === undefined
-			? {}
-			: { standin: { rateLimitFactor: options.slackRateLimitFactor } }),
 	});
 	const { standin } = cluster;
 	// A real burst comes from many people in many channels: each user posts in a channel of their
@@ -245,17 +234,20 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			}),
 		);
 		const warmUp = replicas * WARM_UP_JOBS_PER_REPLICA;
+		// Each job from a channel of its own: in one, Slack's one post a second would pace the warm-up.
+		const warmUpChannels = Array.from({ length: warmUp }, (_, i) => `C0WARM${i}`);
 		await send(
 			await standin.commandBodies({
 				channel: 'C0WARM',
-				commands: Array.from({ length: warmUp }, (_, i) => ({
+				commands: warmUpChannels.map((channel, i) => ({
 					user: 'U0WARM',
+					channel,
 					text: `job ${endpoint} {"warm": ${i}}`,
 				})),
 			}),
 		);
 		const warmed = await standin.waitFor({
-			channel: 'C0WARM',
+			channel: warmUpChannels,
 			until: 'results',
 			count: warmUp,
 			timeoutMs: 60_000,
@@ -321,6 +313,7 @@ export async function burst(sender: Sender, options: BurstOptions): Promise<Run>
 			bodies,
 			window,
 			acksWindow,
+			slack: await cluster.standin.limits(),
 		};
 	} finally {
 		await cluster.close();
@@ -380,12 +373,7 @@ export async function floor(
 }
 
 /** One more burst to one replica under `--cpu-prof`: its profile, grouped. */
-async function profiled(
-	sender: Sender,
-	commands: number,
-	users: number,
-	slackRateLimitFactor?: number,
-): Promise<string> {
+async function profiled(sender: Sender, commands: number, users: number): Promise<string> {
 	const dir = await mkdtemp(join(tmpdir(), 'gpu-cloud-replica-profile-'));
 	try {
 		const run = await burst(sender, {
@@ -394,7 +382,6 @@ async function profiled(
 			users,
 			nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${dir}`],
 			acksOnly: true,
-			slackRateLimitFactor,
 		});
 		const [file] = (await readdir(dir)).filter((name) => name.endsWith('.cpuprofile'));
 		if (!file) return 'the profiled replica wrote no profile';
@@ -480,6 +467,29 @@ function ackChecks(
 	];
 }
 
+/**
+ * The replicas kept to Slack's limits together (one call budget in Redis): Slack refused none of
+ * their calls with 429 and carried out none of a method's beyond its tier (the stand-in's record).
+ */
+function slackLimitChecks(label: string, runs: Run[]): Check[] {
+	return [
+		{
+			label: `${label}: calls Slack refused with 429, all runs`,
+			value: sum(runs, (run) => Object.values(run.slack.refused).reduce((a, b) => a + b, 0)),
+			unit: 'calls',
+			op: '<=',
+			target: 0,
+		},
+		{
+			label: `${label}: methods (or channels) over their limit in some window, all runs`,
+			value: sum(runs, (run) => run.slack.over.length),
+			unit: 'methods',
+			op: '<=',
+			target: 0,
+		},
+	];
+}
+
 export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	// A smoke run only proves the scenario still runs, on whatever Node the tests run, and gives the
 	// replicas a CPU budget where the machine lets it.
@@ -490,12 +500,11 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			throw new Error(`Scenario 10 gives replicas a CPU budget each: ${budgetsUnavailable}.`);
 	}
 	const commands = smoke ? 10 : 1000;
-	const users = smoke ? 2 : 20;
+	// A real burst: many people, a few commands each, each in a channel of their own (Slack's one post
+	// a second per channel spreads 4 parents over 2 s, where 50 each from 20 people took 50 s).
+	const users = smoke ? 2 : 250;
 	const sustainedPerSecond = smoke ? 10 : SUSTAINED_PER_SECOND;
 	const sustainedSeconds = smoke ? 2 : SUSTAINED_SECONDS;
-	const slackLimits: { slackRateLimitFactor?: number } = smoke
-		? { slackRateLimitFactor: SMOKE_SLACK_FACTOR }
-		: {};
 	const sustainedCommands = sustainedPerSecond * sustainedSeconds;
 	build();
 	// Each configuration's bursts (acks and parents), and those of them that also waited for every result.
@@ -528,7 +537,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 	try {
 		for (let run = 0; run < runs; run++) {
 			for (const { replicas, bursts, full } of configurations) {
-				const withResults = await burst(sender, { replicas, commands, users, ...slackLimits });
+				const withResults = await burst(sender, { replicas, commands, users });
 				bursts.push(withResults);
 				full.push(withResults);
 			}
@@ -538,9 +547,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			for (let more = 0; more < ackBursts; more++) {
 				if (more > 0)
 					for (const { replicas, bursts } of configurations)
-						bursts.push(
-							await burst(sender, { replicas, commands, users, acksOnly: true, ...slackLimits }),
-						);
+						bursts.push(await burst(sender, { replicas, commands, users, acksOnly: true }));
 				for (const { servers, bursts } of floors)
 					bursts.push(
 						await floor(
@@ -560,22 +567,21 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 							users,
 							acksOnly: true,
 							coresEach: BUDGET_CORES_EACH,
-							...slackLimits,
 						}),
 					);
 			sustained.push(
 				await burst(sender, {
 					replicas: 3,
 					commands: sustainedCommands,
-					// Each user's limit (100 at a time) is never what refuses a command here.
-					users: Math.ceil(sustainedCommands / 50),
+					// Many people, a few commands each from their own channel (as the burst); each user's limit
+					// (100 at a time) is never what refuses a command here.
+					users: Math.ceil(sustainedCommands / 5),
 					perSecond: sustainedPerSecond,
 					rateLimitPerMinute: false,
-					...slackLimits,
 				}),
 			);
 		}
-		profile = await profiled(sender, commands, users, slackLimits.slackRateLimitFactor);
+		profile = await profiled(sender, commands, users);
 	} finally {
 		await stopChild(sender);
 	}
@@ -617,6 +623,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 						op: '<=',
 						target: 0,
 					},
+					...slackLimitChecks(label, full),
 					{
 						label: `${label}: waits timed out, all runs`,
 						value: sum(full, (r) => r.timedOut),
@@ -634,6 +641,17 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 		full: results,
 	}: Pick<(typeof configurations)[number], 'label' | 'full'>) =>
 		`${label}, all runs: the service answered ${sum(results, (r) => r.emulator.answered429)} creates and reads with 429 (each waited out and retried by the client); ${sum(results, (r) => r.emulator.deliveriesFailed)} of ${sum(results, (r) => r.emulator.deliveryAttempts)} webhook delivery attempts failed, ${sum(results, (r) => r.emulator.deliveriesAbandoned)} deliveries gave up after their last attempt (left to polling); requests per replica through nginx: ${servedNote(results)}.`;
+	const slackNote = ({
+		label,
+		full: results,
+	}: Pick<(typeof configurations)[number], 'label' | 'full'>) => {
+		const refused = new Map<string, number>();
+		for (const run of results)
+			for (const [method, count] of Object.entries(run.slack.refused))
+				refused.set(method, (refused.get(method) ?? 0) + count);
+		const over = results.flatMap((run) => run.slack.over);
+		return `${label}, all runs: Slack (the stand-in) answered ${refused.size ? [...refused].map(([method, count]) => `${count} × 429 to ${method}`).join(', ') : 'no call with 429'}${over.length ? `; over a limit: ${over.join('; ')}` : ''}.`;
+	};
 	const problemsNote = ({
 		label,
 		full: results,
@@ -664,6 +682,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			op: '<=',
 			target: 0,
 		},
+		...slackLimitChecks(sustainedLabel, sustained),
 		...floors.map(({ label, bursts }) => ({
 			label: `${label}: commands acknowledged, all bursts`,
 			value: sum(bursts, (f) => f.acknowledged),
@@ -683,7 +702,7 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 		description:
 			`${commands} signed \`/gpu job\` commands sent at once (${users} users, limit 100 each), each on its own open connection, to Debian's nginx balancing round robin over 1 replica of the app, then over 3 replicas sharing Redis (Debian's redis-server), in the same run. ` +
 			`Replicas run the production entry as deployed (the build's \`gpu-cloud-slack\` bin, \`slack-app/dist\`, compiled by the scenario first, under plain node, on the Node of \`.nvmrc\`) with job completion by webhook through nginx (polling every 5 s as the safety net); jobs take ${JOB_MS / 1000} s. ` +
-			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, and Slack's limits, which the stand-in enforces by default, allow the workspace 50 \`chat.update\` and 50 \`conversations.replies\` a minute (Tier 3) and one post a second per channel (the burst comes from ${users} users, each in a channel of their own): about ${EDITS_PER_JOB} edits a job make ${commands} jobs' results take ${((commands * EDITS_PER_JOB) / SLACK_TIER_3_PER_MINUTE).toFixed(0)} min of Slack's, so "every result posted after" is how long the last result took to appear under Slack's limits, and the results wait is sized from the slower of the two (${resultsWaitMs(commands) / 1000} s). ` +
+			`The replicas share one API key, which the emulator limits to ${LIMITS.rateLimitPerMinute} requests/min like the service, and each replica's client paces itself to that limit: creating ${commands} jobs takes at least ${((commands / LIMITS.rateLimitPerMinute) * 60).toFixed(0)} s with any number of replicas, and Slack's limits, which the stand-in enforces by default and the replicas keep to together (one budget of Slack calls per workspace, counted in Redis), allow the workspace 50 \`chat.update\` and 50 \`conversations.replies\` a minute (Tier 3) and one post a second per channel (the burst comes from ${users} users, each in a channel of their own): about ${EDITS_PER_JOB} edits a job make ${commands} jobs' results take ${((commands * EDITS_PER_JOB) / SLACK_TIER_3_PER_MINUTE).toFixed(0)} min of Slack's, so "every result posted after" is how long the last result took to appear under Slack's limits, and the results wait is sized from the slower of the two (${resultsWaitMs(commands) / 1000} s). ` +
 			`Every part runs in a process of its own (the sender, nginx with one worker, each replica, Redis, the Slack stand-in, the emulator), all sharing the machine's cores; results are counted from the stand-in's process. Ack latency is timed by the sender, from writing a command to the first byte of the reply; a burst's p99 is its ${commands / 100} slowest acks, which a moment of the machine's can decide, so each configuration is sent ${ackBursts} bursts per run, taken in turn with the other configurations (the first of each on the shared cores also waits for every result), and its ack and parent figures are their median with the spread. Each replica is warmed up first as a replica that has served a day's commands: ${WARM_UP_COMMANDS_PER_REPLICA} \`/gpu help\` commands, then ${WARM_UP_JOBS_PER_REPLICA} jobs answered in full. ` +
 			`Then the same bursts (acks and parents) with each replica given half a core of its own, as a container's CPU limit gives a replica of a deployment (\`limits.cpu: 500m\`, \`--cpus 0.5\`, systemd's \`CPUQuota=50%\`: the kernel's CFS quota in a cpu cgroup per replica; 1.5 cores for three, the rest of the machine for the sender, nginx, Redis and the stand-in): on the shared cores above, three processes are given no cores that one does not have, so they can only share them, each waking for a third of the requests and keeping its own heap and compiled code; a deployment runs replicas to add cores. ` +
 			`The floor is bare Node HTTP servers (bench/floor-server.ts: no Bolt, no app, the app's accept queue), 1 and then 3 behind the same nginx, each checking each request's signature and answering 200, warmed up with as many requests, then sent the 1-replica burst's commands by the same sender, as many bursts as each configuration, in turn with them: the fastest acks this machine allows one process and three on its cores. ` +
@@ -740,10 +759,13 @@ export const slackReplicas: Scenario = async ({ smoke, runs }) => {
 			),
 			`CPU profile of 1 replica (\`node --cpu-prof\`, self time grouped by bench/cpu-profile.ts) in a burst of ${commands} run for it after the others: ${profile}.`,
 			emulatorNote(one),
+			slackNote(one),
 			problemsNote(one),
 			emulatorNote(three),
+			slackNote(three),
 			problemsNote(three),
 			emulatorNote({ label: sustainedLabel, full: sustained }),
+			slackNote({ label: sustainedLabel, full: sustained }),
 			problemsNote({ label: sustainedLabel, full: sustained }),
 		],
 	};

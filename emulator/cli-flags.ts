@@ -28,6 +28,7 @@ Options:
   --job-duration-ms <n>        Time from create to completion of a job (default 3000)
   --rate-limit <n>             Requests per minute per key on the management API (default 240; 0 = off)
   --workload-auth              Require Service-Api-Key on the workloads (gateway authentication on)
+  --chat-cold-start-ms <n>     The text workload starts from zero: ready this long after its first request (default 0)
   --quiet                      Do not print job transitions and webhook deliveries
 Faults (all off by default; rates are probabilities from 0 to 1):
   --error-rate <p>             503 problem instead of the answer
@@ -117,6 +118,7 @@ const flagsSchema = z.object({
 	'job-duration-ms': integer('job-duration-ms', 0, 86_400_000).optional(),
 	'rate-limit': integer('rate-limit', 0, 1_000_000_000).optional(),
 	'workload-auth': z.boolean().optional(),
+	'chat-cold-start-ms': integer('chat-cold-start-ms', 0, 3_600_000).optional(),
 	quiet: z.boolean().optional(),
 	'error-rate': probability('error-rate').optional(),
 	'rate-limit-fault-rate': probability('rate-limit-fault-rate').optional(),
@@ -232,6 +234,7 @@ export function optionsOf(flags: Flags): EmulatorOptions {
 		jobDurationMs: flags['job-duration-ms'],
 		rateLimitPerMinute: flags['rate-limit'],
 		workloadAuth: flags['workload-auth'],
+		chatColdStartMs: flags['chat-cold-start-ms'],
 		faults,
 		log: flags.quiet ? undefined : (line) => console.log(`${new Date().toISOString()} ${line}`),
 	};

@@ -156,6 +156,11 @@ export interface EmulatorOptions {
 	rateLimitPerMinute?: number | false;
 	/** Require `Service-Api-Key` on the workloads, as when the gateway's `networking.auth` is on. */
 	workloadAuth?: boolean;
+	/**
+	 * The text workload starts scaled to zero: its first request starts a replica, which is ready this
+	 * many ms later; until then `/health` and completions answer 503. Default 0 (always ready).
+	 */
+	chatColdStartMs?: number;
 	/** Pauses between webhook delivery attempts; attempts = pauses + 1. Default [500, 1000, 2000]. */
 	webhookRetryDelaysMs?: readonly number[];
 	/**
@@ -231,6 +236,11 @@ const optionsSchema = z.strictObject({
 		.union([z.literal(false), z.number().int().min(0, { error: 'must be 0 or more' })])
 		.default(LIMITS.rateLimitPerMinute),
 	workloadAuth: z.boolean().default(false),
+	chatColdStartMs: z
+		.number()
+		.int({ error: 'must be a whole number of milliseconds' })
+		.min(0, { error: 'must be 0 or more' })
+		.default(0),
 	webhookRetryDelaysMs: z
 		.array(z.number().int().min(0))
 		.max(10, { error: 'must have at most 10 pauses' })
@@ -286,6 +296,7 @@ export interface ResolvedOptions {
 	/** 0 means off. */
 	rateLimitPerMinute: number;
 	workloadAuth: boolean;
+	chatColdStartMs: number;
 	webhookRetryDelaysMs: readonly number[];
 	inputSchemas: Readonly<Record<string, string>>;
 	listedEndpoints: readonly ListedEndpoint[];

@@ -8,6 +8,8 @@
  * schema this does not understand never blocks a valid input.
  */
 
+import { MEDIA_KEYWORD } from './schemas/media';
+
 export type Schema = Record<string, unknown>;
 
 /** Deeper than this, a schema or an input is not followed further (the service still checks it). */
@@ -283,6 +285,11 @@ export interface SchemaField {
 	options?: SchemaOption[];
 	/** What a JSON field holds, when the schema says: an object or an array. */
 	jsonShape?: 'object' | 'array';
+	/**
+	 * A URL field the service downloads media from: the media types it reads, as the schema's
+	 * `x-media` lists them (`audio/*,video/*`). A form may take a file for it instead of a URL.
+	 */
+	media?: string;
 }
 
 /** A schema read as fields; `schema` is what `inputFromFields` checks the filled fields against. */
@@ -439,6 +446,8 @@ function fieldOf(name: string, written: Schema, root: Schema, required: boolean)
 	if ('default' in schema && defaultSuits(schema.default, shape)) field.default = schema.default;
 	if (shape.options) field.options = shape.options;
 	if (shape.jsonShape) field.jsonShape = shape.jsonShape;
+	if (shape.kind === 'url' && typeof schema[MEDIA_KEYWORD] === 'string')
+		field.media = schema[MEDIA_KEYWORD];
 	return field;
 }
 

@@ -95,6 +95,8 @@ export interface RequestSpec {
 	timeoutMs?: number;
 	/** Goes after every other caller of the key's budget (see AdaptiveRateLimiter.acquire). */
 	background?: boolean;
+	/** Sent once, its failure thrown as it came: a probe whose answer is what the caller wants to know. */
+	once?: boolean;
 }
 
 function describe(spec: RequestSpec): RequestDescription {
@@ -318,6 +320,7 @@ export class RequestExecutor {
 			const rateLimited = !outcome.ok && outcome.failure instanceof RateLimitError;
 			if (outcome.ok) return outcome.value;
 			const { failure, safeToRepeat, waitMs } = outcome;
+			if (spec.once) throw failure;
 			if (!safeToRepeat) throw new AmbiguousOutcomeError(failure);
 			let delayMs: number;
 			if (rateLimited) {

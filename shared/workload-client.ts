@@ -1,5 +1,5 @@
 import type { Clock } from './clock';
-import { StreamError, ValidationError } from './errors';
+import { GpuCloudError, StreamError, ValidationError } from './errors';
 import { generatedImages, readImageReply, type GeneratedImages } from './image-reply';
 import { AmbiguousOutcomeError, RequestExecutor, type RequestSpec } from './request';
 import type { RetryPolicy } from './retry';
@@ -260,6 +260,26 @@ export class WorkloadClient {
 	};
 
 	readonly chat = {
+		/**
+		 * Whether a replica of the text workload is ready to answer: false while one starts (its
+		 * `/health`, or the gateway for it, answers 503), as when the workload scales up from zero.
+		 */
+		ready: async (options: { signal?: AbortSignal } = {}): Promise<boolean> => {
+			try {
+				await this.http.empty({
+					method: 'GET',
+					path: '/health',
+					idempotent: true,
+					once: true,
+					signal: options.signal,
+				});
+				return true;
+			} catch (error) {
+				if (error instanceof GpuCloudError && error.status === 503) return false;
+				throw error;
+			}
+		},
+
 		complete: async (
 			request: ChatRequest,
 			options: { signal?: AbortSignal } = {},

@@ -74,9 +74,20 @@ export interface RunningSlackApp {
 export async function startSlackApp(options: SlackAppOptions): Promise<RunningSlackApp> {
 	const opened = new Opened();
 	try {
-		const base = processParts(options, opened);
-		const state = await openState(base);
-		const shared = await connectShared(base, state, opened);
+		const processWide = processParts(options, opened);
+		const state = await openState(processWide);
+		const shared = await connectShared(processWide, state, opened);
+		// One set of options, so one budget of Slack calls per workspace for the whole process,
+		// counted with the other replicas' calls when they share Redis.
+		const base: ProcessParts = {
+			...processWide,
+			clientOptions: slackClientOptions(
+				processWide.config.slack.apiUrl,
+				(fetch) => processWide.metrics.slackFetch(fetch),
+				processWide.clock,
+				shared.callLedger,
+			),
+		};
 		// The links find their workspace when a download comes, once the workspaces are open.
 		const served: { workspaces?: Workspaces } = {};
 		const { route: fileLinks, links } = shareableFiles(base, shared, (team) =>
@@ -100,10 +111,12 @@ export async function startSlackApp(options: SlackAppOptions): Promise<RunningSl
 }
 
 type ProcessParts = Omit<WorkspaceParts, 'state' | 'shared'> & { logLevel: LogLevel };
+/** What the process has before its shared state: the Slack clients' options need the state's call ledger. */
+type ProcessWideParts = Omit<ProcessParts, 'clientOptions'>;
 type Parts = WorkspaceParts & ProcessParts;
 
 /** The logger, the clock, the GPU Cloud transport and the metrics every later step shares. */
-function processParts(options: SlackAppOptions, opened: Opened): ProcessParts {
+function processParts(options: SlackAppOptions, opened: Opened): ProcessWideParts {
 	const { config } = options;
 	const logLevel = options.logLevel ?? config.logLevel;
 	const logger =
@@ -118,19 +131,13 @@ function processParts(options: SlackAppOptions, opened: Opened): ProcessParts {
 		clock,
 		transport,
 		metrics,
-		// One set of options, so one budget of Slack calls per workspace for the whole process.
-		clientOptions: slackClientOptions(
-			config.slack.apiUrl,
-			(fetch) => metrics.slackFetch(fetch),
-			clock,
-		),
 		streamIntervalMs: options.streamIntervalMs,
 		statusRefreshMs: options.statusRefreshMs,
 	};
 }
 
 /** Which job each request created is kept as long as a restart may still resume the job, and a day. */
-function openState({ config, logger }: ProcessParts): Promise<StateFile> {
+function openState({ config, logger }: ProcessWideParts): Promise<StateFile> {
 	return StateFile.open(config.stateFile, (message) => logger.warn(message), {
 		keepCreatedMs: (config.resumeWindowHours + 24) * 3600_000,
 	});
@@ -138,7 +145,7 @@ function openState({ config, logger }: ProcessParts): Promise<StateFile> {
 
 /** Several replicas agree through Redis (the start waits until it answers); one process with itself. */
 async function connectShared(
-	{ config, logger, clock }: ProcessParts,
+	{ config, logger, clock }: ProcessWideParts,
 	state: StateFile,
 	opened: Opened,
 ): Promise<SharedState> {

@@ -1,7 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { subscriptionFor, type StandinAppConfig, type StepDefinition } from './app-config';
 import type { EnvelopeType } from './socket-mode';
-import { BOT, TEAM, Workspace, type StepExecution, type StoredMessage } from './workspace';
+import {
+	BOT,
+	TEAM,
+	Workspace,
+	type StepExecution,
+	type StoredFile,
+	type StoredMessage,
+} from './workspace';
 
 /**
  * Sends what Slack sends to an app: slash commands, button clicks, modal submissions and message
@@ -50,7 +57,14 @@ export interface ViewSubmission {
 	viewId: string;
 	/** `values[blockId][actionId]` as Slack sends them. */
 	values: Record<string, Record<string, unknown>>;
+	/** The files attached in the view's file inputs, by block id (their state carries the file objects). */
+	files?: Record<string, string[]>;
 }
+
+/** "Maximum number of files … Minimum of 1, maximum of 10. Defaults to 10 if not specified." */
+const FILE_INPUT_DEFAULT_MAX_FILES = 10;
+/** "There is a 10MB file size limit" (https://docs.slack.dev/reference/block-kit/block-elements/file-input-element). */
+export const FILE_INPUT_MAX_BYTES = 10 * 1024 * 1024;
 
 /** A choice in a select of an open view whose input block dispatches actions (`dispatch_action`). */
 export interface ViewSelection {
@@ -74,6 +88,8 @@ export interface AppLinkOptions {
 	socketMode?: {
 		deliver(type: EnvelopeType, payload: Record<string, unknown>): Promise<AppReply>;
 	};
+	/** A stored file as Slack's file object shows it to the app. */
+	publicFile: (file: StoredFile) => Record<string, unknown>;
 	/** Creates a response_url on the stand-in for this request. */
 	responseUrl: (target: {
 		channel: string;
@@ -405,6 +421,9 @@ export class AppLink {
 	submitView(submission: ViewSubmission): Promise<AppReply> {
 		const open = this.workspace.views.get(submission.viewId);
 		if (!open) throw new Error(`No open view ${submission.viewId}.`);
+		const values = { ...submission.values };
+		for (const [blockId, ids] of Object.entries(submission.files ?? {}))
+			values[blockId] = this.fileInputState(open.view, blockId, ids);
 		return this.sendInteraction('view_submission', submission.user, {
 			view: {
 				...open.view,
@@ -412,10 +431,43 @@ export class AppLink {
 				hash: open.hash,
 				team_id: TEAM.id,
 				app_id: BOT.appId,
-				state: { values: submission.values },
+				state: { values },
 			},
 			response_urls: [],
 		});
+	}
+
+	/**
+	 * A file input's state on submit: `files`, the file objects attached (Bolt's `ViewStateValue`).
+	 * Only what Slack's client lets a person attach: in a file input block of the view, at most its
+	 * `max_files`, each within the element's 10 MB and of one of its `filetypes` (by extension).
+	 */
+	private fileInputState(
+		view: Record<string, unknown>,
+		blockId: string,
+		ids: string[],
+	): Record<string, unknown> {
+		const blocks = Array.isArray(view.blocks) ? (view.blocks as Record<string, unknown>[]) : [];
+		const element = blocks.find((block) => block.block_id === blockId)?.element as
+			| { type?: unknown; action_id?: unknown; max_files?: unknown; filetypes?: unknown }
+			| undefined;
+		if (element?.type !== 'file_input')
+			throw new Error(`Block ${blockId} of the view holds no file input.`);
+		const maxFiles =
+			typeof element.max_files === 'number' ? element.max_files : FILE_INPUT_DEFAULT_MAX_FILES;
+		if (ids.length > maxFiles)
+			throw new Error(`The file input of ${blockId} takes at most ${maxFiles} file(s).`);
+		const files = ids.map((id) => {
+			const file = this.workspace.files.get(id);
+			if (!file) throw new Error(`No file ${id}.`);
+			if (file.size > FILE_INPUT_MAX_BYTES)
+				throw new Error(`${file.name} is over the file input's 10 MB.`);
+			// "An array of valid file extensions that will be accepted for this element."
+			if (Array.isArray(element.filetypes) && !element.filetypes.includes(file.filetype))
+				throw new Error(`The file input of ${blockId} does not accept .${file.filetype} files.`);
+			return this.options.publicFile(file);
+		});
+		return { [String(element.action_id)]: { type: 'file_input', files } };
 	}
 
 	/**

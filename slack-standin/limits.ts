@@ -125,6 +125,10 @@ export const BLOCK_KIT_RULES: Record<string, FieldRule[]> = {
 			doc: `${ELEMENTS}/url-input-element`,
 		},
 	],
+	file_input: [
+		// "max_files: Minimum of 1, maximum of 10."
+		{ field: 'max_files', kind: 'number', min: 1, max: 10, doc: `${ELEMENTS}/file-input-element` },
+	],
 	conversations_select: [
 		{
 			field: 'placeholder.text',
@@ -194,6 +198,9 @@ const INPUT_ELEMENTS = new Set([
 	'timepicker',
 	'url_text_input',
 ]);
+
+/** A file extension as `filetypes` lists them. */
+const FILE_EXTENSION = /^[a-z0-9]{1,16}$/i;
 
 /** Rules every block and interactive element share. */
 export const ID_RULES = {
@@ -432,6 +439,27 @@ export class LimitCheck {
 					`${BLOCKS}/input-block`,
 				);
 		}
+		// "filetypes: An array of valid file extensions": `wav`, not `audio/wav`, `audio/*` or `.wav`.
+		if (kind === 'file_input' && record.filetypes !== undefined) {
+			const doc = `${ELEMENTS}/file-input-element`;
+			if (!Array.isArray(record.filetypes))
+				this.add('must be an array', `${pointer}/filetypes`, doc);
+			else
+				record.filetypes.forEach((filetype, index) => {
+					if (typeof filetype !== 'string' || !FILE_EXTENSION.test(filetype))
+						this.add('must be a file extension', `${pointer}/filetypes/${index}`, doc);
+				});
+		}
+		// "The file input element must be used inside the input block."
+		if (kind === 'actions' && Array.isArray(record.elements))
+			record.elements.forEach((element, index) => {
+				if (asRecord(element)?.type === 'file_input')
+					this.add(
+						'failed to match all allowed schemas',
+						`${pointer}/elements/${index}`,
+						`${ELEMENTS}/file-input-element`,
+					);
+			});
 		// "is_decimal_allowed: Decimal numbers are allowed if is_decimal_allowed= true" (required).
 		if (kind === 'number_input' && typeof record.is_decimal_allowed !== 'boolean')
 			this.add(
@@ -506,6 +534,17 @@ export class LimitCheck {
 		if (type === 'modal' && !asRecord(record.title))
 			this.add('must provide an object', `${pointer}/title`, MODAL);
 		this.blocks(record.blocks, `${pointer}/blocks`, 'view');
+		// "The file input element must be used inside the input block" and gives its files "when the
+		// parent modal is submitted": a Home tab has no submission, so the stand-in refuses it there.
+		if (type === 'home')
+			(Array.isArray(record.blocks) ? record.blocks : []).forEach((block, index) => {
+				if (asRecord(asRecord(block)?.element)?.type === 'file_input')
+					this.add(
+						'file_input is only available in modals',
+						`${pointer}/blocks/${index}/element`,
+						`${ELEMENTS}/file-input-element`,
+					);
+			});
 		// "submit is required when an input block is within the blocks array."
 		const blocks = Array.isArray(record.blocks) ? record.blocks : [];
 		if (

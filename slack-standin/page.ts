@@ -20,7 +20,15 @@ export function renderPage(): string {
   .tab { background: none; border: none; border-bottom: 3px solid transparent; font: inherit; font-weight: 700; font-size: 16px; padding: 4px 10px; cursor: pointer; }
   .tab.active { border-bottom-color: var(--accent); }
   #home { flex: 1; overflow-y: auto; padding: 12px 24px; max-width: 760px; }
-  #home[hidden], #main[hidden], footer[hidden] { display: none; }
+  #home[hidden], #main[hidden], footer[hidden], #steps[hidden] { display: none; }
+  #steps { flex: 1; overflow-y: auto; padding: 12px 24px; max-width: 760px; }
+  #steps label { display: block; font-weight: 700; margin-top: 12px; }
+  #steps select, #steps textarea, #steps input { width: 100%; padding: 6px 8px; margin-top: 4px; border: 1px solid #bbb; border-radius: 4px; font: inherit; box-sizing: border-box; }
+  #steps textarea { min-height: 60px; }
+  .step-run { border: 1px solid var(--border); border-radius: 6px; padding: 8px 12px; margin: 8px 0; }
+  .step-run dt { font-weight: 700; margin-top: 4px; }
+  .step-run dd { margin: 0 0 4px; white-space: pre-wrap; word-break: break-word; }
+  .step-error { color: #e01e5a; }
   header span { color: var(--muted); font-size: 13px; }
   #main { flex: 1; display: flex; min-height: 0; }
   #feed { flex: 1; overflow-y: auto; padding: 12px 20px; }
@@ -60,6 +68,9 @@ export function renderPage(): string {
   .file { margin: 4px 0; }
   .file img { max-width: 360px; max-height: 360px; border-radius: 6px; border: 1px solid var(--border); display: block; }
   .streaming::after { content: " ▍"; color: var(--muted); }
+  .tasks { list-style: none; margin: 4px 0; padding: 6px 10px; border: 1px solid var(--border); border-radius: 6px; }
+  .tasks .plan-title { font-weight: 700; margin-bottom: 4px; }
+  .task .task-detail { color: var(--muted); font-size: 13px; margin-left: 22px; }
   footer { border-top: 1px solid var(--border); padding: 10px 20px; }
   #composer-form { display: flex; gap: 6px; align-items: center; }
   #composer-form .slack-button { margin: 0; }
@@ -84,8 +95,9 @@ export function renderPage(): string {
 </style>
 </head>
 <body>
-<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button><button type="button" class="tab" id="tab-dm">GPU Cloud · Messages</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
+<header><nav><button type="button" class="tab active" id="tab-channel"># general</button><button type="button" class="tab" id="tab-home">GPU Cloud · Home</button><button type="button" class="tab" id="tab-dm">GPU Cloud · Messages</button><button type="button" class="tab" id="tab-steps">Workflow steps</button></nav><span>local Slack stand-in (127.0.0.1)</span></header>
 <section id="home" hidden aria-label="GPU Cloud Home"></section>
+<section id="steps" hidden aria-label="Workflow steps"><h2>Run a workflow step</h2><p class="hint">Runs one of the app's Workflow Builder steps as a workflow reaching it would: Slack sends the app <code>function_executed</code> with the inputs and a per-run token, and the step ends when the app completes or fails it.</p><form id="step-form"><label for="step-choice">Step</label><select id="step-choice"></select><div id="step-inputs"></div><div class="field-error" id="step-refused" role="alert"></div><div class="modal-actions"><button type="submit" class="slack-button primary">Run step</button></div></form><h3>Runs</h3><div id="step-runs"></div></section>
 <div id="main">
   <main id="feed" aria-live="polite"></main>
   <aside id="pane" hidden aria-label="Thread"><div class="pane-head"><b>Thread</b><button type="button" class="slack-button" id="pane-close" aria-label="Close thread">✕</button></div><div id="pane-body"></div></aside>
@@ -115,18 +127,95 @@ export function renderPage(): string {
 
   function showTab(name) {
     tab = name;
-    for (const other of ['channel', 'home', 'dm']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
-    document.getElementById('main').hidden = name === 'home';
-    document.querySelector('footer').hidden = name === 'home';
+    for (const other of ['channel', 'home', 'dm', 'steps']) document.getElementById('tab-' + other).classList.toggle('active', name === other);
+    const away = name === 'home' || name === 'steps';
+    document.getElementById('main').hidden = away;
+    document.querySelector('footer').hidden = away;
+    document.getElementById('steps').hidden = name !== 'steps';
     // The older assistant container has its own "new chat" button; agent messaging uses the composer.
     document.getElementById('assistant-new').hidden = name !== 'dm' || !state || state.experience !== 'assistant';
     document.getElementById('home').hidden = name !== 'home';
-    if (name !== 'home' && state) {
+    if (!away && state) {
       const wanted = state.conversations[name === 'dm' ? 1 : 0];
       document.getElementById('composer').placeholder = name === 'dm' ? 'Message GPU Cloud…' : 'Type /gpu help, /gpu image a red fox, /gpu chat hello…';
       if (conversationId !== wanted.id) { conversationId = wanted.id; openThread = null; scheduleRefresh(); }
     }
-    if (state) renderHome();
+    if (state) { renderHome(); renderSteps(); }
+  }
+
+  /** The step form is drawn again only when the step or the files it can pick change, so typing is kept. */
+  let stepFormKey = '';
+
+  function stepField(input) {
+    const id = 'step-input-' + input.name;
+    const label = el('label', '', escapeHtml(input.title) + (input.required ? '' : ' <span class="field-hint">(optional)</span>'));
+    label.setAttribute('for', id);
+    let field;
+    const choices = (options, chosen) => {
+      field = document.createElement('select');
+      for (const option of options) {
+        const node = document.createElement('option');
+        node.value = option.value;
+        node.textContent = option.label;
+        node.selected = option.value === chosen;
+        field.appendChild(node);
+      }
+    };
+    if (input.type === 'slack#/types/channel_id') choices(state.conversations.map((c) => ({ value: c.id, label: (c.id.startsWith('D') ? '' : '#') + c.name })), conversationId);
+    else if (input.type === 'slack#/types/user_id') choices([{ value: state.me.id, label: state.me.name }], state.me.id);
+    else if (input.type === 'slack#/types/file_id') choices([{ value: '', label: state.stepFiles.length ? 'Choose a file…' : 'No file shared yet: attach one in #general' }, ...state.stepFiles.map((f) => ({ value: f.id, label: f.name }))], '');
+    else if (input.type === 'integer') { field = document.createElement('input'); field.type = 'number'; field.step = '1'; }
+    else field = document.createElement('textarea');
+    field.id = id;
+    field.name = input.name;
+    const wrap = el('div', 'step-field');
+    wrap.appendChild(label);
+    wrap.appendChild(field);
+    if (input.description) wrap.appendChild(el('div', 'field-hint', escapeHtml(input.description)));
+    return wrap;
+  }
+
+  function renderSteps() {
+    if (tab !== 'steps') return;
+    const select = document.getElementById('step-choice');
+    const chosen = select.value || (state.steps[0] && state.steps[0].callbackId);
+    if (select.options.length !== state.steps.length) {
+      select.replaceChildren(...state.steps.map((step) => { const option = document.createElement('option'); option.value = step.callbackId; option.textContent = step.title; return option; }));
+      select.value = chosen;
+    }
+    const step = state.steps.find((candidate) => candidate.callbackId === select.value);
+    const key = (step ? step.callbackId : '') + '|' + state.stepFiles.map((f) => f.id).join(',');
+    if (step && key !== stepFormKey) {
+      const inputs = document.getElementById('step-inputs');
+      const kept = new Map([...inputs.querySelectorAll('[name]')].map((field) => [field.name, field.value]));
+      inputs.replaceChildren(...(step.description ? [el('p', 'hint', escapeHtml(step.description))] : []), ...step.inputs.map(stepField));
+      if (key.split('|')[0] === stepFormKey.split('|')[0]) for (const field of inputs.querySelectorAll('[name]')) if (kept.get(field.name)) field.value = kept.get(field.name);
+      stepFormKey = key;
+    }
+    const runs = document.getElementById('step-runs');
+    runs.replaceChildren(...(state.stepRuns.length ? state.stepRuns.map(renderStepRun) : [el('div', 'context', 'No step has run yet.')]));
+  }
+
+  function renderStepRun(run) {
+    const node = el('div', 'step-run');
+    node.setAttribute('role', 'article');
+    node.setAttribute('aria-label', run.title + ' ' + run.id);
+    node.dataset.state = run.state;
+    const stateText = { running: 'Running…', completed: 'Completed', failed: 'Failed' }[run.state];
+    node.appendChild(el('div', 'meta', '<b>' + escapeHtml(run.title) + '</b> · ' + stateText));
+    if (run.error) node.appendChild(el('div', 'step-error', escapeHtml(run.error)));
+    if (run.outputs) {
+      const step = state.steps.find((candidate) => candidate.callbackId === run.callbackId);
+      const list = document.createElement('dl');
+      for (const [name, value] of Object.entries(run.outputs)) {
+        const output = step && step.outputs.find((candidate) => candidate.name === name);
+        list.appendChild(el('dt', '', escapeHtml(output ? output.title : name)));
+        const file = output && output.type === 'slack#/types/file_id' ? state.stepFiles.find((f) => f.id === value) : null;
+        list.appendChild(el('dd', '', file ? '<a href="/ui/files/' + encodeURIComponent(file.id) + '" target="_blank">' + escapeHtml(file.name) + '</a>' : escapeHtml(typeof value === 'string' ? value : JSON.stringify(value))));
+      }
+      node.appendChild(list);
+    }
+    return node;
   }
 
   function renderHome() {
@@ -363,6 +452,24 @@ export function renderPage(): string {
     return (state.shortcuts || []).filter((shortcut) => shortcut.type === type);
   }
 
+  const TASK_MARKS = { pending: '○', in_progress: '◐', complete: '✓', error: '✕' };
+
+  /** A stream's plan and tasks (chat.*Stream task_update / plan_update chunks), above its text. */
+  function renderTasks(message) {
+    const list = el('div', 'tasks');
+    list.setAttribute('role', 'list');
+    list.setAttribute('aria-label', message.planTitle || 'Tasks');
+    if (message.planTitle) list.appendChild(el('div', 'plan-title', escapeHtml(message.planTitle)));
+    for (const task of message.tasks) {
+      const item = el('div', 'task task-' + task.status, '<span aria-hidden="true">' + TASK_MARKS[task.status] + '</span> ' + escapeHtml(task.title));
+      item.setAttribute('role', 'listitem');
+      item.dataset.status = task.status;
+      for (const detail of [task.details, task.output]) if (detail) item.appendChild(el('div', 'task-detail', escapeHtml(detail)));
+      list.appendChild(item);
+    }
+    return list;
+  }
+
   function renderMessage(message, inThread) {
     const node = el('div', 'message');
     node.dataset.ts = message.ts;
@@ -379,7 +486,10 @@ export function renderPage(): string {
     const body = el('div', 'body' + (message.streaming ? ' streaming' : ''));
     if (message.session && !inThread) node.appendChild(renderSession(message));
     if (message.assistant && !inThread) body.appendChild(el('div', 'block', '<b>✨ ' + escapeHtml(message.assistant.title || 'New chat') + '</b>'));
-    else if (message.markdown) body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    else if (message.markdown) {
+      if (message.planTitle || message.tasks.length) body.appendChild(renderTasks(message));
+      body.appendChild(el('div', 'block markdown', markdown(message.text)));
+    }
     if (message.blocks && message.blocks.length) body.appendChild(renderBlocks(message.blocks, source));
     else if (message.text && !message.markdown && !message.assistant) body.innerHTML = mrkdwn(message.text);
     node.appendChild(body);
@@ -458,6 +568,17 @@ export function renderPage(): string {
   document.getElementById('assistant-new').addEventListener('click', async () => {
     const started = await post('/ui/assistant-new', {});
     if (started.threadTs) { openThread = started.threadTs; scheduleRefresh(); }
+  });
+  document.getElementById('tab-steps').addEventListener('click', () => showTab('steps'));
+  document.getElementById('step-choice').addEventListener('change', () => renderSteps());
+  document.getElementById('step-form').addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const inputs = {};
+    for (const field of document.querySelectorAll('#step-inputs [name]')) inputs[field.name] = field.value;
+    const refused = document.getElementById('step-refused');
+    refused.textContent = '';
+    const ran = await post('/ui/run-step', { callbackId: document.getElementById('step-choice').value, inputs });
+    if (!ran.ok) refused.textContent = ran.error || 'The step could not run.';
   });
   document.getElementById('tab-home').addEventListener('click', async () => {
     showTab('home');
@@ -538,7 +659,7 @@ export function renderPage(): string {
     // blocks it still has; a new view starts afresh.
     const typed = new Map();
     if (form.dataset.viewId === id) {
-      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.type === 'checkbox' ? control.checked : control.value);
+      for (const control of form.querySelectorAll('[data-block-id]')) typed.set(control.dataset.blockId, control.type === 'checkbox' ? control.checked : control.type === 'file' ? { fileId: control.dataset.fileId, fileName: control.dataset.fileName } : control.value);
     }
     form.replaceChildren();
     form.dataset.hash = hash;
@@ -589,6 +710,19 @@ export function renderPage(): string {
         if (element.min_value !== undefined) control.min = element.min_value;
         if (element.max_value !== undefined) control.max = element.max_value;
         if (element.initial_value !== undefined) control.value = element.initial_value;
+      } else if (element.type === 'file_input') {
+        // Like Slack's client: the chosen file is uploaded at once; the submission carries its file object.
+        control = el('input');
+        control.type = 'file';
+        if (Array.isArray(element.filetypes)) control.accept = element.filetypes.map((type) => '.' + type).join(',');
+        control.addEventListener('change', async () => {
+          const chosen = control.files[0];
+          delete control.dataset.fileId;
+          if (!chosen) return;
+          const uploaded = await post('/ui/view-file', { name: chosen.name, contentBase64: await base64Of(chosen) });
+          control.dataset.fileId = uploaded.id;
+          control.dataset.fileName = chosen.name;
+        });
       } else if (element.type === 'url_text_input') {
         control = el('input');
         control.type = 'url';
@@ -602,6 +736,15 @@ export function renderPage(): string {
       }
       if (typed.has(block.block_id)) {
         if (control.type === 'checkbox') control.checked = typed.get(block.block_id) === true;
+        else if (control.type === 'file') {
+          // A file input cannot be given a file back: its upload is kept, and named beside it.
+          const kept = typed.get(block.block_id);
+          if (kept && kept.fileId) {
+            control.dataset.fileId = kept.fileId;
+            control.dataset.fileName = kept.fileName;
+            label.appendChild(el('div', 'field-hint', '📎 ' + escapeHtml(kept.fileName)));
+          }
+        }
         else if (control.tagName !== 'SELECT' || [...control.options].some((o) => o.value === typed.get(block.block_id))) control.value = typed.get(block.block_id);
       }
       control.dataset.blockId = block.block_id;
@@ -632,14 +775,29 @@ export function renderPage(): string {
   document.getElementById('modal').addEventListener('submit', async (event) => {
     event.preventDefault();
     const form = event.currentTarget;
-    await post('/ui/view-submit', { viewId: form.dataset.viewId, values: viewValues(form) });
+    await post('/ui/view-submit', { viewId: form.dataset.viewId, values: viewValues(form), files: viewFiles(form) });
   });
+
+  /** The files attached in the view's file inputs, by block: Slack puts their file objects in the state. */
+  function viewFiles(form) {
+    const files = {};
+    for (const control of form.querySelectorAll('[data-kind="file_input"]')) files[control.dataset.blockId] = control.dataset.fileId ? [control.dataset.fileId] : [];
+    return files;
+  }
+
+  async function base64Of(file) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    let binary = '';
+    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    return btoa(binary);
+  }
 
   /** The view's state as Slack sends it: \`values[blockId][actionId]\`, shaped by each element's type. */
   function viewValues(form) {
     const values = {};
     for (const control of form.querySelectorAll('[data-block-id]')) {
       const kind = control.dataset.kind;
+      if (kind === 'file_input') continue;
       const entry = kind === 'static_select'
         ? { type: kind, selected_option: control.value ? { value: control.value, text: { type: 'plain_text', text: control.selectedOptions[0].text } } : null }
         : kind === 'conversations_select'
@@ -662,6 +820,7 @@ export function renderPage(): string {
     renderFeed();
     renderPane();
     renderHome();
+    renderSteps();
     renderModal();
     // Tells tests (and anyone curious) which workspace state the page shows.
     document.body.dataset.revision = String(state.revision);
@@ -673,13 +832,11 @@ export function renderPage(): string {
     const chosen = event.target.files[0];
     event.target.value = '';
     if (!chosen) return;
-    const bytes = new Uint8Array(await chosen.arrayBuffer());
-    let binary = '';
-    for (let at = 0; at < bytes.length; at += 0x8000) binary += String.fromCharCode.apply(null, bytes.subarray(at, at + 0x8000));
+    const contentBase64 = await base64Of(chosen);
     const input = document.getElementById('composer');
     const text = input.value.trim();
     input.value = '';
-    await post('/ui/share-file', { name: chosen.name, contentBase64: btoa(binary), text });
+    await post('/ui/share-file', { name: chosen.name, contentBase64, text });
   });
 
   document.getElementById('composer-form').addEventListener('submit', async (event) => {

@@ -1,4 +1,9 @@
-import { createApp, type CreateAppOptions, type StandinAppConfig } from './app-config';
+import {
+	createApp,
+	type CreateAppOptions,
+	type StandinAppConfig,
+	type StepDefinition,
+} from './app-config';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppLink, type AppReply } from './app-link';
@@ -158,6 +163,7 @@ export class Standin {
 			});
 		this.app = new AppLink(this.workspace, {
 			signingSecret: options.signingSecret,
+			publicFile: (file) => this.api.publicFile(file),
 			config: this.config,
 			eventsUrl: () => this.appEventsUrl,
 			socketMode: this.socketMode,
@@ -502,6 +508,9 @@ export class Standin {
 			assistant: ws.assistantThreads.get(`${message.channel}/${message.ts}`) ?? null,
 			session: ws.session(message.channel, message.ts) ?? null,
 			markdown: message.streamed,
+			tasks: message.tasks ?? [],
+			planTitle: message.planTitle ?? null,
+			taskDisplayMode: message.taskDisplayMode ?? null,
 			files: message.fileIds.flatMap((fileId) => {
 				const file = ws.files.get(fileId);
 				return file
@@ -534,7 +543,98 @@ export class Standin {
 			shortcuts: SHORTCUTS,
 			experience: this.config.experience,
 			messagesTabPrompts: ws.messagesTabPrompts.get(shown.id) ?? null,
+			...this.workflowSteps(),
 		};
+	}
+
+	/**
+	 * What the page's Workflow steps tab shows: the app's steps as its manifest defines them (their
+	 * inputs, typed), the files a file input can take (those shared in a conversation), and the runs,
+	 * newest first, with their outputs or error.
+	 */
+	private workflowSteps(): Record<string, unknown> {
+		const ws = this.workspace;
+		const fields = (parameters: StepDefinition['input_parameters']) =>
+			Object.entries(parameters.properties).map(([name, parameter]) => ({
+				name,
+				type: parameter.type,
+				title: parameter.title ?? name,
+				description: typeof parameter.description === 'string' ? parameter.description : '',
+				required: parameters.required?.includes(name) ?? false,
+			}));
+		return {
+			steps: [...this.config.functions].map(([callbackId, definition]) => ({
+				callbackId,
+				title: definition.title,
+				description: definition.description ?? '',
+				inputs: fields(definition.input_parameters),
+				outputs: fields(definition.output_parameters),
+			})),
+			stepFiles: [...ws.files.values()]
+				.filter((file) => file.shared && file.channels.size > 0)
+				.map((file) => ({ id: file.id, name: file.name })),
+			stepRuns: [...ws.executions.values()].reverse().map((execution) => ({
+				id: execution.id,
+				callbackId: execution.callbackId,
+				title: this.config.functions.get(execution.callbackId)?.title ?? execution.callbackId,
+				state: execution.state,
+				outputs: execution.outputs ?? null,
+				error: execution.error ?? null,
+			})),
+		};
+	}
+
+	/**
+	 * Runs one of the app's steps as Workflow Builder does once a workflow reaches it: Builder lets a
+	 * workflow be published only with every required input filled, each of its type, so a run
+	 * without them is refused here, naming the input, before the app hears of it.
+	 */
+	private async runStep(
+		body: Record<string, unknown>,
+	): Promise<{ status: number; body: Record<string, unknown> }> {
+		const callbackId = text(body.callbackId) ?? '';
+		const definition = this.config.functions.get(callbackId);
+		if (!definition) return { status: 404, body: { ok: false, error: `No step "${callbackId}".` } };
+		const given =
+			body.inputs && typeof body.inputs === 'object'
+				? (body.inputs as Record<string, unknown>)
+				: {};
+		const inputs: Record<string, unknown> = {};
+		// Like Slack's own answers: 200, `ok: false` and why (the page shows it under the form).
+		const refuse = (error: string) => ({ status: 200, body: { ok: false, error } });
+		for (const [name, parameter] of Object.entries(definition.input_parameters.properties)) {
+			const value = text(given[name])?.trim() ?? '';
+			const title = parameter.title ?? name;
+			if (value === '') {
+				if (definition.input_parameters.required?.includes(name))
+					return refuse(`${title} is required.`);
+				continue;
+			}
+			switch (parameter.type) {
+				case 'integer':
+					if (!/^-?\d+$/.test(value)) return refuse(`${title} must be a whole number.`);
+					inputs[name] = Number(value);
+					break;
+				case 'slack#/types/file_id':
+					if (!this.workspace.files.get(value)?.shared)
+						return refuse(`${title} must be a file shared in Slack.`);
+					inputs[name] = value;
+					break;
+				case 'slack#/types/channel_id':
+					if (!CONVERSATIONS.some((one) => one.id === value))
+						return refuse(`${title} must be a conversation of this workspace.`);
+					inputs[name] = value;
+					break;
+				default:
+					inputs[name] = value;
+			}
+		}
+		const run = this.app.functionExecuted(callbackId, inputs);
+		// The run shows as running at once; the app completes or fails it later.
+		this.workspace.changed();
+		const { execution, reply } = await run;
+		this.reportFailure(definition.title, reply, text(inputs.channel_id));
+		return { status: 200, body: { ok: true, executionId: execution.id } };
 	}
 
 	private events(req: IncomingMessage, res: ServerResponse): void {
@@ -629,6 +729,18 @@ export class Standin {
 				});
 				return send(res, 200, { ok: true });
 			}
+			case 'view-file': {
+				// A file chosen in a modal's file input, uploaded at once as Slack's client does.
+				const name = text(body.name)?.trim();
+				const content = text(body.contentBase64);
+				if (!name || content === undefined) return send(res, 400, { ok: false });
+				const file = this.workspace.uploadToView({
+					user,
+					name,
+					content: Buffer.from(content, 'base64'),
+				});
+				return send(res, 200, { ok: true, id: file.id });
+			}
 			case 'reply': {
 				const threadTs = text(body.threadTs);
 				const messageText = text(body.text)?.trim();
@@ -676,7 +788,14 @@ export class Standin {
 						? (body.values as Record<string, Record<string, unknown>>)
 						: {};
 				if (!this.workspace.views.has(viewId)) return send(res, 404, { ok: false });
-				const reply = await this.app.submitView({ user, viewId, values });
+				const files = fileIdsByBlock(body.files);
+				let reply;
+				try {
+					reply = await this.app.submitView({ user, viewId, values, files });
+				} catch (error) {
+					// What Slack's client would not let through (a file type the input does not take).
+					return send(res, 400, { ok: false, error: String(error) });
+				}
 				this.applyViewResponse(viewId, reply);
 				return send(res, 200, { ok: true });
 			}
@@ -738,6 +857,10 @@ export class Standin {
 				const stopped = await this.stopSession(user, channel, threadTs);
 				return send(res, stopped ? 200 : 409, { ok: stopped });
 			}
+			case 'run-step': {
+				const ran = await this.runStep(body);
+				return send(res, ran.status, ran.body);
+			}
 			case 'home-opened': {
 				this.reportFailure('Opening Home', await this.app.appHomeOpened(user), channel);
 				return send(res, 200, { ok: true });
@@ -798,4 +921,13 @@ export async function startStandin(options: StandinOptions & { port?: number }):
 	const standin = new Standin(options);
 	await standin.listen(options.port ?? 0);
 	return standin;
+}
+
+/** `{ blockId: [fileId] }` from the page's submission; anything else is left out. */
+function fileIdsByBlock(value: unknown): Record<string, string[]> {
+	if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+	const files: Record<string, string[]> = {};
+	for (const [block, ids] of Object.entries(value))
+		if (Array.isArray(ids)) files[block] = ids.filter((id): id is string => typeof id === 'string');
+	return files;
 }

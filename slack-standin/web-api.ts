@@ -4,6 +4,14 @@ import { systemClock } from '../shared/runtime';
 import { LimitCheck, truncated, type Surface } from './limits';
 import { RateWindows, type RateLimitOptions } from './rate-limits';
 import {
+	ChunkRefused,
+	mergeTasks,
+	parseChunks,
+	TASK_DISPLAY_MODES,
+	type ChunkContent,
+	type TaskDisplayMode,
+} from './stream-chunks';
+import {
 	SESSION_STATUSES,
 	BOT,
 	LOCAL_USER,
@@ -166,17 +174,38 @@ function eventTypeOf(params: Params): string | undefined {
 	}
 }
 
-/** Text carried by streaming chunks: `[{ type: 'markdown_text', text }]`. */
-function chunkText(params: Params): string {
-	let text = params.markdown_text ?? '';
-	const chunks = json(params.chunks, []);
-	if (Array.isArray(chunks)) {
-		for (const chunk of chunks) {
-			if (chunk && typeof chunk === 'object' && 'text' in chunk && typeof chunk.text === 'string')
-				text += chunk.text;
-		}
+/**
+ * What a stream call's `markdown_text` and `chunks` add to the message; "Either `markdown_text` or
+ * `chunks` is required" on start and append (https://docs.slack.dev/reference/methods/chat.appendStream).
+ */
+function streamContent(method: string, params: Params): ChunkContent {
+	const chunks = json(params.chunks, undefined);
+	if (chunks === undefined) {
+		if (method !== 'chat.stopStream' && !params.markdown_text) fail('invalid_arguments');
+		return { text: params.markdown_text ?? '', tasks: [], blocks: [] };
 	}
-	return text;
+	try {
+		const content = parseChunks(chunks);
+		return { ...content, text: (params.markdown_text ?? '') + content.text };
+	} catch (error) {
+		if (!(error instanceof ChunkRefused)) throw error;
+		throw new ApiFailure('invalid_arguments', { response_metadata: { messages: error.problems } });
+	}
+}
+
+function taskDisplayMode(params: Params): TaskDisplayMode | undefined {
+	const mode = params.task_display_mode;
+	if (mode === undefined || mode === '') return undefined;
+	const known = TASK_DISPLAY_MODES.find((candidate) => candidate === mode);
+	if (!known)
+		throw new ApiFailure('invalid_arguments', {
+			response_metadata: {
+				messages: [
+					`[ERROR] task_display_mode must be one of ${TASK_DISPLAY_MODES.join(', ')} [json-pointer:/task_display_mode]`,
+				],
+			},
+		});
+	return known;
 }
 
 export interface WebApiOptions {
@@ -480,26 +509,36 @@ export class WebApi {
 		const channel = required(params, 'channel');
 		if (method === 'chat.startStream') {
 			const threadTs = required(params, 'thread_ts');
+			const mode = taskDisplayMode(params);
+			const content = streamContent(method, params);
 			if (!this.workspace.find(channel, threadTs)) fail('thread_not_found');
 			const message = this.workspace.post({
 				channel,
 				user: BOT.userId,
 				botId: BOT.botId,
-				text: chunkText(params),
+				text: content.text,
+				...(content.blocks.length > 0 ? { blocks: content.blocks } : {}),
 				threadTs,
 				streaming: true,
+				...(content.tasks.length > 0 ? { tasks: mergeTasks([], content.tasks) } : {}),
+				...(content.planTitle !== undefined ? { planTitle: content.planTitle } : {}),
+				...(mode ? { taskDisplayMode: mode } : {}),
 			});
 			return { channel, ts: message.ts };
 		}
 		const ts = required(params, 'ts');
+		const content = streamContent(method, params);
 		const message = this.workspace.find(channel, ts);
 		if (!message) fail('message_not_found');
 		if (!message.streaming) fail('message_not_in_streaming_state');
-		const change: Partial<StoredMessage> = { text: message.text + chunkText(params) };
+		const change: Partial<StoredMessage> = { text: message.text + content.text };
+		if (content.tasks.length > 0) change.tasks = mergeTasks(message.tasks ?? [], content.tasks);
+		if (content.planTitle !== undefined) change.planTitle = content.planTitle;
+		if (content.blocks.length > 0) change.blocks = [...(message.blocks ?? []), ...content.blocks];
 		if (method === 'chat.stopStream') {
 			change.streaming = false;
 			const blocks = blocksParam(params);
-			if (blocks) change.blocks = blocks;
+			if (blocks) change.blocks = [...(change.blocks ?? message.blocks ?? []), ...blocks];
 			const metadata = metadataParam(params);
 			if (metadata) change.metadata = metadata;
 		}

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { randomBytes } from 'node:crypto';
+import type { StreamTask, TaskDisplayMode } from './stream-chunks';
 
 /**
  * The state of the stand-in workspace: one team, its channels' messages and threads, ephemeral
@@ -56,6 +57,8 @@ export interface StoredFile {
 	shared: boolean;
 	/** The conversations it was shared in: who may see it follows from them. */
 	channels: Set<string>;
+	/** Uploaded in a modal's file input: the app the view belongs to sees it (it holds files:read). */
+	viaFileInput?: boolean;
 }
 
 export interface StoredMessage {
@@ -74,6 +77,12 @@ export interface StoredMessage {
 	streaming: boolean;
 	/** Created by chat.startStream: its text is standard Markdown, shown above its blocks. */
 	streamed: boolean;
+	/** A stream's task chunks, each as its latest update says, in the order they first came. */
+	tasks?: StreamTask[];
+	/** A stream's plan title (its latest plan_update chunk). */
+	planTitle?: string;
+	/** How chat.startStream asked the tasks to be shown. */
+	taskDisplayMode?: TaskDisplayMode;
 }
 
 export interface EphemeralMessage {
@@ -247,7 +256,9 @@ export class Workspace extends EventEmitter {
 	update(
 		channel: string,
 		ts: string,
-		change: Partial<Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming'>>,
+		change: Partial<
+			Pick<StoredMessage, 'text' | 'blocks' | 'metadata' | 'streaming' | 'tasks' | 'planTitle'>
+		>,
 	): StoredMessage | undefined {
 		const message = this.find(channel, ts);
 		if (!message) return undefined;
@@ -410,12 +421,43 @@ export class Workspace extends EventEmitter {
 	}
 
 	/**
-	 * Whether the bot sees a file: its own, or shared in a conversation it is in (Slack answers
+	 * A person uploads a file in a modal's file input: it is shared in no conversation, and the app
+	 * receives it with the view's submission
+	 * (https://docs.slack.dev/reference/block-kit/block-elements/file-input-element).
+	 */
+	uploadToView(options: {
+		user: string;
+		name: string;
+		content: Buffer;
+		mimetype?: string;
+	}): StoredFile {
+		const file: StoredFile = {
+			id: this.newId('F'),
+			name: options.name,
+			title: options.name,
+			mimetype: options.mimetype ?? mimeType(options.name),
+			filetype: fileType(options.name),
+			size: options.content.length,
+			user: options.user,
+			durationMs: wavDurationMs(options.content),
+			content: options.content,
+			shared: false,
+			channels: new Set(),
+			viaFileInput: true,
+		};
+		this.files.set(file.id, file);
+		this.changed();
+		return file;
+	}
+
+	/**
+	 * Whether the bot sees a file: its own, one uploaded to it in a file input, or shared in a conversation it is in (Slack answers
 	 * `file_not_found` to files.info otherwise, and its file URLs serve it nothing).
 	 */
 	botSees(file: StoredFile): boolean {
 		return (
 			file.user === BOT.userId ||
+			file.viaFileInput === true ||
 			[...file.channels].some((channel) => this.botChannels.has(channel) || channel.startsWith('D'))
 		);
 	}

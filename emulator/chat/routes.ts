@@ -5,6 +5,7 @@ import { gatewayRefusal } from '../gateway';
 import {
 	describeIssues,
 	json,
+	problem,
 	STREAMED,
 	type Reply,
 	type RequestContext,
@@ -36,6 +37,20 @@ export function createChatRoutes(deps: ChatDeps) {
 	const { options, faults } = deps;
 	const { clock } = options;
 	const createdAt = Math.floor(clock.now() / 1000);
+	/** When the replica started by the first request is ready (scaled to zero until then). */
+	let readyAt: number | undefined = options.chatColdStartMs > 0 ? undefined : 0;
+
+	/** While no replica is ready the gateway answers for the workload: 503, problem details. */
+	function coldStart(ctx: RequestContext): Reply | undefined {
+		readyAt ??= clock.now() + options.chatColdStartMs;
+		if (clock.now() >= readyAt) return undefined;
+		return problem(
+			503,
+			'No replica of this workload is ready yet: one is starting (scaled up from zero).',
+			ctx.path,
+			{ 'retry-after': String(Math.ceil((readyAt - clock.now()) / 1000)) },
+		);
+	}
 
 	function limits(request: ChatRequest, prompt: number): Reply | undefined {
 		if (prompt > MAX_INPUT_TOKENS) {
@@ -154,6 +169,8 @@ export function createChatRoutes(deps: ChatDeps) {
 		const refusal = gatewayRefusal(ctx, apiKeys, options.workloadAuth);
 		if (refusal) return refusal;
 		const path = ctx.path.slice(CHAT_PREFIX.length);
+		const starting = coldStart(ctx);
+		if (starting) return starting;
 		if (path === '/v1/chat/completions') {
 			return ctx.method === 'POST'
 				? completions(ctx)

@@ -17,7 +17,7 @@ import * as transcription from './actions/transcription/Transcription.resource';
 import { deleteUploaded } from './helpers/binary-upload';
 import { resumeOnJobWebhook } from './helpers/jobs';
 import { jobOutput, transcriptionOutput } from './helpers/output';
-import { listSearch, resourceMapping } from './methods';
+import { listSearch, loadOptions, resourceMapping } from './methods';
 import { nothingToRegister } from './webhook/lifecycle';
 
 /** Resources served by a deployed workload rather than the management API. */
@@ -55,13 +55,18 @@ export class GpuCloud implements INodeType {
 				displayOptions: { show: { resource: WORKLOAD_RESOURCES } },
 			},
 			{
-				// Transcription's Binary File source needs it (said before any request when missing);
-				// Image > Generate, given one, puts its images there and links them.
+				// Transcription's Binary File source and Job's Files for Media Fields need it, said before
+				// any request when missing; Image > Generate, given one, puts its images there. Not beside
+				// Using JSON, which takes no file. (A credential's displayOptions take plain values only,
+				// and one entry per type counts, so version 1's Job operations show it too, unused.)
 				name: 'gpuCloudObjectStorageApi',
 				required: false,
 				displayOptions: {
-					show: { resource: ['transcription', 'image'] },
-					hide: { source: ['url'] },
+					show: {
+						resource: ['transcription', 'image', 'job'],
+						operation: ['transcribe', 'generate', 'create', 'createAndWait'],
+					},
+					hide: { source: ['url'], inputMode: ['json'] },
 				},
 			},
 		],
@@ -104,7 +109,7 @@ export class GpuCloud implements INodeType {
 		],
 	};
 
-	methods = { listSearch, resourceMapping };
+	methods = { listSearch, loadOptions, resourceMapping };
 
 	// n8n serves the resume URL itself; each job is created with it as its `webhook_url`.
 	webhookMethods = { default: nothingToRegister };
@@ -115,11 +120,11 @@ export class GpuCloud implements INodeType {
 
 	/** GPU Cloud reporting the end of a job to a paused execution (webhook wait mode). */
 	async webhook(this: IWebhookFunctions): Promise<IWebhookResponseData> {
-		if (this.getNodeParameter('resource', 'job') !== 'transcription')
-			return await resumeOnJobWebhook(this, jobOutput);
-		// Files uploaded for a Binary File source are deleted once every job of the execution has ended.
-		return await resumeOnJobWebhook(this, transcriptionOutput, (keys) =>
-			deleteUploaded(this, keys),
-		);
+		const format =
+			this.getNodeParameter('resource', 'job') === 'transcription'
+				? transcriptionOutput
+				: jobOutput;
+		// Files uploaded for the jobs are deleted once every job of the execution has ended.
+		return await resumeOnJobWebhook(this, format, (keys) => deleteUploaded(this, keys));
 	}
 }

@@ -1,6 +1,11 @@
 import type { Logger, webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
-import { answerFooter, answerMessage, ANSWER_MAX_LENGTH } from '../messages/chat';
+import {
+	answerFooter,
+	answerMessage,
+	answerTaskMessage,
+	ANSWER_MAX_LENGTH,
+} from '../messages/chat';
 import { escapeText } from '../messages/format';
 import type { SlackMessage, ThreadRef } from '../model';
 import { describeError, errorSummary, slackErrorCode } from '../slack/errors';
@@ -8,6 +13,25 @@ import { SlackAnswerLost } from '../slack/slack-client';
 import { ANSWER_EVENT, type SlackThreads } from '../slack/slack-thread';
 
 type WebClient = webApi.WebClient;
+/** A chunk of Slack's stream methods, as the installed Web API client types them. */
+type StreamChunk = NonNullable<webApi.ChatAppendStreamArguments['chunks']>[number];
+
+/**
+ * Work before or beside the answer's text (the model starting), shown as a task in Slack's native
+ * stream (a `task_update` chunk: https://docs.slack.dev/reference/methods/chat.appendStream).
+ */
+export interface AnswerTask {
+	id: string;
+	title: string;
+	status: 'in_progress' | 'complete';
+}
+
+/** What an answer is written from: pieces of its text, and its tasks as they change. */
+export type AnswerPiece = string | AnswerTask;
+
+function taskChunk(task: AnswerTask): StreamChunk {
+	return { type: 'task_update', id: task.id, title: task.title, status: task.status };
+}
 
 /** Where an answer goes, and for whom (native streams outside DMs name their recipient). */
 export interface AnswerTarget {
@@ -44,6 +68,8 @@ class StoppedInSlack extends Error {}
 /** Shows an answer as it grows; `show` is called at most about once per interval. */
 interface AnswerSink {
 	show(text: string, delta: string): Promise<void>;
+	/** A task changed. */
+	task(task: AnswerTask): Promise<void>;
 	finish(text: string, state: FinalState, detail?: string): Promise<string | undefined>;
 }
 
@@ -70,17 +96,23 @@ class NativeSink implements AnswerSink {
 
 	async show(_text: string, delta: string): Promise<void> {
 		if (!delta) return;
-		const { thread, team, user } = this.target;
 		// Escaping is per character, so escaped deltas add up to the escaped answer; a message holds at
 		// most ANSWER_MAX_LENGTH escaped characters, under the 12,000 Slack takes per call.
-		const markdown_text = escapeText(delta);
+		await this.send({ markdown_text: escapeText(delta) });
+	}
+
+	async task(task: AnswerTask): Promise<void> {
+		await this.send({ chunks: [taskChunk(task)] });
+	}
+
+	/** Starts the stream with its first content, or appends to it. */
+	private async send(
+		content: { markdown_text: string } | { chunks: StreamChunk[] },
+	): Promise<void> {
+		const { thread, team, user } = this.target;
 		if (this.ts) {
 			try {
-				await this.client.chat.appendStream({
-					channel: thread.channel,
-					ts: this.ts,
-					markdown_text,
-				});
+				await this.client.chat.appendStream({ channel: thread.channel, ts: this.ts, ...content });
 			} catch (error) {
 				if (slackErrorCode(error) === 'message_not_in_streaming_state') throw new StoppedInSlack();
 				throw error;
@@ -92,7 +124,8 @@ class NativeSink implements AnswerSink {
 			thread_ts: thread.threadTs,
 			recipient_team_id: team,
 			recipient_user_id: user,
-			markdown_text,
+			...('chunks' in content ? { task_display_mode: 'timeline' } : {}),
+			...content,
 		});
 		if (!started.ts) throw new Error('Slack did not return the stream timestamp.');
 		this.ts = started.ts;
@@ -135,6 +168,11 @@ class EditSink implements AnswerSink {
 		await this.write(answerMessage(text, 'streaming'));
 	}
 
+	/** A task in progress is the message until the answer's text replaces it. */
+	async task(task: AnswerTask): Promise<void> {
+		if (task.status === 'in_progress') await this.write(answerTaskMessage(task.title));
+	}
+
 	async finish(text: string, state: FinalState, detail?: string): Promise<string | undefined> {
 		await this.write(answerMessage(text, state, detail));
 		return this.ts;
@@ -166,10 +204,13 @@ export class AnswerWriter {
 		this.nativeWorks = options.nativeStreaming;
 	}
 
-	/** Writes the answer as `deltas` come; `stop` ends it where it is (the person stopped it). */
+	/**
+	 * Writes the answer as its pieces come (text, and tasks shown at once, after the text before
+	 * them); `stop` ends it where it is (the person stopped it).
+	 */
 	async write(
 		target: AnswerTarget,
-		deltas: AsyncIterable<string>,
+		pieces: AsyncIterable<AnswerPiece>,
 		stop?: AbortSignal,
 	): Promise<AnswerResult> {
 		const { clock, logger } = this.options;
@@ -188,20 +229,34 @@ export class AnswerWriter {
 		let partSent = 0;
 		let lastShown = Number.NEGATIVE_INFINITY;
 
+		/** A native stream that could not start: this answer goes by edits (and later ones too, unless the answer was lost). */
+		const fallBack = (error: unknown) => {
+			if (!(sink instanceof NativeSink) || sink.hasStarted) throw error;
+			// A start whose answer was lost says nothing about the workspace: only this answer goes by edits.
+			if (!(error instanceof SlackAnswerLost)) {
+				logger.info(
+					`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`,
+				);
+				this.nativeWorks = false;
+			}
+			sink = new EditSink(this.options.threads, partTarget);
+		};
+
 		const send = async (part: string, delta: string) => {
 			try {
 				await sink.show(part, delta);
 			} catch (error) {
-				if (!(sink instanceof NativeSink) || sink.hasStarted) throw error;
-				// A start whose answer was lost says nothing about the workspace: only this answer goes by edits.
-				if (!(error instanceof SlackAnswerLost)) {
-					logger.info(
-						`Native streaming is not available here (${errorSummary(error)}); answering by message edits.`,
-					);
-					this.nativeWorks = false;
-				}
-				sink = new EditSink(this.options.threads, partTarget);
+				fallBack(error);
 				await sink.show(part, part);
+			}
+		};
+
+		const sendTask = async (task: AnswerTask) => {
+			try {
+				await sink.task(task);
+			} catch (error) {
+				fallBack(error);
+				await sink.task(task);
 			}
 		};
 
@@ -236,8 +291,13 @@ export class AnswerWriter {
 				: sink;
 
 		try {
-			for await (const delta of untilAborted(deltas, stop)) {
-				text += delta;
+			for await (const piece of untilAborted(pieces, stop)) {
+				if (typeof piece !== 'string') {
+					await show();
+					await sendTask(piece);
+					continue;
+				}
+				text += piece;
 				if (clock.now() - lastShown >= interval) await show();
 			}
 			if (stop?.aborted) throw new StoppedInSlack();
@@ -288,14 +348,14 @@ function partEnd(part: string, sent: number): number {
 }
 
 /**
- * The deltas until `stop` is aborted: a model stream that has gone quiet is left at once, not when
+ * The pieces until `stop` is aborted: a model stream that has gone quiet is left at once, not when
  * its next piece comes, and closed (the workload stops generating).
  */
-async function* untilAborted(
-	deltas: AsyncIterable<string>,
+async function* untilAborted<T>(
+	pieces: AsyncIterable<T>,
 	stop: AbortSignal | undefined,
-): AsyncGenerator<string> {
-	const iterator = deltas[Symbol.asyncIterator]();
+): AsyncGenerator<T> {
+	const iterator = pieces[Symbol.asyncIterator]();
 	const stopped = new Promise<'stopped'>((resolve) => {
 		if (stop?.aborted) resolve('stopped');
 		stop?.addEventListener('abort', () => resolve('stopped'), { once: true });

@@ -1,10 +1,11 @@
 import type { WorkloadClient } from '../../shared/client';
-import type { ChatMessage } from '../../shared/schemas';
+import type { ChatMessage, ChatRequest } from '../../shared/schemas';
 import { answerMessage } from '../messages/chat';
 import { noticeMessage } from '../messages/errors';
 import { parentMessage, type ParentView } from '../messages/parent';
 import type { ThreadRef } from '../model';
-import type { AnswerWriter } from './answer-stream';
+import type { Clock } from '../../shared/clock';
+import type { AnswerPiece, AnswerTask, AnswerWriter } from './answer-stream';
 import { conversationFromThread, plainText } from './conversation';
 import type { RequestLifecycle, RequestPlan } from '../requests/lifecycle';
 import type { PrivateReply, RequestContext } from '../requests/outcome';
@@ -22,6 +23,8 @@ import { redisInTime } from '../state/timeout';
 export interface ChatServiceOptions {
 	workload?: WorkloadClient;
 	model?: string;
+	/** Paces the checks of a model that is starting. */
+	clock: Clock;
 	writer: AnswerWriter;
 	lifecycle: RequestLifecycle;
 	threads: SlackThreads;
@@ -35,6 +38,15 @@ export interface ChatServiceOptions {
 
 /** The question is kept in the parent's metadata, where follow-ups find it; long ones are cut. */
 const PROMPT_METADATA_LIMIT = 4000;
+/** How often a starting model is asked whether it is ready, and how long it may take to be. */
+const MODEL_START_POLL_MS = 1000;
+const MODEL_START_LIMIT_MS = 15 * 60_000;
+
+const STARTING_TASK: Omit<AnswerTask, 'status'> = {
+	id: 'model-start',
+	title: 'Starting the model',
+};
+
 /** Slack gives up redelivering an event within minutes; a thread reply is remembered well past that. */
 const FOLLOWED_UP_MEMORY_MS = 3600_000;
 
@@ -102,6 +114,7 @@ export class ChatService {
 		const { workload, model, lifecycle } = this.options;
 		const refused = workload ? lifecycle.refusal(context) : this.off(context);
 		if (refused || !workload) return { refused: plainText(refused?.text ?? '') };
+		if (!(await modelReady(workload))) await this.untilModelReady(workload);
 		const completion = await workload.chat.complete({
 			messages: [{ role: 'user', content: question }],
 			...(model ? { model } : {}),
@@ -270,16 +283,14 @@ export class ChatService {
 				const key = threadKey(thread);
 				this.writing.set(key, stop);
 				try {
-					const deltas = (async function* () {
-						for await (const delta of workload.chat.stream(
-							{ messages, ...(model ? { model } : {}) },
-							{ signal: stop.signal },
-						))
-							yield delta.content;
-					})();
+					const pieces = this.answerPieces(
+						workload,
+						{ messages, ...(model ? { model } : {}) },
+						stop.signal,
+					);
 					const result = await writer.write(
 						{ thread, user, team, ref, ...(replaces ? { replaces } : {}) },
-						deltas,
+						pieces,
 						stop.signal,
 					);
 					// A stopped answer says why itself; one the person stopped stands as far as it went.
@@ -290,6 +301,44 @@ export class ChatService {
 			},
 		});
 	}
+
+	/**
+	 * The answer's pieces: when the text workload has no replica ready (it scales up from zero), a
+	 * task "Starting the model" shows until one is, then the model's text as it is generated.
+	 */
+	private async *answerPieces(
+		workload: WorkloadClient,
+		request: ChatRequest,
+		signal: AbortSignal,
+	): AsyncGenerator<AnswerPiece> {
+		if (!(await modelReady(workload, signal))) {
+			yield { ...STARTING_TASK, status: 'in_progress' };
+			await this.untilModelReady(workload, signal);
+			yield { ...STARTING_TASK, status: 'complete' };
+		}
+		for await (const delta of workload.chat.stream(request, { signal })) yield delta.content;
+	}
+
+	/** Waits for a replica of the text workload that is starting, asking every MODEL_START_POLL_MS. */
+	private async untilModelReady(workload: WorkloadClient, signal?: AbortSignal): Promise<void> {
+		const { clock } = this.options;
+		const deadline = clock.now() + MODEL_START_LIMIT_MS;
+		do {
+			if (clock.now() >= deadline)
+				throw new Error(
+					`The model did not start within ${MODEL_START_LIMIT_MS / 60_000} minutes; try again later.`,
+				);
+			await clock.sleep(MODEL_START_POLL_MS, signal);
+		} while (!(await modelReady(workload, signal)));
+	}
+}
+
+/**
+ * Whether the text workload has a replica ready. A server without a health check (not every
+ * OpenAI-style server has one) is taken as up: the answer's own request then says what is wrong.
+ */
+function modelReady(workload: WorkloadClient, signal?: AbortSignal): Promise<boolean> {
+	return workload.chat.ready({ signal }).catch(() => signal?.aborted !== true);
 }
 
 function threadKey(thread: ThreadRef): string {

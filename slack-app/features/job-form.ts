@@ -1,3 +1,4 @@
+import { z } from 'zod/v4';
 import type { Logger, webApi } from '@slack/bolt';
 import {
 	jobModal,
@@ -8,7 +9,19 @@ import {
 	type JobFormContext,
 } from '../messages/modal';
 import { inputFromFields, readSchemaForm, type SchemaFieldsForm } from '../../shared/input-schema';
-import { FIELD_BLOCK_PREFIX, FIELD_ACTION } from '../messages/job-fields';
+import {
+	FIELD_BLOCK_PREFIX,
+	FIELD_ACTION,
+	FILE_ACTION,
+	FILE_BLOCK_PREFIX,
+} from '../messages/job-fields';
+import {
+	mediaFileProblem,
+	NO_FORM_FILE_ROUTE,
+	type AttachedFile,
+	type FileTranscription,
+} from './file-transcription';
+import type { PreparedInput } from './jobs';
 import { inputProblem, type Catalogue } from './catalogue';
 import { parseJsonInput } from './command-parser';
 import { describeError, errorSummary } from '../slack/errors';
@@ -24,6 +37,8 @@ export interface JobFormValues {
 	input?: string;
 	/** The endpoint's fields, by property name: text, a number as text, a choice, or a yes/no. */
 	fields: Record<string, unknown>;
+	/** The ids of the files attached in media fields' file inputs, by property name. */
+	files: Record<string, string[]>;
 	/** Whether the form showed the endpoint's fields (and Advanced: JSON) rather than one JSON box. */
 	byFields: boolean;
 	/** Advanced: JSON, beside the fields. */
@@ -38,6 +53,8 @@ export type JobFormResult =
 			endpoint: string;
 			input: unknown;
 			metadata?: Record<string, unknown>;
+			/** Makes the input with the attached files' links, for the job about to be created. */
+			prepare?: () => Promise<PreparedInput>;
 	  }
 	| { ok: false; errors: Record<string, string> };
 
@@ -56,6 +73,11 @@ function fieldValue(element: Record<string, unknown> | undefined): unknown {
 	return element.value;
 }
 
+/** A file input's state: the files attached (Slack's file objects; the id is what counts). */
+const fileInputSchema = z.object({
+	files: z.array(z.looseObject({ id: z.string().min(1) })).default([]),
+});
+
 /** Reads the form's fields out of Slack's nested state. */
 export function readJobFormValues(state: unknown): JobFormValues {
 	const values = record(record(state)?.values);
@@ -68,14 +90,22 @@ export function readJobFormValues(state: unknown): JobFormValues {
 	const channel = field(JOB_FORM.channel.block, JOB_FORM.channel.action)?.selected_conversation;
 	const advanced = field(JOB_FORM.advanced.block, JOB_FORM.advanced.action)?.value;
 	const fields: Record<string, unknown> = {};
-	for (const block of Object.keys(values ?? {}))
+	const files: Record<string, string[]> = {};
+	for (const block of Object.keys(values ?? {})) {
 		if (block.startsWith(FIELD_BLOCK_PREFIX))
 			fields[block.slice(FIELD_BLOCK_PREFIX.length)] = fieldValue(field(block, FIELD_ACTION));
+		const attached = block.startsWith(FILE_BLOCK_PREFIX)
+			? fileInputSchema.safeParse(field(block, FILE_ACTION) ?? {})
+			: undefined;
+		if (attached?.success)
+			files[block.slice(FILE_BLOCK_PREFIX.length)] = attached.data.files.map(({ id }) => id);
+	}
 	return {
 		channel: typeof channel === 'string' && channel ? channel : undefined,
 		endpoint: typeof endpoint === 'string' ? endpoint : undefined,
 		input: typeof input === 'string' ? input : undefined,
 		fields,
+		files,
 		byFields:
 			Object.keys(fields).length > 0 || record(values?.[JOB_FORM.advanced.block]) !== undefined,
 		advanced: typeof advanced === 'string' ? advanced : undefined,
@@ -117,7 +147,7 @@ function uncheckedAsUnset(
 function inputOfFields(
 	form: SchemaFieldsForm,
 	values: JobFormValues,
-): { ok: true; input: unknown } | { ok: false; errors: Record<string, string> } {
+): { ok: true; input: Record<string, unknown> } | { ok: false; errors: Record<string, string> } {
 	let base: Record<string, unknown> = {};
 	if (values.advanced?.trim()) {
 		const parsed = parseJsonInput(values.advanced);
@@ -147,12 +177,79 @@ function inputOfFields(
 	return { ok: false, errors };
 }
 
+function isBlankValue(value: unknown): boolean {
+	return (
+		value === undefined || value === null || (typeof value === 'string' && value.trim() === '')
+	);
+}
+
+/** Files attached in the form, checked: those the job reads, and the errors of the others by block. */
+interface CheckedFiles {
+	attached: AttachedFile[];
+	errors: Record<string, string>;
+}
+
+const REQUIRED = 'This field is required.';
+
+/**
+ * The field errors, said for a form with file inputs: a required media field left empty takes a URL
+ * or a file; one whose file was attached (and refused, on its own block) is not also "required".
+ */
+function withFileHints(
+	errors: Record<string, string>,
+	form: SchemaFieldsForm,
+	values: JobFormValues,
+): Record<string, string> {
+	const said = { ...errors };
+	for (const field of form.fields) {
+		const block = `${FIELD_BLOCK_PREFIX}${field.name}`;
+		if (!field.media || said[block] !== REQUIRED || !(field.name in values.files)) continue;
+		if ((values.files[field.name] ?? []).length > 0) delete said[block];
+		else said[block] = 'This field is required: give a URL, or attach a file below.';
+	}
+	return said;
+}
+
 /** `/gpu job <endpoint>` without input: a form with the catalogue as a picker and a checked JSON box. */
 export class JobForm {
 	constructor(
 		private readonly catalogue: Catalogue,
 		private readonly logger: Logger,
+		private readonly files: FileTranscription,
 	) {}
+
+	/**
+	 * The files attached to media fields, each checked as the shortcut checks a shared file (what
+	 * Slack says it is, the spec's limits, whether the bot sees it, whether the app can hand it over)
+	 * before any job; an error goes on the file's block.
+	 */
+	private async checkFiles(form: SchemaFieldsForm, values: JobFormValues): Promise<CheckedFiles> {
+		const checked: CheckedFiles = { attached: [], errors: {} };
+		for (const [name, ids] of Object.entries(values.files)) {
+			if (ids.length === 0) continue;
+			const block = `${FILE_BLOCK_PREFIX}${name}`;
+			const refuse = (problem: string) => (checked.errors[block] = problem);
+			const accept = form.fields.find((field) => field.name === name)?.media;
+			if (!accept)
+				refuse('This field takes no file: choose the endpoint again to reload the form.');
+			else if (ids.length > 1) refuse('Attach one file: a job reads one file here.');
+			else if (!isBlankValue(values.fields[name])) refuse('Give a URL or attach a file, not both.');
+			else if (!this.files.canSend) refuse(NO_FORM_FILE_ROUTE);
+			else {
+				const seen = await this.files.see(ids[0]);
+				if ('problem' in seen)
+					refuse(
+						seen.failed ? `Reading the file from Slack failed: ${seen.problem}` : seen.problem,
+					);
+				else {
+					const problem = mediaFileProblem(seen.file, accept);
+					if (problem) refuse(problem);
+					else checked.attached.push({ field: name, file: seen.file });
+				}
+			}
+		}
+		return checked;
+	}
 
 	/** Opens at once (trigger ids expire in ~3 s), then fills in the catalogue. */
 	async open(client: WebClient, triggerId: string, context: JobFormContext): Promise<void> {
@@ -242,6 +339,7 @@ export class JobForm {
 		else if (!values.input?.trim()) errors[JOB_FORM.input.block] = 'Enter the job input as JSON.';
 		else if (!input.ok) errors[JOB_FORM.input.block] = input.problem;
 		let metadata: Record<string, unknown> | undefined;
+		let prepare: (() => Promise<PreparedInput>) | undefined;
 		if (values.metadata?.trim()) {
 			const parsed = parseJsonInput(values.metadata);
 			const problem = parsed.ok
@@ -261,9 +359,18 @@ export class JobForm {
 						errors[JOB_FORM.endpoint.block] =
 							`The fields below are not those of "${values.endpoint}" any more: choose it again to reload them.`;
 					else {
-						const made = inputOfFields(form, values);
-						if (made.ok) input = { ok: true, value: made.input };
-						else Object.assign(errors, made.errors);
+						const files = await this.checkFiles(form, values);
+						// An attached file stands for its field's URL while the rest is checked; its
+						// link is made when the job is.
+						const filled = { ...values.fields };
+						for (const { field, file } of files.attached) filled[field] = file.source;
+						const made = inputOfFields(form, { ...values, fields: filled });
+						if (made.ok) {
+							input = { ok: true, value: made.input };
+							if (files.attached.length > 0)
+								prepare = this.files.linkedInput(made.input, files.attached);
+						} else Object.assign(errors, withFileHints(made.errors, form, values));
+						Object.assign(errors, files.errors);
 					}
 				}
 				const problem =
@@ -282,6 +389,7 @@ export class JobForm {
 			endpoint: values.endpoint,
 			input: input.value,
 			metadata,
+			prepare,
 		};
 	}
 }

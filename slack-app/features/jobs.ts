@@ -23,7 +23,7 @@ import {
 	serviceErrorMessage,
 	usageErrorMessage,
 } from '../messages/errors';
-import { transcriptionSubject, type RequestSubject } from '../messages/parent';
+import { hideFileLinks, transcriptionSubject, type RequestSubject } from '../messages/parent';
 import { inputMessage, jobStatusMessage } from '../messages/status';
 import type { AccessPolicy } from '../requests/access';
 import { inputProblem, type Catalogue } from './catalogue';
@@ -124,7 +124,16 @@ export class JobService {
 		context: RequestContext,
 		endpoint: string,
 		input: unknown,
-		{ userMetadata, step }: { userMetadata?: Record<string, unknown>; step?: string } = {},
+		{
+			userMetadata,
+			step,
+			prepare,
+		}: {
+			userMetadata?: Record<string, unknown>;
+			step?: string;
+			/** Makes the input just before the job is created (the links of files attached in the form). */
+			prepare?: () => Promise<PreparedInput>;
+		} = {},
 	): Promise<PrivateReply> {
 		const checks = async (): Promise<PrivateReply> => {
 			if (userMetadata !== undefined) {
@@ -154,6 +163,7 @@ export class JobService {
 			userMetadata,
 			checks,
 			step,
+			prepare,
 		});
 	}
 
@@ -470,7 +480,7 @@ export class JobService {
 		try {
 			const job = await this.visible(await this.get(ref.endpoint, ref.jobId));
 			if (!job) return this.notFound(ref.jobId, 'status');
-			return inputMessage(`Input of job ${job.id}`, job.input);
+			return inputMessage(`Input of job ${job.id}`, hideFileLinks(job.input));
 		} catch (error) {
 			return serviceErrorMessage('Reading the job', describeError(error));
 		}

@@ -84,6 +84,11 @@ export function answerFooter(state: AnswerState, detail?: string): KnownBlock[] 
 	}
 }
 
+/** An answer not begun while work before it runs (the model starting), when edits stand in for a native stream. */
+export function answerTaskMessage(title: string): SlackMessage {
+	return { text: `${title}…`, blocks: [context(`_${escapeText(title)}…_`)] };
+}
+
 /** A chat answer as one message (used when native streaming is not available). */
 export function answerMessage(text: string, state: AnswerState, detail?: string): SlackMessage {
 	const body = escapeWithin(text, ANSWER_MAX_LENGTH);

@@ -11,6 +11,9 @@ import { SLACK_LIMITS, truncate } from './format';
 /** Ids of the field blocks: the property name follows the prefix, so a submission maps back to it. */
 export const FIELD_BLOCK_PREFIX = 'field.';
 export const FIELD_ACTION = 'value';
+/** Ids of the file inputs of media fields: the property name follows the prefix. */
+export const FILE_BLOCK_PREFIX = 'file.';
+export const FILE_ACTION = 'files';
 export const ADVANCED_BLOCK = { block: 'advanced', action: 'value' } as const;
 
 /** Input block texts (https://docs.slack.dev/reference/block-kit/blocks/input-block). */
@@ -29,6 +32,70 @@ export const INPUT_LIMITS = {
 export function fieldBlockId(field: SchemaField): string | undefined {
 	const id = `${FIELD_BLOCK_PREFIX}${field.name}`;
 	return field.name !== '' && id.length <= INPUT_LIMITS.blockId ? id : undefined;
+}
+
+/** The block id of a media field's file input, when the field has one. */
+export function fileBlockId(field: SchemaField): string | undefined {
+	const id = `${FILE_BLOCK_PREFIX}${field.name}`;
+	return field.media && id.length <= INPUT_LIMITS.blockId ? id : undefined;
+}
+
+/** How many blocks a field takes: a media field's file input is a block of its own. */
+export function blocksOfField(field: SchemaField): number {
+	return fileBlockId(field) ? 2 : 1;
+}
+
+/**
+ * The file extensions Slack's file input takes for the media types of an `x-media` list
+ * (`filetypes` are extensions: https://docs.slack.dev/reference/block-kit/block-elements/file-input-element).
+ * A type with no entry here means any file: the app checks what Slack says the file is anyway.
+ */
+const EXTENSIONS: Record<string, string[]> = {
+	'audio/*': [
+		'mp3',
+		'wav',
+		'm4a',
+		'aac',
+		'ogg',
+		'oga',
+		'opus',
+		'flac',
+		'aif',
+		'aiff',
+		'wma',
+		'amr',
+	],
+	'video/*': ['mp4', 'mov', 'm4v', 'webm', 'mkv', 'avi', 'mpeg', 'mpg', '3gp', 'wmv'],
+	'image/*': ['png', 'jpg', 'jpeg', 'gif', 'webp', 'bmp', 'tif', 'tiff', 'heic'],
+	'application/pdf': ['pdf'],
+};
+
+export function filetypesOf(accept: string): string[] | undefined {
+	const lists = accept.split(',').map((type) => EXTENSIONS[type.trim().toLowerCase()]);
+	return lists.every((list) => list !== undefined) ? [...new Set(lists.flat())] : undefined;
+}
+
+/**
+ * A media field's file input, beside its URL box: one file, of the kinds the field reads. Optional,
+ * as its URL box is: the form checks that a required field has one of the two.
+ */
+export function fileBlock(field: SchemaField, blockId: string): KnownBlock {
+	const filetypes = filetypesOf(field.media ?? '');
+	return {
+		type: 'input',
+		block_id: blockId,
+		optional: true,
+		label: plainText(truncate(`${field.title}: a file instead`, INPUT_LIMITS.label)),
+		hint: plainText(
+			'Instead of a URL: a file from your computer or from Slack (up to 10 MB). The app hands it to GPU Cloud for this job only.',
+		),
+		element: {
+			type: 'file_input',
+			action_id: FILE_ACTION,
+			max_files: 1,
+			...(filetypes ? { filetypes } : {}),
+		},
+	};
 }
 
 const plainText = (text: string) => ({ type: 'plain_text' as const, text });
@@ -135,28 +202,39 @@ function fieldElement(field: SchemaField): { element: types.InputBlockElement; n
  */
 export function fieldBlock(field: SchemaField, blockId: string): KnownBlock {
 	const { element, note } = fieldElement(field);
-	const hint = [field.description, note].filter(Boolean).join(' ');
+	// A media field's URL may instead be a file: neither block alone is required.
+	const withFile = fileBlockId(field) !== undefined;
+	const hint = [field.description, note, withFile ? 'Or attach a file below.' : undefined]
+		.filter(Boolean)
+		.join(' ');
 	const label = field.kind === 'json' ? `${field.title} (JSON)` : field.title;
 	return {
 		type: 'input',
 		block_id: blockId,
 		label: plainText(truncate(label, INPUT_LIMITS.label)),
-		optional: !field.required || field.kind === 'boolean',
+		optional: !field.required || field.kind === 'boolean' || withFile,
 		...(hint ? { hint: plainText(truncate(hint, INPUT_LIMITS.hint)) } : {}),
 		element,
 	};
 }
 
 /**
- * The fields that get a block of their own within `room` blocks: required ones first, then the
- * others in the schema's order. The rest are given in Advanced: JSON.
+ * The fields that get their blocks within `room` blocks (a media field takes two): required ones
+ * first, then the others in the schema's order. The rest are given in Advanced: JSON.
  */
 export function shownFields(fields: readonly SchemaField[], room: number): SchemaField[] {
 	const named = fields.filter((field) => fieldBlockId(field) !== undefined);
-	return [
-		...named.filter((field) => field.required),
-		...named.filter((field) => !field.required),
-	].slice(0, Math.max(0, room));
+	const shown: SchemaField[] = [];
+	let used = 0;
+	for (const field of [
+		...named.filter((candidate) => candidate.required),
+		...named.filter((candidate) => !candidate.required),
+	]) {
+		if (used + blocksOfField(field) > room) break;
+		shown.push(field);
+		used += blocksOfField(field);
+	}
+	return shown;
 }
 
 export function advancedBlock(hint: string): KnownBlock {

@@ -4,7 +4,15 @@ import type { ModalView } from '../model';
 import { ACTIONS, VIEWS } from './actions';
 import { expectedInput, readSchemaForm, type SchemaFieldsForm } from '../../shared/input-schema';
 import { escapeWithin, SLACK_LIMITS, section, truncate } from './format';
-import { ADVANCED_BLOCK, advancedBlock, fieldBlock, fieldBlockId, shownFields } from './job-fields';
+import {
+	ADVANCED_BLOCK,
+	advancedBlock,
+	fieldBlock,
+	fieldBlockId,
+	fileBlock,
+	fileBlockId,
+	shownFields,
+} from './job-fields';
 
 /**
  * Block and action ids of the job form, read back by the view_submission listener. Choosing an
@@ -141,7 +149,11 @@ export function jobModal(context: JobFormContext, endpoints: InferenceEndpoint[]
  */
 function fieldsBlocks(form: SchemaFieldsForm, endpoint: string, room: number): ModalView['blocks'] {
 	const shown = shownFields(form.fields, room - 2);
-	const blocks = shown.map((field) => fieldBlock(field, fieldBlockId(field) ?? ''));
+	const blocks = shown.flatMap((field) => {
+		const files = fileBlockId(field);
+		const own = fieldBlock(field, fieldBlockId(field) ?? '');
+		return files ? [own, fileBlock(field, files)] : [own];
+	});
 	const left = form.fields.length - shown.length;
 	const note =
 		left > 0

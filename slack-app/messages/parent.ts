@@ -181,15 +181,37 @@ export function jobParentMessage(
  * file put in object storage), is named by its file name, never by its URL (a capability).
  */
 export function transcriptionSubject(url: string): RequestSubject {
+	const file = sharedFileName(url);
+	return file === undefined ? { kind: 'transcribe', url } : { kind: 'transcribe', url: '', file };
+}
+
+/** The file name behind the app's own link or a presigned URL; undefined for any other URL. */
+function sharedFileName(url: string): string | undefined {
 	const served = FILE_LINK_PATTERN.exec(url)?.[1] ?? presignedName(url);
-	if (served === undefined) return { kind: 'transcribe', url };
-	let file = served;
+	if (served === undefined) return undefined;
 	try {
-		file = decodeURIComponent(served);
+		return decodeURIComponent(served);
 	} catch {
-		// Shown as it came.
+		return served;
 	}
-	return { kind: 'transcribe', url: '', file };
+}
+
+/**
+ * A job's input as people may see it (Show input): each file the app handed GPU Cloud (its own link
+ * or a presigned URL) named by its file name. The link would let anyone read the file, which its
+ * owner may have shared with nobody.
+ */
+export function hideFileLinks(input: unknown): unknown {
+	if (typeof input === 'string') {
+		const file = sharedFileName(input);
+		return file === undefined ? input : `${file} (a shared file; its link is not shown)`;
+	}
+	if (Array.isArray(input)) return input.map(hideFileLinks);
+	if (input !== null && typeof input === 'object')
+		return Object.fromEntries(
+			Object.entries(input).map(([key, value]) => [key, hideFileLinks(value)]),
+		);
+	return input;
 }
 
 /** The last path segment of an S3 presigned URL (Signature V4 in its query); undefined for any other. */

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import type { webApi } from '@slack/bolt';
 import type { Clock } from '../../shared/clock';
 
@@ -11,6 +12,10 @@ import type { Clock } from '../../shared/clock';
  * and may be skipped (a parent's elapsed-time refresh) is not sent at all. A 429 (from another
  * replica's calls, or Slack's own judgement) holds the method for `Retry-After` and the call is
  * sent again: Slack stored nothing, so nothing is posted twice.
+ *
+ * Where the calls are counted is the `CallLedger`'s: this process's memory for one process, Redis
+ * for replicas (state/shared-call-ledger.ts), so that replicas together keep to one workspace's
+ * limits rather than each to all of them. Priorities order this process's own waiting calls.
  */
 
 /** Calls per minute of Slack's tiers: "1+", "20+", "50+", "100+"; the least Slack promises. */
@@ -83,38 +88,111 @@ class Skipped extends Error {}
 interface Waiter {
 	rank: number;
 	order: number;
-	resolve: () => void;
+	resolve: (sent: SentCall) => void;
 	reject: (error: unknown) => void;
 }
 
+/** A call the budget let go: `done` once its answer came (or it failed). */
+export interface SentCall {
+	done(): void;
+}
+
+/** Let go now, or not before `waitMs` (undefined: not before a call of this process under way is answered). */
+export type CallAttempt = { sent: SentCall } | { waitMs: number | undefined };
+
 /**
- * One limit: at most `limit` calls in any `spanMs`. A call counts from when it is sent until `spanMs`
- * after its answer came: Slack counted it somewhere in between, so the window never undercounts.
+ * One limit's count: at most `limit` calls in any `spanMs`. A call counts from when it is sent until
+ * `spanMs` after its answer came: Slack counted it somewhere in between, so the count never falls short.
  */
-class Window {
+export interface CallCounter {
+	/** Counts the call when the limit has room now. */
+	attempt(): CallAttempt | Promise<CallAttempt>;
+	/** Slack answered 429: nothing of this limit goes out before `Retry-After`. */
+	hold(seconds: number): void;
+	/** Nothing of this process counts or is held: the counter can be dropped and made anew. */
+	idle(): boolean;
+}
+
+/** Where the budget's calls are counted: one counter per limit (`key` names workspace, method and channel). */
+export interface CallLedger {
+	counter(key: string, limit: number, spanMs: number): CallCounter;
+}
+
+/** This process's memory: the budget of one process. */
+export class LocalCallLedger implements CallLedger {
+	constructor(private readonly clock: Pick<Clock, 'now'>) {}
+
+	counter(_key: string, limit: number, spanMs: number): CallCounter {
+		return new LocalCounter(this.clock, limit, spanMs);
+	}
+}
+
+class LocalCounter implements CallCounter {
 	private inFlight = 0;
 	private readonly answered: number[] = [];
 	private blockedUntil = 0;
-	private readonly waiting: Waiter[] = [];
-	private order = 0;
-	private pumping = false;
-	private wake = new AbortController();
 
 	constructor(
-		private readonly clock: Clock,
+		private readonly clock: Pick<Clock, 'now'>,
 		private readonly limit: number,
 		private readonly spanMs: number,
 	) {}
 
+	attempt(): CallAttempt {
+		const waitMs = this.roomAt(this.clock.now());
+		if (waitMs !== 0) return { waitMs };
+		this.inFlight++;
+		return {
+			sent: {
+				done: () => {
+					this.inFlight--;
+					this.answered.push(this.clock.now());
+				},
+			},
+		};
+	}
+
+	hold(seconds: number): void {
+		this.blockedUntil = Math.max(this.blockedUntil, this.clock.now() + seconds * 1000);
+	}
+
+	idle(): boolean {
+		return this.roomAt(this.clock.now()) === 0 && this.inFlight === 0 && !this.answered.length;
+	}
+
+	/** Ms until a call may go (0: now), or undefined until a call under way is answered. */
+	private roomAt(now: number): number | undefined {
+		while (this.answered.length && this.answered[0] <= now - this.spanMs) this.answered.shift();
+		if (this.blockedUntil > now) return this.blockedUntil - now;
+		const over = this.inFlight + this.answered.length - this.limit;
+		if (over < 0) return 0;
+		// Room comes when the answered calls before the over-limit ones leave the window.
+		return over < this.answered.length ? this.answered[over] + this.spanMs - now : undefined;
+	}
+}
+
+/** The calls of one limit waiting in this process, highest priority first, let go as its counter allows. */
+class Window {
+	private readonly waiting: Waiter[] = [];
+	private order = 0;
+	private pumping = false;
+	private wake = new AbortController();
+	private underWay = 0;
+
+	constructor(
+		private readonly clock: Clock,
+		private readonly counter: CallCounter,
+	) {}
+
 	/** Resolves when the call may be sent (it then counts); rejects when `signal` aborts first. */
-	take(level: CallPriority, signal?: AbortSignal): Promise<void> {
+	async take(level: CallPriority, signal?: AbortSignal): Promise<SentCall> {
 		signal?.throwIfAborted();
-		if (this.waiting.length === 0 && this.roomAt(this.clock.now()) === 0) {
-			this.inFlight++;
-			return Promise.resolve();
+		if (this.waiting.length === 0 && !this.pumping) {
+			const attempt = await this.counter.attempt();
+			if ('sent' in attempt) return this.track(attempt.sent);
 		}
-		if (level === 'skip') return Promise.reject(new Skipped());
-		return new Promise<void>((resolve, reject) => {
+		if (level === 'skip') throw new Skipped();
+		return new Promise<SentCall>((resolve, reject) => {
 			const waiter: Waiter = { rank: RANK[level], order: this.order++, resolve, reject };
 			this.waiting.push(waiter);
 			this.waiting.sort((a, b) => a.rank - b.rank || a.order - b.order);
@@ -131,37 +209,25 @@ class Window {
 		});
 	}
 
-	/** The call's answer came (or it failed): it counts for `spanMs` from now. */
-	done(): void {
-		this.inFlight--;
-		this.answered.push(this.clock.now());
-		this.wake.abort();
-	}
-
 	/** Nothing counts, waits or is held: the window can be dropped and made anew. */
 	idle(): boolean {
-		const now = this.clock.now();
-		return (
-			this.roomAt(now) === 0 &&
-			this.inFlight === 0 &&
-			this.answered.length === 0 &&
-			this.waiting.length === 0
-		);
+		return this.waiting.length === 0 && this.underWay === 0 && !this.pumping && this.counter.idle();
 	}
 
-	/** Slack answered 429: nothing of this method goes out before `Retry-After`. */
 	hold(seconds: number): void {
-		this.blockedUntil = Math.max(this.blockedUntil, this.clock.now() + seconds * 1000);
+		this.counter.hold(seconds);
 	}
 
-	/** Ms until a call may go (0: now), or undefined until a call under way is answered. */
-	private roomAt(now: number): number | undefined {
-		while (this.answered.length && this.answered[0] <= now - this.spanMs) this.answered.shift();
-		if (this.blockedUntil > now) return this.blockedUntil - now;
-		const over = this.inFlight + this.answered.length - this.limit;
-		if (over < 0) return 0;
-		// Room comes when the answered calls before the over-limit ones leave the window.
-		return over < this.answered.length ? this.answered[over] + this.spanMs - now : undefined;
+	/** A call let go wakes the waiting ones when it is answered: its answer may make room. */
+	private track(sent: SentCall): SentCall {
+		this.underWay++;
+		return {
+			done: () => {
+				this.underWay--;
+				sent.done();
+				this.wake.abort();
+			},
+		};
 	}
 
 	private async pump(): Promise<void> {
@@ -169,19 +235,29 @@ class Window {
 		this.pumping = true;
 		try {
 			while (this.waiting.length) {
-				const wait = this.roomAt(this.clock.now());
-				if (wait === 0) {
-					this.inFlight++;
-					this.waiting.shift()?.resolve();
+				this.wake = new AbortController();
+				let attempt: CallAttempt;
+				try {
+					attempt = await this.counter.attempt();
+				} catch (error) {
+					// The ledger is gone (the app stops): no waiting call can be counted any more.
+					for (const waiter of this.waiting.splice(0)) waiter.reject(error);
+					return;
+				}
+				if ('sent' in attempt) {
+					const next = this.waiting.shift();
+					// Aborted meanwhile: the call counted goes unsent, and counts no longer than if it had.
+					if (next) next.resolve(this.track(attempt.sent));
+					else attempt.sent.done();
 					continue;
 				}
-				this.wake = new AbortController();
-				if (wait === undefined) {
+				if (this.wake.signal.aborted) continue;
+				if (attempt.waitMs === undefined) {
 					await new Promise<void>((resolve) =>
 						this.wake.signal.addEventListener('abort', () => resolve(), { once: true }),
 					);
 				} else {
-					await this.clock.sleep(wait, this.wake.signal).catch(() => undefined);
+					await this.clock.sleep(attempt.waitMs, this.wake.signal).catch(() => undefined);
 				}
 			}
 		} finally {
@@ -203,6 +279,8 @@ export class CallBudget {
 		private readonly apiUrl: string,
 		/** Longest wait for one answer, counted from when the call is sent. */
 		private readonly timeoutMs: number,
+		/** Where the calls are counted: this process's memory unless replicas share one (Redis). */
+		private readonly ledger: CallLedger = new LocalCallLedger(clock),
 	) {}
 
 	/** Wraps a fetch: each Web API call waits for its budget, and is sent again after a 429. */
@@ -214,9 +292,10 @@ export class CallBudget {
 			const window = this.window(init, method);
 			const level = priority.getStore() ?? 'normal';
 			for (let limited = 0; ; limited++) {
+				let sent: SentCall;
 				try {
 					// A call that may be skipped and was sent is then seen through.
-					await window.take(level === 'skip' && limited > 0 ? 'first' : level, init?.signal);
+					sent = await window.take(level === 'skip' && limited > 0 ? 'first' : level, init?.signal);
 				} catch (error) {
 					if (!(error instanceof Skipped)) throw error;
 					return new Response(JSON.stringify({ ok: false, error: CALL_SKIPPED }), {
@@ -233,7 +312,7 @@ export class CallBudget {
 						signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout,
 					});
 				} finally {
-					window.done();
+					sent.done();
 				}
 				const seconds = retryAfter(response);
 				if (response.status !== 429 || seconds === undefined || limited >= MAX_RATE_LIMITED)
@@ -252,14 +331,23 @@ export class CallBudget {
 			// Channels come and go: windows with nothing counted or waiting are dropped now and then.
 			if (this.windows.size >= PRUNE_AT)
 				for (const [other, idle] of this.windows) if (idle.idle()) this.windows.delete(other);
-			window =
+			// The ledger may keep its counts outside this process (Redis): they name the workspace by a hash of its token.
+			const named = `${workspaceOf(token)}:${method}:${channel ?? ''}`;
+			window = new Window(
+				this.clock,
 				channel !== undefined
-					? new Window(this.clock, 1, POST_SPACING_MS)
-					: new Window(this.clock, PER_MINUTE[method] ?? UNKNOWN_PER_MINUTE, MINUTE_MS);
+					? this.ledger.counter(named, 1, POST_SPACING_MS)
+					: this.ledger.counter(named, PER_MINUTE[method] ?? UNKNOWN_PER_MINUTE, MINUTE_MS),
+			);
 			this.windows.set(key, window);
 		}
 		return window;
 	}
+}
+
+/** Names a workspace's budget without the token itself (a hash: stored outside the process). */
+function workspaceOf(authorization: string): string {
+	return createHash('sha256').update(authorization).digest('hex').slice(0, 32);
 }
 
 function retryAfter(response: FetchAnswer): number | undefined {

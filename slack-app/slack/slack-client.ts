@@ -2,7 +2,7 @@ import type { webApi } from '@slack/bolt';
 import { z } from 'zod/v4';
 import type { Clock } from '../../shared/clock';
 import { systemClock } from '../../shared/runtime';
-import { CallBudget } from './call-budget';
+import { CallBudget, LocalCallLedger, type CallLedger } from './call-budget';
 
 /**
  * How every Slack Web API client of the app sends its calls. Slack does a call once per request and
@@ -11,14 +11,14 @@ import { CallBudget } from './call-budget';
  * again would show it twice. So those calls are never sent again by the client: it fails them with
  * `SlackAnswerLost`, and `SlackThreads` looks whether the message is there before posting again.
  * Reads and edits keep their retries. Every call goes through the process's `CallBudget` (Slack's
- * rate limits per workspace), which waits out and resends a call Slack refused with 429 (it stored
+ * rate limits per workspace, counted with the other replicas' calls when they share Redis), which waits out and resends a call Slack refused with 429 (it stored
  * nothing); the WebClient's own 429 handling (a real-time sleep, then a retry among three) is off.
  */
 
 /** Slack's retry default spans ~30 minutes; a chat app should give up within seconds. */
 const SLACK_RETRY = { retries: 3, factor: 2, minTimeout: 500, maxTimeout: 5000 };
 /** Longest wait for one answer from Slack. */
-const SLACK_TIMEOUT_MS = 30_000;
+export const SLACK_TIMEOUT_MS = 30_000;
 
 /** Web API methods that add a message (or text to one) each time Slack receives them. */
 const POSTS_MESSAGE = new Set([
@@ -64,8 +64,10 @@ export function slackClientOptions(
 	observe: (fetch: webApi.FetchFunction) => webApi.FetchFunction = (fetch) => fetch,
 	/** The budget's clock. */
 	clock: Clock = systemClock,
+	/** Where the budget counts calls: this process's memory, or Redis when replicas share it. */
+	ledger: CallLedger = new LocalCallLedger(clock),
 ): webApi.WebClientOptions {
-	const budget = new CallBudget(clock, slackApiUrl ?? SLACK_API_URL, SLACK_TIMEOUT_MS);
+	const budget = new CallBudget(clock, slackApiUrl ?? SLACK_API_URL, SLACK_TIMEOUT_MS, ledger);
 	// p-retry (under the WebClient) stops retrying when `onFailedAttempt` throws; RetryOptions does not declare it.
 	const retryConfig: webApi.RetryOptions & { onFailedAttempt: (error: Error) => void } = {
 		...SLACK_RETRY,

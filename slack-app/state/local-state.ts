@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock';
+import { LocalCallLedger, type CallLedger } from '../slack/call-budget';
 import type { UnfinishedRequest } from './job-metadata';
 import type { SharedState, RecordedInflight } from './shared-state';
 import type { InflightRequest, StateFile } from './state-file';
@@ -107,11 +108,14 @@ export class LocalSharedState implements SharedState {
 	/** One table per ttl, so each forgets in claim order. */
 	private readonly claims = new Map<number, ClaimedWithin>();
 	private readonly slots = new LocalSlots();
+	readonly callLedger: CallLedger;
 
 	constructor(
 		private readonly state: StateFile,
 		private readonly clock: Pick<Clock, 'now'>,
-	) {}
+	) {
+		this.callLedger = new LocalCallLedger(clock);
+	}
 
 	claimOnce(key: string, ttlMs: number): Promise<boolean> {
 		let table = this.claims.get(ttlMs);

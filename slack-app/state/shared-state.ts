@@ -2,7 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '@slack/bolt';
 import { createClient } from 'redis';
 import { z } from 'zod/v4';
+import type { CallLedger } from '../slack/call-budget';
 import { errorSummary } from '../slack/errors';
+import { SLACK_TIMEOUT_MS } from '../slack/slack-client';
+import { RedisCallLedger } from './shared-call-ledger';
 import type { CreatedJobs, UnfinishedRequest } from './job-metadata';
 import { inflightSchema, type InflightRequest, type StateFile } from './state-file';
 
@@ -62,6 +65,8 @@ export interface SharedState extends CreatedJobs {
 	/** The value under `key`; undefined once deleted or expired. */
 	getRecord(key: string): Promise<string | undefined>;
 	deleteRecord(key: string): Promise<void>;
+	/** Where the Slack call budget counts calls, so that every replica's calls count against one workspace's limits. */
+	readonly callLedger: CallLedger;
 }
 
 /** A request that is creating or created a job, until it is finished (Redis hash `requests:open`). */
@@ -190,6 +195,11 @@ const KEY_PREFIX = 'gpu-cloud-slack:';
 
 export class RedisSharedState implements SharedState {
 	readonly leaseMs: number;
+	readonly callLedger: CallLedger = new RedisCallLedger(
+		(args) => this.command(args),
+		KEY_PREFIX,
+		SLACK_TIMEOUT_MS,
+	);
 	/** Names this replica's leases and slot values. */
 	private readonly replica = randomUUID();
 	private readonly leases = new Set<string>();

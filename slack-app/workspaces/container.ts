@@ -133,7 +133,6 @@ export function createContainer(options: ContainerOptions): Container {
 		sharedOrigin: options.sharesJobs && sharedOrigin(options.sharesJobs),
 		webhookUrl,
 	});
-	const jobForm = new JobForm(catalogue, logger);
 	const queues = new QueueService({ management, lifecycle, project: config.service.project });
 	const images = new ImageService({
 		workload: options.images,
@@ -153,6 +152,7 @@ export function createContainer(options: ContainerOptions): Container {
 	const chat = new ChatService({
 		workload: options.chat,
 		model: config.service.chatModel,
+		clock,
 		writer,
 		lifecycle,
 		threads,
@@ -173,7 +173,6 @@ export function createContainer(options: ContainerOptions): Container {
 		botUserId,
 		logger,
 	});
-	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
 	const files = new FileTranscription({
 		client,
 		jobs,
@@ -181,6 +180,8 @@ export function createContainer(options: ContainerOptions): Container {
 		team: identity.team,
 		links: options.fileLinks,
 	});
+	const jobForm = new JobForm(catalogue, logger, files);
+	const router = new CommandRouter({ access, catalogue, jobs, jobForm, queues, images, chat });
 	return {
 		team: identity.team,
 		services: { router, jobs, jobForm, images, chat, conversations, access, home, logger, files },

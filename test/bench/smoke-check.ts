@@ -34,5 +34,8 @@ export async function expectSmokeRuns(name: string): Promise<void> {
 /** Scenarios that start Debian's redis-server and nginx: smoke-run by `npm run test:replicas`, which CI installs them for. */
 export const NEEDS_DEBIAN_SERVICES = ['slack-replicas'];
 
-/** Scenarios whose smoke run takes a minute (1,000 workspaces, processes spawned): smoke-run by `npm run test:replicas` too. */
-export const LONG_SMOKE = ['slack-workspaces'];
+/**
+ * Scenarios whose smoke run takes a minute (1,000 workspaces, processes spawned; ten minutes of
+ * Slack's limits at twenty times the speed): smoke-run by `npm run test:replicas` too.
+ */
+export const LONG_SMOKE = ['slack-workspaces', 'slack-channel-load'];

@@ -190,8 +190,10 @@ async function createCredential(
 	ndv: Locator,
 	fields: Record<string, string>,
 ): Promise<{ modal: Locator; answer: { status: string; message: string } }> {
-	await ndv.getByTestId('node-credentials-select').click();
-	await page.getByTestId('node-credentials-select-item-new').click();
+	// The GPU Cloud API credential comes first: Job > Create also offers the optional object storage
+	// one, whose list (hidden) holds a "Create new credential" button too.
+	await ndv.getByTestId('node-credentials-select').first().click();
+	await page.getByTestId('node-credentials-select-item-new').filter({ visible: true }).click();
 	const modal = page.getByTestId('editCredential-modal');
 	await modal.waitFor();
 	return { modal, answer: await fillAndSave(page, modal, fields) };
@@ -285,7 +287,7 @@ const MADE_CREDENTIAL = 'GPU Cloud account';
  * take another imported one), so the one made in the dialog is chosen.
  */
 async function useMadeCredential(page: Page, ndv: Locator): Promise<void> {
-	const select = ndv.getByTestId('node-credentials-select');
+	const select = ndv.getByTestId('node-credentials-select').first();
 	const chosen = await select.locator('input').first().inputValue();
 	if (chosen === MADE_CREDENTIAL) return;
 	await select.click();

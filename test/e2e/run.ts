@@ -360,6 +360,29 @@ async function cliChecks(
 	);
 
 	await check(
+		'n8n execute: Read/Write Files from Disk -> Job > Create and Wait (v2) with the recording as the file of the media field "url": GPU Cloud reads it through a presigned URL, the file is deleted after',
+		async () => {
+			const execution = await n8n.execute(workflows.IDS.fileForMediaField, {
+				N8N_RESTRICT_FILE_ACCESS_TO: recordings,
+			});
+			const [result] = outputOf(execution, 'Create and Wait');
+			expect(result, 'no item');
+			expect(result.status === 'succeeded', `status ${String(result.status)}: ${preview(result)}`);
+			const output = z.object({ duration_in_seconds: z.number() }).safeParse(result.output);
+			expect(
+				output.success && output.data.duration_in_seconds === RECORDING_SECONDS,
+				`output ${preview(result.output)}, not the recording's ${RECORDING_SECONDS} s`,
+			);
+			const job = emulator.getJob(String(result.id));
+			const input = z.object({ url: z.string() }).safeParse(job?.input);
+			expect(input.success, `the job has no input URL: ${preview(job?.input)}`);
+			const link = input.success ? new URL(input.data.url) : undefined;
+			expect(link?.searchParams.has('X-Amz-Signature'), 'the URL GPU Cloud got is not presigned');
+			expect((await fetch(String(link))).status === 404, 'the uploaded file was not deleted');
+		},
+	);
+
+	await check(
 		'n8n execute: Image > Generate outputs a PNG file, Chat > Message a streamed reply',
 		async () => {
 			const execution = await n8n.execute(workflows.IDS.workloads);
@@ -1427,6 +1450,7 @@ async function runTarget(
 			workflows.listEndpoints(PKG),
 			workflows.transcribePoll(PKG),
 			workflows.transcribeFile(PKG, recording),
+			workflows.fileForMediaField(PKG, recording),
 			workflows.transcribeFileResume(PKG, recording, receiver.url('/file-resumed')),
 			workflows.workloads(PKG),
 			workflows.listEndpoints(workflows.CUSTOM_PREFIX, workflows.IDS.customList),

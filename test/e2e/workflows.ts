@@ -200,6 +200,7 @@ export const IDS = {
 	transcribePoll: 'e2eTranscribePoll',
 	transcribeFile: 'e2eTranscribeFile',
 	transcribeFileResume: 'e2eTranscribeFileResume',
+	fileForMediaField: 'e2eFileForMediaField',
 	customList: 'e2eCustomList',
 	workloads: 'e2eWorkloads',
 	trigger: 'e2eTrigger',
@@ -254,6 +255,16 @@ export function transcribePoll(prefix: string): WorkflowJson {
 	]);
 }
 
+/** n8n's Read/Write Files from Disk reads a recording at `path` into the binary field `data`. */
+function readRecording(path: string): NodeSpec {
+	return {
+		name: 'Read Recording',
+		type: 'n8n-nodes-base.readWriteFile',
+		typeVersion: 1,
+		parameters: { operation: 'read', fileSelector: path, options: {} },
+	};
+}
+
 /** n8n's Read/Write Files from Disk reads a recording at `path`; Transcribe sends it as a Binary File. */
 function readAndTranscribe(
 	prefix: string,
@@ -261,12 +272,7 @@ function readAndTranscribe(
 	wait: { waitMode: 'poll' | 'webhook'; timeoutMinutes: number },
 ): NodeSpec[] {
 	return [
-		{
-			name: 'Read Recording',
-			type: 'n8n-nodes-base.readWriteFile',
-			typeVersion: 1,
-			parameters: { operation: 'read', fileSelector: path, options: {} },
-		},
+		readRecording(path),
 		{
 			name: 'Transcribe',
 			type: `${prefix}.gpuCloud`,
@@ -288,6 +294,52 @@ export function transcribeFile(prefix: string, path: string): WorkflowJson {
 	return chain(IDS.transcribeFile, 'e2e: read a recording from disk, transcribe the file', [
 		start,
 		...readAndTranscribe(prefix, path, { waitMode: 'poll', timeoutMinutes: 2 }),
+	]);
+}
+
+/**
+ * A recording read from disk given to the `url` media field of `transcribe` through Job > Create and
+ * Wait (node version 2, Files for Media Fields), polling. The resourceMapper value is what the editor
+ * saves with the field left empty: its schema, and no value for it.
+ */
+export function fileForMediaField(prefix: string, path: string): WorkflowJson {
+	return chain(IDS.fileForMediaField, 'e2e: read a recording from disk, give it to a media field', [
+		start,
+		readRecording(path),
+		{
+			name: 'Create and Wait',
+			type: `${prefix}.gpuCloud`,
+			typeVersion: 2,
+			credentials: { ...management, gpuCloudObjectStorageApi: CREDENTIALS.storage },
+			parameters: {
+				resource: 'job',
+				operation: 'createAndWait',
+				endpoint: byName('transcribe'),
+				inputMode: 'fields',
+				inputFields: {
+					mappingMode: 'defineBelow',
+					value: {},
+					matchingColumns: [],
+					schema: [
+						{
+							id: 'url',
+							displayName: 'url (URL, or a File Below)',
+							required: false,
+							defaultMatch: false,
+							canBeUsedToMatch: false,
+							display: true,
+							type: 'url',
+						},
+					],
+					attemptToConvertTypes: false,
+					convertFieldsToString: false,
+				},
+				mediaFiles: { files: [{ field: 'url', binaryPropertyName: 'data' }] },
+				waitMode: 'poll',
+				timeoutMinutes: 2,
+				options: {},
+			},
+		},
 	]);
 }
 

@@ -94,6 +94,8 @@ describe('command flags', () => {
 				'--rate-limit',
 				'0',
 				'--workload-auth',
+				'--chat-cold-start-ms',
+				'20000',
 				'--error-rate',
 				'0.25',
 				'--fault-surfaces',
@@ -108,6 +110,7 @@ describe('command flags', () => {
 				port: 0,
 				rateLimitPerMinute: 0,
 				workloadAuth: true,
+				chatColdStartMs: 20_000,
 				faults: expect.objectContaining({
 					errorRate: 0.25,
 					surfaces: ['management', 'chat'],

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { INodeParameters } from 'n8n-workflow';
+import type { INodeParameters, ResourceMapperField } from 'n8n-workflow';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../emulator';
 import { startFileHost } from '../support/media-server';
 import {
@@ -103,6 +103,34 @@ export function triggerNode(parameters: INodeParameters = {}): NodeSpec {
 /** A resource locator value as the editor stores it. */
 export function byName(name: string): INodeParameters {
 	return { __rl: true, mode: 'name', value: name };
+}
+
+/** The fields the editor shows for an endpoint in Job > Create (version 2): what its resourceMapper loads. */
+export async function endpointFields(rig: Rig, endpoint: string): Promise<ResourceMapperField[]> {
+	const { fields } = await rig.harness.resourceMapping(
+		gpuCloudWorkflow(
+			{ resource: 'job', operation: 'create', endpoint: byName(endpoint) },
+			{ node: { typeVersion: 2 } },
+		),
+		'GPU Cloud',
+		'getEndpointFields',
+	);
+	return fields;
+}
+
+/** A resourceMapper value as the editor saves it: the values typed and the fields they belong to. */
+export function mapped(
+	schema: ResourceMapperField[],
+	value: Record<string, unknown>,
+): INodeParameters {
+	return {
+		mappingMode: 'defineBelow',
+		value: value as INodeParameters,
+		matchingColumns: [],
+		schema: schema as unknown as INodeParameters[],
+		attemptToConvertTypes: false,
+		convertFieldsToString: false,
+	};
 }
 
 /** Requests that reached the emulator's management API (not counting webhook deliveries). */

@@ -41,6 +41,7 @@ import {
 	type INodeCredentialsDetails,
 	type INodeExecutionData,
 	type INodeListSearchResult,
+	type INodePropertyOptions,
 	type ResourceMapperFields,
 	type INodeParameters,
 	type INodeType,
@@ -668,6 +669,22 @@ export class Harness {
 		if (!search) throw new Error(`${node.type} has no list search ${method}`);
 		const context = new LoadOptionsContext(workflow, node, this.additionalData(''), 'parameters');
 		return await search.call(context, filter, paginationToken);
+	}
+
+	/** Calls a node's load-options method as the editor does when the user opens an "options" dropdown. */
+	async loadOptions(
+		spec: WorkflowSpec,
+		nodeName: string,
+		method: string,
+	): Promise<INodePropertyOptions[]> {
+		const workflow = this.workflow(spec);
+		const node = workflow.getNode(nodeName);
+		if (!node) throw new Error(`Node ${nodeName} is missing`);
+		const load = this.nodeTypes.getByNameAndVersion(node.type, node.typeVersion).methods
+			?.loadOptions?.[method];
+		if (!load) throw new Error(`${node.type} has no load-options method ${method}`);
+		const context = new LoadOptionsContext(workflow, node, this.additionalData(''), 'parameters');
+		return await load.call(context);
 	}
 
 	/** Calls a node's resource-mapping method as the editor does when it shows a resourceMapper's fields. */

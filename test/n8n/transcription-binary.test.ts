@@ -161,6 +161,17 @@ describe('Transcription of a binary file through object storage', () => {
 		expect(rig.emulator.requests).toEqual([]);
 	});
 
+	test('an Input Binary Field the item does not have is named with the fields it has, before any request', async () => {
+		rig.emulator.resetLogs();
+		const execution = await rig.harness.run(
+			recordingIntoTranscribe(1, { binaryPropertyName: 'audio' }),
+		);
+		expect(errorOf(execution)?.message).toBe(
+			'Input Binary Field is "audio", but the input item has no binary field of that name (it has: data)',
+		);
+		expect(rig.emulator.requests).toEqual([]);
+	});
+
 	test('a bucket setting that breaks S3’s rules is refused before any request', async () => {
 		rig.harness.setCredentials(
 			'bad-bucket',

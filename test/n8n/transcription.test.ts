@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { TRANSLATION_LANGUAGES } from '../../shared';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
-import { gpuCloudWorkflow, startRig, type Rig } from './fixtures';
+import { byName, endpointFields, gpuCloudWorkflow, mapped, startRig, type Rig } from './fixtures';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE } from './harness';
 
@@ -179,5 +179,39 @@ describe('Transcription of a binary file n8n holds in memory (its default binary
 		const url = new URL(input.url);
 		expect(url.pathname).toMatch(/^\/recordings\/transcriptions\/[0-9a-f-]{36}\/memo\.wav$/);
 		expect((await fetch(url)).status).toBe(404);
+	});
+
+	test('Job > Create and Wait takes the bytes for a media field too (Files for Media Fields)', async () => {
+		const execution = await rig.harness.run({
+			id: 'media-field-memory-binary',
+			nodes: [
+				{
+					name: 'Recording',
+					type: RECORDING_TYPE,
+					parameters: { seconds: 3, fileName: 'memo.wav' },
+				},
+				{
+					name: 'GPU Cloud',
+					type: NODE_TYPE,
+					typeVersion: 2,
+					parameters: {
+						resource: 'job',
+						operation: 'createAndWait',
+						endpoint: byName('transcribe'),
+						inputFields: mapped(await endpointFields(rig, 'transcribe'), {}),
+						mediaFiles: { files: [{ field: 'url', binaryPropertyName: 'data' }] },
+					},
+					credentials: { gpuCloudApi: 'management', gpuCloudObjectStorageApi: 'storage' },
+				},
+			],
+			connections: [['Recording', 'GPU Cloud']],
+		});
+		expect(errorOf(execution)).toBeUndefined();
+		expect(outputOf(execution, 'Recording')[0]?.binary?.data?.id).toBeUndefined();
+		const [{ json }] = outputOf(execution, 'GPU Cloud');
+		expect(json).toMatchObject({ status: 'succeeded', output: { duration_in_seconds: 3 } });
+		const input = z.object({ url: z.string() }).parse(rig.emulator.getJob(String(json.id))?.input);
+		expect(new URL(input.url).pathname).toMatch(/^\/recordings\/inputs\/[0-9a-f-]{36}\/memo\.wav$/);
+		expect((await fetch(input.url)).status).toBe(404);
 	});
 });

@@ -4,20 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../slack-app/local';
 import { kill, spawnApp, spawnNode, type AppProcess } from '../reliability/slack-process';
-import {
-	appProcessEnv,
-	partsEnv,
-	Stack,
-	type EmulatorOptions,
-	type StackOptions,
-} from '../slack/harness';
+import { appProcessEnv, partsEnv, Stack, type EmulatorOptions } from '../slack/harness';
 import { Nginx, Redis } from '../support/services';
-import {
-	startEmulatorProcess,
-	startStandinProcess,
-	type EmulatorSettings,
-	type StandinSettings,
-} from './parts';
+import { startEmulatorProcess, startStandinProcess, type EmulatorSettings } from './parts';
 import { RoundRobinProxy } from './proxy';
 
 /**
@@ -104,8 +93,6 @@ export interface ClusterOptions {
 	/** Share state through Redis (the point); false shows what happens without. */
 	redis: boolean;
 	emulator?: EmulatorOptions;
-	/** The stand-in's rate limits: Slack's unless the test says why it changes them. */
-	rateLimits?: StackOptions['rateLimits'];
 	env?: Record<string, string>;
 }
 
@@ -123,7 +110,6 @@ export class Cluster {
 		const stack = await Stack.start({
 			app: false,
 			emulator: options.emulator,
-			rateLimits: options.rateLimits,
 		});
 		const redis = options.redis ? await Redis.start(dir, { appendOnly: true }) : undefined;
 		const ports: number[] = [];
@@ -195,8 +181,6 @@ export interface ProcessClusterOptions {
 	/** Replicas from the build under plain node (see Replica.start); through tsx when absent. */
 	compiled?: CompiledReplicas;
 	emulator: EmulatorSettings;
-	/** The stand-in's settings (Slack's rate limits unless they say otherwise). */
-	standin?: StandinSettings;
 	env?: Record<string, string>;
 }
 
@@ -230,7 +214,7 @@ export class ProcessCluster {
 				});
 			const starting = [
 				stoppable(startEmulatorProcess(options.emulator), (started) => started.part.stop()),
-				stoppable(startStandinProcess(options.standin), (started) => started.part.stop()),
+				stoppable(startStandinProcess(), (started) => started.part.stop()),
 				stoppable(Redis.start(dir, { appendOnly: true }), (started) => started.stop()),
 			] as const;
 			await Promise.allSettled(starting);

@@ -5,6 +5,7 @@ import { startFileHost } from '../support/media-server';
 import { localSlackCredentials } from '../../slack-app/local';
 import { BOT, startStandin, type Standin } from '../../slack-standin';
 import { kill } from '../reliability/slack-process';
+import { overLimits } from '../slack/over-limits';
 
 /**
  * The parts around the replicas (the service emulator, the Slack stand-in),
@@ -59,11 +60,14 @@ const slackSchema = z.object({
 });
 type SlackInfo = z.infer<typeof slackSchema>;
 
-const standinSettingsSchema = z.object({
-	/** Slack's rate limits multiplied (Slack's own when absent): whoever sets it says why. */
-	rateLimitFactor: z.number().positive().optional(),
+/** What Slack's rate limits made of the app's calls, from the stand-in's record of them. */
+const limitsSchema = z.object({
+	/** Calls Slack answered with 429, by method. */
+	refused: z.record(z.string(), z.number()),
+	/** Methods (and channels) whose calls Slack carried out beyond their limit in some window. */
+	over: z.array(z.string()),
 });
-export type StandinSettings = z.infer<typeof standinSettingsSchema>;
+export type SlackLimits = z.infer<typeof limitsSchema>;
 
 const commandsSchema = z.object({
 	channel: z.string(),
@@ -173,14 +177,9 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 			},
 		};
 	}
-	// The Slack stand-in.
-	const { rateLimitFactor } = standinSettingsSchema.parse(settings ?? {});
+	// The Slack stand-in, at Slack's rate limits.
 	const credentials = localSlackCredentials();
-	const standin = await startStandin({
-		...credentials,
-		nativeStreaming: true,
-		...(rateLimitFactor === undefined ? {} : { rateLimits: { factor: rateLimitFactor } }),
-	});
+	const standin = await startStandin({ ...credentials, nativeStreaming: true });
 	return {
 		info: (): SlackInfo => ({ apiUrl: standin.apiUrl, ...credentials }),
 		setAppUrl: (args) => standin.setAppUrl(z.string().parse(args)),
@@ -193,6 +192,12 @@ async function startPart(part: Part, settings: unknown): Promise<Handlers> {
 		waitFor: (args) => waitFor(standin, args),
 		threads: (args): Threads => {
 			return { replies: repliesPerParent(standin, channelsSchema.parse(args)) };
+		},
+		limits: (): SlackLimits => {
+			const refused: Record<string, number> = {};
+			for (const call of standin.api.calls)
+				if (call.status === 429) refused[call.method] = (refused[call.method] ?? 0) + 1;
+			return { refused, over: overLimits(standin.api.calls) };
 		},
 		close: () => standin.close(),
 	};
@@ -310,8 +315,8 @@ export async function startEmulatorProcess(settings: EmulatorSettings) {
 }
 
 /** The Slack stand-in in its own process: Slack's side of the commands and where results land. */
-export async function startStandinProcess(settings: StandinSettings = {}) {
-	const { handle: part, info } = await PartProcess.start('standin', settings, slackSchema);
+export async function startStandinProcess() {
+	const { handle: part, info } = await PartProcess.start('standin', undefined, slackSchema);
 	return {
 		part,
 		slack: info,
@@ -321,6 +326,7 @@ export async function startStandinProcess(settings: StandinSettings = {}) {
 		waitFor: (args: z.infer<typeof waitSchema>) =>
 			part.call('waitFor', args, waitedSchema, args.timeoutMs + 30_000),
 		threads: (channel: string | string[]) => part.call('threads', channel, threadsSchema),
+		limits: () => part.call('limits', undefined, limitsSchema),
 	};
 }
 

@@ -9,6 +9,8 @@ const KEY_KINDS = [
 	'once:slack-event',
 	'once:webhook',
 	'once:followed-up',
+	'budget',
+	'budget-held',
 ];
 
 /**

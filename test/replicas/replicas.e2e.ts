@@ -18,8 +18,8 @@ import { Cluster, Replica } from './cluster';
 const CHANNEL = 'C0REPLICA';
 /**
  * 20 people, 40 jobs: each parent is edited about three times (its job, running, its end), and
- * Slack's 50 edits a minute per workspace (three times that here) would make 50 people's 100 jobs
- * wait minutes for their edits, which is not what this test is about.
+ * Slack's 50 edits a minute per workspace would make 50 people's 100 jobs wait minutes for their
+ * edits, which is not what this test is about.
  */
 const USERS = 20;
 const USER_IDS = Array.from({ length: USERS }, (_, i) => `U0R${String(i).padStart(3, '0')}`);
@@ -89,10 +89,6 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 		replicas: 3,
 		redis,
 		emulator: { jobDurationMs: 8000 },
-		// Three times Slack's limits: each replica keeps to them with a budget of its own, so three may
-		// send a workspace's calls three times over, which Slack would answer with 429 and up to a
-		// minute's Retry-After. This test is about replicas; rate-limits.test.ts holds the app to Slack's.
-		rateLimits: { factor: 3 },
 		env: {
 			SLACK_MAX_JOBS_PER_USER: String(LIMIT),
 			SLACK_POLL_INTERVAL_MS: '2000',
@@ -146,7 +142,7 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 					: undefined;
 			},
 			// Each parent is edited to show its job: 40 edits, which Slack's 50 a minute per workspace
-			// (three times that here, a budget per replica) spread over up to a minute and more.
+			// (kept by the replicas together, one call budget in Redis) spread over up to a minute.
 			120_000,
 			'a job or a refusal for every command',
 		);

@@ -105,3 +105,27 @@ describe('chat streaming over loopback HTTP', () => {
 		expect(setup.emulator.requests.map((r) => r.status)).toEqual([422]);
 	});
 });
+
+describe('a text workload starting from zero', () => {
+	const emulatorClock = new FakeClock();
+	const setup = useEmulator(() => ({ clock: emulatorClock, chatColdStartMs: 30_000 }));
+
+	it('is not ready, asked once per check, until its replica has started; then it answers', async () => {
+		const clientClock = new FakeClock();
+		const client = new WorkloadClient({
+			serviceUrl: setup.emulator.chatUrl,
+			transport: setup.transport,
+			clock: clientClock,
+		});
+		expect(await client.chat.ready()).toBe(false);
+		// A check is a probe: its 503 is the answer, not a failure to repeat.
+		expect(clientClock.sleeps).toEqual([]);
+		expect(setup.emulator.requests.filter((r) => r.path.endsWith('/health'))).toHaveLength(1);
+		emulatorClock.advance(29_000);
+		expect(await client.chat.ready()).toBe(false);
+		emulatorClock.advance(1_000);
+		expect(await client.chat.ready()).toBe(true);
+		const reply = await client.chat.collect({ messages: [{ role: 'user', content: 'hi there' }] });
+		expect(reply.text.length).toBeGreaterThan(0);
+	});
+});

@@ -57,6 +57,25 @@ describe('reading a published input schema as form fields', () => {
 		]);
 	});
 
+	it('says what a media URL field reads (x-media), through a $ref too; a plain URL reads nothing', () => {
+		const form = fieldsOf({
+			type: 'object',
+			properties: {
+				audio: { type: 'string', format: 'uri', 'x-media': 'audio/*,video/*' },
+				scan: { $ref: '#/$defs/Scan' },
+				page: { type: 'string', format: 'uri' },
+				note: { type: 'string', 'x-media': 'image/*' },
+			},
+			$defs: { Scan: { type: 'string', format: 'uri', 'x-media': 'application/pdf,image/*' } },
+		});
+		expect(field(form, 'audio')).toMatchObject({ kind: 'url', media: 'audio/*,video/*' });
+		expect(field(form, 'scan').media).toBe('application/pdf,image/*');
+		expect(field(form, 'page').media).toBeUndefined();
+		// Media is a URL the service downloads: a text field marked so is still text.
+		expect(field(form, 'note')).toMatchObject({ kind: 'text' });
+		expect(field(form, 'note').media).toBeUndefined();
+	});
+
 	it('follows $ref into #/definitions and #/$defs, also through a one-item allOf', () => {
 		const form = fieldsOf(PRODUCT_LISTING_SCHEMA);
 		expect(field(form, 'category')).toMatchObject({

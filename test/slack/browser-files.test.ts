@@ -3,14 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
-import { CHROMIUM, describeWithChromium } from '../support/chromium';
+import { FILE_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
+import { JOB_FORM } from '../../slack-app/messages/modal';
+import { CHROMIUM, describeWithChromium, screenshotsFolder } from '../support/chromium';
 import { Stack } from './harness';
 import { wavBytes } from '../support/media-server';
 
 /**
  * A person on the stand-in's page attaches a recording to a message, as Slack's composer does, and
  * runs "Transcribe with GPU Cloud" from the message's menu: the transcription appears in the file's
- * thread. The app has a public address here (webhooks on), so it serves the file to the emulator.
+ * thread; or attaches it in the job form's file input. The app has a public address here (webhooks
+ * on), so it serves the file to the emulator.
  */
 
 describeWithChromium('a file attached on the stand-in page, transcribed', () => {
@@ -57,6 +60,56 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 			.find((candidate) => candidate.inference_endpoint_name === TRANSCRIPTION_ENDPOINT);
 		expect(job?.status).toBe('succeeded');
 		expect((job?.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(2, 1);
+		expect(problems).toEqual([]);
+		await page.close();
+	});
+
+	it("attaches a WAV in the job form's file input and runs transcribe on it", async () => {
+		const page = await browser.newPage();
+		const problems: string[] = [];
+		page.on('console', (message) => {
+			if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+		});
+		page.on('response', (response) => {
+			if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+		});
+		await page.goto(stack.standin.pageUrl);
+		const folder = await mkdtemp(join(tmpdir(), 'gpu-page-form-file-'));
+		const path = join(folder, 'weekly.wav');
+		await writeFile(path, wavBytes(3));
+		await page.fill('#composer', '/gpu job');
+		await page.press('#composer', 'Enter');
+		const modal = page.locator('#modal');
+		const endpoint = modal.locator(`select[data-block-id="${JOB_FORM.endpoint.block}"]`);
+		await endpoint
+			.locator(`option[value="${TRANSCRIPTION_ENDPOINT}"]`)
+			.waitFor({ state: 'attached', timeout: 10_000 });
+		await endpoint.selectOption(TRANSCRIPTION_ENDPOINT);
+		const fileInput = modal.locator(`input[type="file"][data-block-id="${FILE_BLOCK_PREFIX}url"]`);
+		await fileInput.waitFor({ state: 'attached', timeout: 10_000 });
+		// The input offers the kinds the field reads, as Slack's file picker does.
+		expect(await fileInput.getAttribute('accept')).toContain('.wav');
+		const uploaded = stack.standin.workspace.files.size;
+		await fileInput.setInputFiles(path);
+		// Slack's client uploads the chosen file at once; the submission carries it.
+		await stack.standin.waitFor(
+			() => stack.standin.workspace.files.size > uploaded,
+			10_000,
+			'the upload',
+		);
+		await page.setViewportSize({ width: 1100, height: 900 });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-job-form-file.png') });
+		await modal.getByRole('button', { name: 'Run job' }).click();
+		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
+		const parent = page
+			.locator('#feed > .message')
+			.filter({ hasText: `ran a job on ${TRANSCRIPTION_ENDPOINT}` });
+		await parent.getByText('Succeeded in').waitFor({ timeout: 20_000 });
+		const job = stack.emulator
+			.jobsOf(stack.emulator.organization)
+			.filter((candidate) => candidate.inference_endpoint_name === TRANSCRIPTION_ENDPOINT)
+			.at(-1);
+		expect((job?.output as { duration_in_seconds?: number }).duration_in_seconds).toBeCloseTo(3, 1);
 		expect(problems).toEqual([]);
 		await page.close();
 	});

@@ -1,11 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { FIELD_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
-import { CHROMIUM, describeWithChromium } from '../support/chromium';
+import { CHROMIUM, describeWithChromium, screenshotsFolder } from '../support/chromium';
 import { CHANNEL, Stack } from './harness';
 
 /**
@@ -13,15 +11,6 @@ import { CHANNEL, Stack } from './harness';
  * the image appear in the thread. Needs Debian's chromium (`apt-get install chromium`); without it
  * the suite is skipped on a developer's machine and fails in CI (`CI=true`), which installs it.
  */
-
-/**
- * Screenshots of each surface. `UPDATE_SCREENSHOTS=1` writes them into docs/images (shown in
- * docs/slack-app.md); otherwise into a temporary folder, so a test run leaves the checkout clean.
- */
-const SCREENSHOTS =
-	process.env.UPDATE_SCREENSHOTS === '1'
-		? join(__dirname, '..', '..', 'docs', 'images')
-		: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 
 describeWithChromium('the stand-in page in a browser', () => {
 	let stack: Stack;
@@ -107,7 +96,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			undefined,
 			{ timeout: 15_000 },
 		);
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-thread.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-thread.png') });
 		expect(problems).toEqual([]);
 		await page.close();
 	});
@@ -193,7 +182,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 		await control('product_name').fill('Trail shoe');
 		await control('category').selectOption('sports');
 		await control('max_words').fill('5');
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-job-form-fields.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-job-form-fields.png') });
 		await modal.getByRole('button', { name: 'Run job' }).click();
 		await modal
 			.locator('.field-error')
@@ -269,7 +258,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.getByText(/Running|Pending/)
 			.first()
 			.waitFor();
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-home.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-home.png') });
 
 		// Cancel from Home: asked like in the channel, and Home follows the job to its end.
 		const cancelsBefore = stack.serviceCalls('DELETE', /\/jobs\/[^/]+$/);
@@ -312,7 +301,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 		await modal
 			.locator(`textarea[data-block-id="${JOB_FORM.input.block}"]`)
 			.fill('{"from": "the shortcut"}');
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-shortcut-job-form.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-shortcut-job-form.png') });
 		const before = stack.parents().length;
 		await modal.getByRole('button', { name: 'Run job' }).click();
 		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
@@ -335,7 +324,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.getByText('Our GPU bill doubled last week & nobody knows why')
 			.waitFor({ timeout: 10_000 });
 		await modal.locator('textarea').fill('What could cause this?');
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-shortcut-ask.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-shortcut-ask.png') });
 		const chatsBefore = stack.serviceCalls('POST', /\/v1\/chat\/completions$/);
 		await modal.getByRole('button', { name: 'Ask' }).click();
 		await page.locator('#modal-backdrop').waitFor({ state: 'hidden', timeout: 10_000 });
@@ -382,7 +371,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			undefined,
 			{ timeout: 15_000 },
 		);
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-direct-message.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-direct-message.png') });
 		expect(problems).toEqual([]);
 		await page.close();
 	});
@@ -413,7 +402,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 		expect(stack.standin.api.callsOf('chat.startStream').at(-1)?.params.channel).toBe(
 			DIRECT_MESSAGE.id,
 		);
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-assistant.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-assistant.png') });
 		await good.click();
 		await pane.getByText('Thanks, glad it helped.').waitFor({ timeout: 10_000 });
 		expect(
@@ -433,7 +422,7 @@ describeWithChromium('the stand-in page in a browser', () => {
 			.last();
 		const stop = parent.getByRole('button', { name: 'Stop' });
 		await stop.waitFor({ timeout: 15_000 });
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-stop-button.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-stop-button.png') });
 		await stop.click();
 		await parent.getByText('Cancelled').first().waitFor({ timeout: 15_000 });
 		await parent.locator('.session[data-session-status="closed"]').waitFor({ timeout: 10_000 });

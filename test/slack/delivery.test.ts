@@ -5,6 +5,7 @@ import { signWebhook } from '../../shared/webhooks';
 import { BOT, TEAM } from '../../slack-standin';
 import { eventually } from '../support/eventually';
 import { ManualClock } from '../support/manual-clock';
+import { PausableClock } from '../support/pausable-clock';
 import { content, Stack, type StackOptions } from './harness';
 
 /** How results reach the thread: webhook, polling, restarts, repeats, forgeries, Slack rate limits. */
@@ -305,7 +306,9 @@ describe('the webhook route', () => {
 
 describe('restarts', () => {
 	it('resumes jobs in flight after a restart and posts every result exactly once', async () => {
-		await withStack({ emulator: { jobDurationMs: 2500 } }, async (stack) => {
+		// The jobs stand still until the app is gone: on a busy machine they cannot end before it is.
+		const jobsClock = new PausableClock({ held: true });
+		await withStack({ emulator: { jobDurationMs: 2500, clock: jobsClock } }, async (stack) => {
 			for (const n of [1, 2, 3])
 				await stack.command(`transcribe https://files.example/${n}.mp3`, `U0R${n}`, CHANNEL);
 			const parents = await stack.standin.waitFor(
@@ -328,6 +331,7 @@ describe('restarts', () => {
 			// The app goes away while all three run...
 			await stack.app.stop();
 			expect(parents.every((parent) => resultKeys(stack, parent.ts).length === 0)).toBe(true);
+			jobsClock.release();
 			// ...and comes back: it finds its jobs in the service by their metadata.
 			await stack.startApp();
 			for (const [i, parent] of parents.entries()) {

@@ -2,7 +2,10 @@ import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { BOT } from '../../slack-standin/workspace';
 import { startS3Server, type S3Server } from '../support/s3-server';
 import { CHANNEL, content, Stack, USER } from './harness';
-import { wavBytes } from '../support/media-server';
+import { PDF_BYTES, wavBytes } from '../support/media-server';
+import { FILE_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
+import { JOB_FORM } from '../../slack-app/messages/modal';
+import { choose, jobsOn, nextJob, openForm, select, stateOf } from './job-form-support';
 
 /**
  * A file shared in Slack, put in the operator's object storage for its job: in Socket Mode, with no
@@ -77,6 +80,37 @@ it('puts the file in the bucket, hands GPU Cloud a presigned URL and deletes the
 	const after = await fetch(url);
 	expect(after.status).toBe(404);
 	expect(await after.text()).toContain('NoSuchKey');
+});
+
+it("puts a file attached in the job form's media field in the bucket for its job, and deletes it after", async () => {
+	const opened = await openForm(stack, USER, CHANNEL);
+	const form = await choose(stack, USER, opened.id, 'document-ocr');
+	const scan = stack.standin.workspace.uploadToView({
+		user: USER,
+		name: 'invoice.pdf',
+		content: PDF_BYTES,
+	});
+	const before = jobsOn(stack, 'document-ocr').length;
+	const parents = stack.parents(CHANNEL).length;
+	const reply = await stack.standin.app.submitView({
+		user: USER,
+		viewId: form.id,
+		values: stateOf(form.blocks, {
+			[JOB_FORM.endpoint.block]: { [JOB_FORM.endpoint.action]: select('document-ocr') },
+		}),
+		files: { [`${FILE_BLOCK_PREFIX}url`]: [scan.id] },
+	});
+	expect(reply.body).toBe('');
+	const parent = await stack.waitForParent(parents + 1, CHANNEL);
+	const job = await nextJob(stack, 'document-ocr', before);
+	const url = String((job.input as { url?: unknown }).url);
+	expect(url.startsWith(`${s3.endpoint}/${s3.bucket}/gpu-cloud/slack/`)).toBe(true);
+	expect(url).toMatch(/invoice\.pdf\?/);
+	// The emulator read the PDF through the presigned URL.
+	expect((await stack.jobEnded(job.id)).status).toBe('succeeded');
+	await stack.waitForParentText(parent.ts, /succeeded|Succeeded|:white_check_mark:/, 20_000);
+	await stack.app.idle();
+	expect((await fetch(url)).status).toBe(404);
 });
 
 it('refuses storage settings that cannot work at start, naming the variable', async () => {

@@ -1,7 +1,20 @@
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { FIELD_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { VOICES, WIDE_FORM_FIELDS } from '../../emulator/endpoints/form-shapes';
 import { content, Stack } from './harness';
+import {
+	checkbox,
+	choose as chooseEndpoint,
+	field,
+	fieldBlocks,
+	jobsOn,
+	nextJob,
+	number,
+	openForm as openJobForm,
+	select,
+	stateOf,
+	text,
+	url,
+} from './job-form-support';
 
 /**
  * The job form built from the chosen endpoint's schema: choosing an endpoint rebuilds the modal
@@ -17,106 +30,12 @@ beforeAll(async () => {
 });
 afterAll(() => stack.close());
 
-type Block = {
-	type: string;
-	block_id?: string;
-	optional?: boolean;
-	label?: { text: string };
-	hint?: { text: string };
-	element?: Record<string, unknown> & { type: string; options?: unknown[] };
-	text?: { text: string };
-};
-
-async function openForm(user: string) {
-	await stack.command('job', user, CHANNEL);
-	return stack.standin.waitFor(
-		() =>
-			[...stack.standin.workspace.views.values()].find(
-				(view) => view.user === user && JSON.stringify(view.view).includes('static_select'),
-			),
-		10_000,
-		'the job form with the catalogue',
-	);
-}
-
-/** Chooses an endpoint as a person does (a block action from the view) and returns the rebuilt form. */
-async function choose(user: string, viewId: string, endpoint: string) {
-	const reply = await stack.standin.app.selectInView({
-		user,
-		viewId,
-		blockId: JOB_FORM.endpoint.block,
-		actionId: JOB_FORM.endpoint.action,
-		option: { value: endpoint, text: endpoint },
-	});
-	expect(reply.status).toBe(200);
-	await stack.app.idle();
-	const refused = stack.standin.api.callsOf('views.update').filter((call) => call.error);
-	expect(refused.map((call) => call.error)).toEqual([]);
-	const view = stack.standin.workspace.views.get(viewId);
-	if (!view || !String(view.view.private_metadata).includes(endpoint))
-		throw new Error(`the form was not rebuilt for ${endpoint}`);
-	return { id: view.id, blocks: view.view.blocks as Block[] };
-}
-
-function fieldBlocks(blocks: Block[]): Map<string, Block> {
-	return new Map(
-		blocks
-			.filter((block) => block.block_id?.startsWith(FIELD_BLOCK_PREFIX))
-			.map((block) => [block.block_id!.slice(FIELD_BLOCK_PREFIX.length), block]),
-	);
-}
-
-const text = (value: string | null) => ({ type: 'plain_text_input', value });
-const number = (value: string | null) => ({ type: 'number_input', value });
-const url = (value: string | null) => ({ type: 'url_text_input', value });
-const select = (value: string | null) => ({
-	type: 'static_select',
-	selected_option: value ? { value, text: { type: 'plain_text', text: value } } : null,
-});
-const checkbox = (checked: boolean) => ({
-	type: 'checkboxes',
-	selected_options: checked ? [{ value: 'true', text: { type: 'plain_text', text: 'Yes' } }] : [],
-});
-
-/** An untouched element's state: what it starts with (a default), as Slack reports it. */
-function untouched(element: Record<string, unknown> & { type: string }): Record<string, unknown> {
-	if (element.type === 'static_select')
-		return { type: element.type, selected_option: element.initial_option ?? null };
-	if (element.type === 'checkboxes')
-		return { type: element.type, selected_options: element.initial_options ?? [] };
-	return { type: element.type, value: element.initial_value ?? null };
-}
-
-/** The view's state as Slack sends it on submit: every input block, filled or as it started. */
-function stateOf(
-	blocks: Block[],
-	filled: Record<string, Record<string, unknown>>,
-): Record<string, Record<string, unknown>> {
-	const values: Record<string, Record<string, unknown>> = {};
-	for (const block of blocks) {
-		if (block.type !== 'input' || !block.block_id || !block.element) continue;
-		const action = String(block.element.action_id);
-		values[block.block_id] = filled[block.block_id] ?? { [action]: untouched(block.element) };
-	}
-	return values;
-}
-
-const field = (name: string) => `${FIELD_BLOCK_PREFIX}${name}`;
-
-/** The input of the next job created on an endpoint (the job is created after the form closes). */
-async function nextJobInput(endpoint: string, before: number): Promise<unknown> {
-	const jobs = () =>
-		stack.emulator
-			.jobsOf(stack.emulator.organization)
-			.filter((job) => job.inference_endpoint_name === endpoint);
-	return (await stack.standin.waitFor(() => jobs()[before], 10_000, `a job on ${endpoint}`)).input;
-}
-
-function jobCount(endpoint: string): number {
-	return stack.emulator
-		.jobsOf(stack.emulator.organization)
-		.filter((job) => job.inference_endpoint_name === endpoint).length;
-}
+const openForm = (user: string) => openJobForm(stack, user, CHANNEL);
+const choose = (user: string, viewId: string, endpoint: string) =>
+	chooseEndpoint(stack, user, viewId, endpoint);
+const nextJobInput = async (endpoint: string, before: number) =>
+	(await nextJob(stack, endpoint, before)).input;
+const jobCount = (endpoint: string) => jobsOn(stack, endpoint).length;
 
 describe('choosing an endpoint rebuilds the form with its fields', () => {
 	it('one block per property, the element its type asks for, optional unless required', async () => {

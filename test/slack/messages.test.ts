@@ -12,7 +12,9 @@ import { deniedMessage, usageErrorMessage } from '../../slack-app/messages/error
 import { codeBlock, escapeText, formatDuration } from '../../slack-app/messages/format';
 import { helpMessage } from '../../slack-app/messages/help';
 import { jobModal, JOB_FORM } from '../../slack-app/messages/modal';
-import { jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
+import { fileBlock } from '../../slack-app/messages/job-fields';
+import type { SchemaField } from '../../shared/input-schema';
+import { hideFileLinks, jobParentMessage, parentMessage } from '../../slack-app/messages/parent';
 import { INLINE_OUTPUT_LIMIT, jobResultParts } from '../../slack-app/messages/results';
 import { jobStatusMessage } from '../../slack-app/messages/status';
 import type { KnownBlock, SlackMessage } from '../../slack-app/model';
@@ -326,6 +328,59 @@ describe('Block Kit renderers', () => {
 		expect(JSON.stringify(picker)).toMatch(/100 of 130 endpoints/);
 	});
 
+	it('a job form of 80 required media fields stays within 100 blocks: each shown with its file input', () => {
+		const properties = Object.fromEntries(
+			Array.from({ length: 80 }, (_, i) => [
+				`clip_${i}`,
+				{ type: 'string', format: 'uri', 'x-media': 'audio/*' },
+			]),
+		);
+		const media = {
+			...endpoint(7),
+			input_schema: JSON.stringify({
+				type: 'object',
+				properties,
+				required: Object.keys(properties),
+			}),
+		};
+		const view = jobModal({ channel: 'C1', endpoint: 'endpoint-7' }, [media]);
+		const check = new LimitCheck('invalid_arguments');
+		check.view(view, '/view', 'modal');
+		expect(check.problems).toEqual([]);
+		const ids = view.blocks.map((block) => block.block_id ?? '');
+		const urls = ids.filter((id) => id.startsWith('field.'));
+		// Endpoint, note, Advanced: JSON and metadata take 4 of the 100 blocks; each field takes 2.
+		expect(urls).toHaveLength(48);
+		for (const id of urls) expect(ids[ids.indexOf(id) + 1]).toBe(id.replace('field.', 'file.'));
+		expect(JSON.stringify(view.blocks)).toContain('48 of the 80 fields');
+	});
+
+	it("a media field's file input lists the extensions of the kinds it reads, or none (any file) for a kind it cannot name", () => {
+		const media = (accept: string): SchemaField => ({
+			name: 'source',
+			title: 'Source',
+			kind: 'url',
+			required: true,
+			media: accept,
+		});
+		const element = (accept: string) => {
+			const block = fileBlock(media(accept), 'file.source');
+			return block.type === 'input' ? block.element : undefined;
+		};
+		expect(element('application/pdf')).toEqual({
+			type: 'file_input',
+			action_id: 'files',
+			max_files: 1,
+			filetypes: ['pdf'],
+		});
+		expect(element('image/*,application/pdf')).toHaveProperty(
+			'filetypes',
+			expect.arrayContaining(['png', 'pdf']),
+		);
+		expect(element('text/csv')).not.toHaveProperty('filetypes');
+		expect(element('audio/*,text/csv')).not.toHaveProperty('filetypes');
+	});
+
 	it("/gpu status shows times in each reader's own time zone, with a UTC fallback", () => {
 		const running = job({
 			status: 'running',
@@ -361,5 +416,25 @@ describe('Block Kit renderers', () => {
 		expect(formatDuration(400)).toBe('under a second');
 		expect(formatDuration(3_723_000)).toBe('1h 2m');
 		expect(encodeValue({ big: 'x'.repeat(3000) })).toBeUndefined();
+	});
+});
+
+describe('hideFileLinks', () => {
+	it('names presigned and app-served files by their names, anywhere in an input, and leaves other URLs', () => {
+		const presigned =
+			'https://bucket.s3.example/slack/T1/F1/minutes%20final.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=abc123';
+		expect(
+			hideFileLinks({
+				document: presigned,
+				pages: [{ image: presigned }],
+				source: 'https://files.example/public.pdf',
+				count: 2,
+			}),
+		).toEqual({
+			document: 'minutes final.pdf (a shared file; its link is not shown)',
+			pages: [{ image: 'minutes final.pdf (a shared file; its link is not shown)' }],
+			source: 'https://files.example/public.pdf',
+			count: 2,
+		});
 	});
 });

@@ -57,6 +57,7 @@ const VALID: Record<string, () => Json> = {
 	checkboxes: () => ({ type: 'checkboxes', action_id: 'x', options: [option()] }),
 	number_input: () => ({ type: 'number_input', action_id: 'n', is_decimal_allowed: false }),
 	url_text_input: () => ({ type: 'url_text_input', action_id: 'u' }),
+	file_input: () => ({ type: 'file_input', action_id: 'f', max_files: 1 }),
 	conversations_select: () => ({ type: 'conversations_select', action_id: 'c' }),
 	option,
 	confirm: () => ({
@@ -101,6 +102,7 @@ function carry(kind: string, object: Json): { method: string; params: Record<str
 		case 'checkboxes':
 		case 'number_input':
 		case 'url_text_input':
+		case 'file_input':
 			return modal([{ ...VALID.input(), element: object }]);
 		case 'button':
 		case 'static_select':
@@ -366,6 +368,25 @@ describe('the stand-in holds views to the limits Slack documents', () => {
 				'modal',
 				withElement({ ...boxes, initial_options: [{ text: plain('No'), value: 'no' }] }),
 			),
+		).toMatchObject({ ok: false, error: 'invalid_arguments' });
+	});
+
+	it('a file input lists file extensions, in an input block of a modal only', () => {
+		const files = (filetypes: unknown) => withElement({ ...VALID.file_input(), filetypes });
+		expect(open('modal', files(['wav', 'mp3', 'MP4']))).toMatchObject({ ok: true });
+		for (const wrong of [['audio/*'], ['.wav'], ['audio/wav'], 'wav', [3]]) {
+			const refused = open('modal', files(wrong));
+			expect([wrong, refused]).toMatchObject([wrong, { ok: false, error: 'invalid_arguments' }]);
+			expect(JSON.stringify(refused)).toContain('/filetypes');
+		}
+		const home = { type: 'home', blocks: [{ ...VALID.input(), element: VALID.file_input() }] };
+		expect(open('home', home)).toMatchObject({ ok: false, error: 'invalid_arguments' });
+		expect(
+			open('modal', {
+				type: 'modal',
+				title: plain('T'),
+				blocks: [{ type: 'actions', elements: [VALID.file_input()] }],
+			}),
 		).toMatchObject({ ok: false, error: 'invalid_arguments' });
 	});
 

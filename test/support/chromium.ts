@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 /**
  * Debian's Chromium for tests that drive a real browser: the path, or why it cannot run. Without it a
@@ -41,4 +43,18 @@ export function describeWithChromium(name: string, define: () => void): void {
 			Promise.reject(new Error(`CI must run these browser tests, but ${chromiumMissing}.`)),
 		);
 	describe.skip(`${name} (${chromiumMissing})`, define);
+}
+
+/**
+ * Where the browser tests put their screenshots of the local Slack page. `UPDATE_SCREENSHOTS=1`
+ * writes them into docs/images (shown in docs/slack-app.md); otherwise into a temporary folder
+ * (made on first use), so a test run leaves the checkout clean.
+ */
+let screenshots: string | undefined;
+export function screenshotsFolder(): string {
+	screenshots ??=
+		process.env.UPDATE_SCREENSHOTS === '1'
+			? join(__dirname, '..', '..', 'docs', 'images')
+			: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
+	return screenshots;
 }

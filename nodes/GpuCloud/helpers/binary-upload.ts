@@ -1,8 +1,8 @@
 import { randomUUID } from 'crypto';
-import type { IExecuteFunctions } from 'n8n-workflow';
+import type { IExecuteFunctions, INodeExecutionData } from 'n8n-workflow';
 import { z } from 'zod/v4';
 import { LIMITS, PRESIGN_MAX_SECONDS, type ObjectStorage, type StorageBody } from '../../../shared';
-import { hasObjectStorage, objectStorage, type StorageContext } from '../transport/storage';
+import { objectStorage, type StorageContext } from '../transport/storage';
 import { fieldError } from './parameters';
 
 /** What the service downloads instead of the item's binary file, and the object to delete after. */
@@ -11,18 +11,54 @@ export interface UploadedFile {
 	key: string;
 }
 
-interface BinaryFile {
-	body: StorageBody;
+/** What n8n knows of an item's binary file before reading it. */
+export interface BinaryFacts {
 	size: number;
 	fileName: string;
 	mimeType: string;
 }
 
+interface BinaryFile extends BinaryFacts {
+	body: StorageBody;
+}
+
 const GB = 1e9;
 
 /**
+ * The item's binary file `property`, checked before anything is read or sent: it must exist and be
+ * smaller than GPU Cloud's limit. `fieldName` is the parameter errors name.
+ */
+export async function inspectBinary(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	property: string,
+	fieldName: string,
+): Promise<BinaryFacts & { id?: string }> {
+	const binaries = context.getInputData()[itemIndex]?.binary ?? {};
+	const binary = Object.hasOwn(binaries, property) ? binaries[property] : undefined;
+	if (!binary) {
+		const names = Object.keys(binaries);
+		throw fieldError(
+			fieldName,
+			`is "${property}", but the input item has no binary field of that name (${names.length > 0 ? `it has: ${names.join(', ')}` : 'it has no binary data'})`,
+		);
+	}
+	// In n8n's default mode the bytes are held in memory, as base64.
+	const size = binary.id
+		? (await context.helpers.getBinaryMetadata(binary.id)).fileSize
+		: Buffer.byteLength(binary.data, 'base64');
+	refuseTooLarge(size, fieldName);
+	return {
+		id: binary.id,
+		size,
+		fileName: binary.fileName ?? 'file',
+		mimeType: binary.mimeType || 'application/octet-stream',
+	};
+}
+
+/**
  * The item's binary file: streamed from n8n's binary data store (filesystem and S3 modes), or the
- * bytes n8n holds in memory (its default mode). The size is known before anything is read.
+ * bytes n8n holds in memory (its default mode). The size is checked before anything is read.
  */
 async function binaryFile(
 	context: IExecuteFunctions,
@@ -30,22 +66,10 @@ async function binaryFile(
 	property: string,
 	fieldName: string,
 ): Promise<BinaryFile> {
-	const binary = context.helpers.assertBinaryData(itemIndex, property);
-	const fileName = binary.fileName ?? 'recording';
-	const mimeType = binary.mimeType || 'application/octet-stream';
-	if (binary.id) {
-		const { fileSize } = await context.helpers.getBinaryMetadata(binary.id);
-		refuseTooLarge(fileSize, fieldName);
-		return {
-			body: await context.helpers.getBinaryStream(binary.id),
-			size: fileSize,
-			fileName,
-			mimeType,
-		};
-	}
+	const { id, ...facts } = await inspectBinary(context, itemIndex, property, fieldName);
+	if (id) return { ...facts, body: await context.helpers.getBinaryStream(id) };
 	const bytes = await context.helpers.getBinaryDataBuffer(itemIndex, property);
-	refuseTooLarge(bytes.length, fieldName);
-	return { body: bytes, size: bytes.length, fileName, mimeType };
+	return { ...facts, body: bytes, size: bytes.length };
 }
 
 function refuseTooLarge(size: number, fieldName: string): void {
@@ -57,7 +81,7 @@ function refuseTooLarge(size: number, fieldName: string): void {
 }
 
 /** Where uploads of each kind go under the key prefix. */
-export type UploadFolder = 'transcriptions' | 'images';
+export type UploadFolder = 'transcriptions' | 'images' | 'inputs';
 
 /** A key no one can guess, ending in the file's own name (readable in the bucket, safe in a URL). */
 function keyName(folder: UploadFolder, fileName: string): string {
@@ -99,14 +123,10 @@ export class BinaryUploads {
 		property: string,
 		fieldName: string,
 		lifetimeSeconds: number,
+		folder: UploadFolder,
 	): Promise<UploadedFile> {
-		if (!hasObjectStorage(this.context))
-			throw fieldError(
-				'Source',
-				'is Binary File, which needs a GPU Cloud Object Storage API credential on this node (the bucket GPU Cloud downloads the file from)',
-			);
 		const file = await binaryFile(this.context, itemIndex, property, fieldName);
-		return await this.put('transcriptions', file, lifetimeSeconds);
+		return await this.put(folder, file, lifetimeSeconds);
 	}
 
 	/** Bytes the node made (a generated image). */
@@ -169,4 +189,15 @@ export async function deleteUploaded(
 			`GPU Cloud: could not delete ${keys.length} uploaded file(s) (their links expire on their own): ${error instanceof Error ? error.message : String(error)}`,
 		);
 	}
+}
+
+/** The files of jobs a paused execution waits for: its output items are those jobs, marked as waiting. */
+export function filesOfPausedJobs(output: INodeExecutionData[]): Set<string> {
+	return new Set(
+		output.flatMap(({ json }) =>
+			json.waitTimedOut === true && Array.isArray(json.uploadedObjects)
+				? json.uploadedObjects.filter((key): key is string => typeof key === 'string')
+				: [],
+		),
+	);
 }

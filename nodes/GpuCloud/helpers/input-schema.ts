@@ -1,22 +1,53 @@
 import type { IExecuteFunctions } from 'n8n-workflow';
 import { NodeOperationError } from 'n8n-workflow';
 import {
+	acceptsMediaType,
 	describeInputSchema,
 	inputFromFields,
 	inputSchemaIssues,
+	mediaFieldsOf,
 	parseInputSchema,
 	readSchemaForm,
 	type InferenceEndpoint,
 	type InputSchemaIssue,
 	type ManagementClient,
+	type Schema,
 } from '../../../shared';
 import { toNodeError } from './errors';
+import { MEDIA_FILES, type MediaFile } from './media-files';
 
 /** The job one item would create: its endpoint and the body's input, or the fields that make it. */
 interface JobInput {
 	endpoint: string;
 	request: { input: unknown };
 	fields?: Readonly<Record<string, unknown>>;
+	/** Files the item gives for media fields, uploaded after this check (see media-files.ts). */
+	mediaFiles?: { files: readonly MediaFile[] };
+}
+
+/** The type n8n gives a binary file it could not tell, which says nothing against any field. */
+const UNKNOWN_TYPE = 'application/octet-stream';
+
+/**
+ * Why the item's files cannot go where it puts them: a field that is not a media field of the
+ * endpoint, or a file of a type the field does not read. Undefined when they all fit.
+ */
+function mediaFilesProblem(
+	files: readonly MediaFile[],
+	schema: Schema | undefined,
+	name: string,
+): string | undefined {
+	const media = mediaFieldsOf(schema);
+	for (const { field, mimeType } of files) {
+		const target = media.find((candidate) => candidate.field === field);
+		if (!target) {
+			const fields = media.map((candidate) => `"${candidate.field}"`).join(', ');
+			return `${MEDIA_FILES}: "${field}" is not a media field of endpoint "${name}", which has ${fields || 'none'}`;
+		}
+		if (mimeType !== UNKNOWN_TYPE && !acceptsMediaType(target.accept, mimeType))
+			return `${MEDIA_FILES}: the file for "${field}" is ${mimeType}; endpoint "${name}" reads ${target.accept} there`;
+	}
+	return undefined;
 }
 
 const NOTHING_CREATED =
@@ -77,9 +108,29 @@ export function inputSchemaCheck(
 					`${form.reason} Set "Input" to "Using JSON" and write the input there (endpoint "${name}").`,
 					{ itemIndex, description: 'No job was created.' },
 				);
-			const made = inputFromFields(form, fields);
+			const files = job.mediaFiles?.files ?? [];
+			const problem = mediaFilesProblem(files, schema, name);
+			if (problem)
+				throw new NodeOperationError(context.getNode(), problem, {
+					itemIndex,
+					description: 'No job was created and no file uploaded.',
+				});
+			// A field given a file counts as filled; its link replaces the empty value once uploaded.
+			const withFiles = new Set(files.map((file) => file.field));
+			const made = inputFromFields(
+				form,
+				fields,
+				Object.fromEntries([...withFiles].map((field) => [field, ''])),
+			);
 			job.request.input = made.input;
-			issues = made.issues;
+			const media = new Set(mediaFieldsOf(schema).map((field) => field.field));
+			issues = made.issues
+				.filter(({ path }) => !withFiles.has(path.split(/[.[]/)[0]))
+				.map((issue) =>
+					media.has(issue.path) && issue.rule === 'is required'
+						? { ...issue, rule: `is required: give it a URL, or a file under "${MEDIA_FILES}"` }
+						: issue,
+				);
 		} else {
 			issues = schema ? inputSchemaIssues(schema, job.request.input) : [];
 		}

@@ -31,6 +31,7 @@ import {
 import { toNodeError } from './errors';
 import { inputSchemaCheck } from './input-schema';
 import { jsonResult, runItems, type ItemResult, type ItemWork } from './items';
+import type { MediaFiles } from './media-files';
 import { check, readTimeoutMs } from './parameters';
 
 export type FailurePolicy = 'error' | 'output';
@@ -73,8 +74,18 @@ export interface JobToRun {
 	/** The input as the endpoint's fields, made into `request.input` by the input-schema check. */
 	fields?: Record<string, unknown>;
 	wait: WaitSettings;
-	/** The key of a file put in the user's bucket for this job alone, to delete once it has ended. */
-	uploadedObject?: string;
+	/** Keys of files put in the user's bucket for this job alone, to delete once it has ended. */
+	uploadedObjects?: string[];
+	/** Files for media fields, uploaded just before the job is created. */
+	mediaFiles?: MediaFiles;
+}
+
+/** Uploads the item's files for its media fields; the keys of every file of the job. */
+export async function attachFiles(
+	job: Pick<JobToRun, 'request' | 'mediaFiles' | 'uploadedObjects'>,
+): Promise<string[]> {
+	const attached = job.mediaFiles ? await job.mediaFiles.attach(job.request) : [];
+	return [...(job.uploadedObjects ?? []), ...attached];
 }
 
 /**
@@ -105,7 +116,9 @@ export async function createAndWaitForJobs(
 	return await runItems(context, items, concurrency, {
 		prepare,
 		check,
-		run: async ({ endpoint, request, wait }, _index, signal, jobs) => {
+		run: async (prepared, _index, signal, jobs) => {
+			const { endpoint, request, wait } = prepared;
+			await attachFiles(prepared);
 			const job = await client.jobs.createAndWait(endpoint, request, {
 				createSignal: jobs.createSignal,
 				onCreated: (created) => jobs.jobCreated(created.id),
@@ -122,7 +135,7 @@ const pendingJobSchema = z.looseObject({
 	id: uuidSchema,
 	inference_endpoint_name: resourceNameSchema,
 	waitDeadline: z.iso.datetime().optional(),
-	uploadedObject: z.string().optional(),
+	uploadedObjects: z.array(z.string()).optional(),
 });
 const failedItemSchema = z.looseObject({ error: z.string() });
 const pendingBatchSchema = z.array(z.union([pendingJobSchema, failedItemSchema]));
@@ -159,12 +172,9 @@ async function createJobsAndPause(
 			return job;
 		},
 		check,
-		run: async (
-			{ endpoint, request, uploadedObject },
-			index,
-			_signal,
-			jobs,
-		): Promise<ItemResult> => {
+		run: async (prepared, index, _signal, jobs): Promise<ItemResult> => {
+			const { endpoint, request } = prepared;
+			const uploadedObjects = await attachFiles(prepared);
 			const job = await client.jobs.create(
 				endpoint,
 				index === carrier ? { ...request, webhook_url: webhookUrl.data } : request,
@@ -178,7 +188,7 @@ async function createJobsAndPause(
 						inference_endpoint_name: job.inference_endpoint_name,
 						status: job.status,
 						// Kept with the paused execution, so the resumed node can delete the file.
-						...(uploadedObject === undefined ? {} : { uploadedObject }),
+						...(uploadedObjects.length === 0 ? {} : { uploadedObjects }),
 					},
 				},
 			];
@@ -289,7 +299,7 @@ const DEADLINE_MARGIN_MS = 5_000;
 export async function resumeOnJobWebhook(
 	context: IWebhookFunctions,
 	format: (job: Job) => IDataObject,
-	/** Runs once every job has ended, with the files uploaded for them (see JobToRun.uploadedObject). */
+	/** Runs once every job has ended, with the files uploaded for them (see JobToRun.uploadedObjects). */
 	onAllEnded: (uploadedObjects: string[]) => Promise<void> = async () => {},
 ): Promise<IWebhookResponseData> {
 	const { client, credentials } = await managementClient(context);
@@ -345,7 +355,7 @@ export async function resumeOnJobWebhook(
 			};
 		});
 	const uploadedObjects = batch.flatMap((entry) =>
-		'job' in entry && entry.job.uploadedObject !== undefined ? [entry.job.uploadedObject] : [],
+		'job' in entry ? (entry.job.uploadedObjects ?? []) : [],
 	);
 	if (running.length === 0) {
 		await onAllEnded(uploadedObjects);

@@ -4,7 +4,7 @@ import type {
 	ResourceMapperField,
 	ResourceMapperFields,
 } from 'n8n-workflow';
-import { readSchemaForm, type SchemaField } from '../../../shared';
+import { mediaFieldsOf, parseInputSchema, readSchemaForm, type SchemaField } from '../../../shared';
 import { managementClient } from '../transport';
 import { toNodeError } from '../helpers/errors';
 
@@ -20,12 +20,16 @@ const FIELD_TYPES: Record<Exclude<SchemaField['kind'], 'json'>, FieldType> = {
 	url: 'url',
 };
 
-/** n8n's field for one property: JSON fields get n8n's JSON editor when the schema says object or array. */
-function toMapperField(field: SchemaField): ResourceMapperField {
+/**
+ * n8n's field for one property: JSON fields get n8n's JSON editor when the schema says object or
+ * array. A media field may get a file under "Files for Media Fields" instead of a URL, so n8n must
+ * not refuse to run when it is empty: the node checks that it has one or the other.
+ */
+function toMapperField(field: SchemaField, isMedia: boolean): ResourceMapperField {
 	const mapperField: ResourceMapperField = {
 		id: field.name,
-		displayName: field.title,
-		required: field.required,
+		displayName: isMedia ? `${field.title} (URL, or a File Below)` : field.title,
+		required: field.required && !isMedia,
 		defaultMatch: false,
 		canBeUsedToMatch: false,
 		display: true,
@@ -68,7 +72,10 @@ export async function getEndpointFields(
 		const form = readSchemaForm(endpoint.input_schema);
 		if (form.kind === 'json')
 			return { fields: [], emptyFieldsNotice: `${form.reason} ${USE_JSON}` };
-		return { fields: form.fields.map(toMapperField) };
+		const media = new Set(
+			mediaFieldsOf(parseInputSchema(endpoint.input_schema)).map(({ field }) => field),
+		);
+		return { fields: form.fields.map((field) => toMapperField(field, media.has(field.name))) };
 	} catch (error) {
 		throw toNodeError(this.getNode(), error, 0);
 	}

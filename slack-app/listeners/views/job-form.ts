@@ -22,6 +22,7 @@ export function submitJobForm(services: AppServices) {
 		const context = { user: body.user.id, channel: result.context.channel };
 		const reply = await services.jobs.run(context, result.endpoint, result.input, {
 			userMetadata: result.metadata,
+			prepare: result.prepare,
 		});
 		// A view submission has no response_url: a private answer goes out as an ephemeral message.
 		if (reply)

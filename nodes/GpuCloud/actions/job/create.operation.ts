@@ -1,13 +1,18 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
-import { LIMITS } from '../../../../shared';
+import { LIMITS, PRESIGN_MAX_SECONDS } from '../../../../shared';
+import { BinaryUploads } from '../../helpers/binary-upload';
+import { attachFiles } from '../../helpers/jobs';
 import { managementClient } from '../../transport';
 import { inputSchemaCheck } from '../../helpers/input-schema';
 import { jobFormat } from '../../helpers/output';
 import { jsonResult, readConcurrency, runItems } from '../../helpers/items';
 import { readLocatorName } from '../../helpers/parameters';
 import { concurrencyOption, endpointLocator } from '../common.descriptions';
-import { readJobRequest } from './request';
+import { readJobWithFiles, readLinkLifetimeSeconds } from './request';
+
+/** Without a wait to match, a link lives a day: time for a queued job to start on GPU Cloud. */
+const LINK_MINUTES_WITHOUT_WAIT = 24 * 60;
 
 const FROM_VERSION_2 = { '@version': [{ _cnd: { gte: 2 } }] };
 
@@ -63,6 +68,46 @@ export const inputProperties: INodeProperties[] = [
 		displayOptions: { show: { ...FROM_VERSION_2, inputMode: ['fields'] } },
 	},
 	{
+		// A resourceMapper field holds text, never a file: files come beside it, one per media field.
+		displayName: 'Files for Media Fields',
+		name: 'mediaFiles',
+		type: 'fixedCollection',
+		placeholder: 'Add File',
+		typeOptions: { multipleValues: true },
+		default: {},
+		description: `Files from earlier nodes for the endpoint's media fields (the file GPU Cloud reads, such as a recording or an image), each smaller than ${LIMITS.transcriptionMaxBytes / 1e9} GB. Each is put in the bucket of the GPU Cloud Object Storage API credential and its field gets an expiring link to it.`,
+		displayOptions: { show: { ...FROM_VERSION_2, inputMode: ['fields'] } },
+		options: [
+			{
+				displayName: 'File',
+				name: 'files',
+				values: [
+					{
+						displayName: 'Media Field Name or ID',
+						name: 'field',
+						type: 'options',
+						typeOptions: {
+							loadOptionsMethod: 'getMediaFields',
+							loadOptionsDependsOn: ['endpoint.value'],
+						},
+						default: '',
+						required: true,
+						description:
+							'The field of the endpoint\'s input the file is for; only endpoints whose schema marks media fields list any. Choose from the list, or specify an ID using an <a href="https://docs.n8n.io/code/expressions/">expression</a>.',
+					},
+					{
+						displayName: 'Input Binary Field',
+						name: 'binaryPropertyName',
+						type: 'string',
+						default: 'data',
+						required: true,
+						description: 'The binary field of the input item holding the file',
+					},
+				],
+			},
+		],
+	},
+	{
 		displayName: 'Input',
 		name: 'input',
 		type: 'json',
@@ -102,6 +147,16 @@ const properties: INodeProperties[] = [
 				description: `GPU Cloud POSTs the finished job to this address (up to ${LIMITS.webhookUrlMaxLength} characters), for example the URL of a GPU Cloud Trigger node`,
 			},
 			concurrencyOption,
+			{
+				displayName: 'Link Lifetime (Minutes)',
+				name: 'linkLifetimeMinutes',
+				type: 'number',
+				typeOptions: { minValue: 1, maxValue: PRESIGN_MAX_SECONDS / 60, numberPrecision: 0 },
+				default: LINK_MINUTES_WITHOUT_WAIT,
+				displayOptions: { show: { '@version': [{ _cnd: { gte: 2 } }] } },
+				description:
+					'How long GPU Cloud may download the files given under Files for Media Fields, at most 7 days. This operation does not wait for the job, so the files stay in the bucket.',
+			},
 		],
 	},
 ];
@@ -115,16 +170,31 @@ export async function execute(
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
 	const { client } = await managementClient(this);
-	return await runItems(this, items, readConcurrency(this), {
-		prepare: (i) => ({
-			endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
-			...readJobRequest(this, i),
-		}),
-		check: inputSchemaCheck(this, client),
-		run: async ({ endpoint, request }, _i, _signal, jobs) => {
-			const job = await client.jobs.create(endpoint, request, { signal: jobs.createSignal });
-			jobs.jobCreated(job.id);
-			return jsonResult(jobFormat(this)(job));
-		},
-	});
+	const uploads = new BinaryUploads(this);
+	const filesOfCreatedJobs = new Set<string>();
+	try {
+		return await runItems(this, items, readConcurrency(this), {
+			prepare: async (i) => ({
+				endpoint: readLocatorName(this, 'endpoint', i, 'Inference Endpoint'),
+				...(await readJobWithFiles(this, i, uploads, {
+					lifetimeSeconds: readLinkLifetimeSeconds(this, i, LINK_MINUTES_WITHOUT_WAIT * 60),
+					keep: false,
+				})),
+			}),
+			check: inputSchemaCheck(this, client),
+			run: async (prepared, _i, _signal, jobs) => {
+				const files = await attachFiles(prepared);
+				const job = await client.jobs.create(prepared.endpoint, prepared.request, {
+					signal: jobs.createSignal,
+				});
+				jobs.jobCreated(job.id);
+				for (const key of files) filesOfCreatedJobs.add(key);
+				return jsonResult(jobFormat(this)(job));
+			},
+		});
+	} finally {
+		// The node does not see the jobs end: their files stay for GPU Cloud (the links expire).
+		// Files of items whose job was not created are of no use.
+		await uploads.deleteAll(filesOfCreatedJobs);
+	}
 }

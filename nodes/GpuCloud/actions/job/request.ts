@@ -5,6 +5,8 @@ import {
 	type CreateJobRequest,
 	type JobMetadata,
 } from '../../../../shared';
+import { linkLifetimeSchema, type BinaryUploads } from '../../helpers/binary-upload';
+import { readMediaFiles, type MediaFiles } from '../../helpers/media-files';
 import { check, parseJsonValue, readCollection, readJson } from '../../helpers/parameters';
 
 /** The "Metadata" option, if the user added one. */
@@ -42,4 +44,36 @@ export function readJobRequest(
 		request.webhook_url = check(webhookUrlSchema, options.webhookUrl.trim(), 'Webhook URL');
 	}
 	return byFields ? { request, fields: readInputFields(context, itemIndex) } : { request };
+}
+
+/** The "Link Lifetime (Minutes)" option in seconds, or `fallbackSeconds` when the user did not add it. */
+export function readLinkLifetimeSeconds(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	fallbackSeconds: number,
+): number {
+	const minutes = readCollection(context, 'options', itemIndex).linkLifetimeMinutes;
+	return minutes === undefined
+		? fallbackSeconds
+		: check(linkLifetimeSchema, minutes, 'Link Lifetime (Minutes)') * 60;
+}
+
+/**
+ * `readJobRequest` with the item's "Files for Media Fields" (version 2, input as fields), checked
+ * here and uploaded when the job is about to be created.
+ */
+export async function readJobWithFiles(
+	context: IExecuteFunctions,
+	itemIndex: number,
+	uploads: BinaryUploads,
+	link: { lifetimeSeconds: number; keep: boolean },
+): Promise<{
+	request: CreateJobRequest;
+	fields?: Record<string, unknown>;
+	mediaFiles?: MediaFiles;
+}> {
+	const job = readJobRequest(context, itemIndex);
+	if (!job.fields) return job;
+	const mediaFiles = await readMediaFiles(context, itemIndex, job.fields, uploads, link);
+	return mediaFiles ? { ...job, mediaFiles } : job;
 }

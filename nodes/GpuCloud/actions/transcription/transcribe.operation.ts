@@ -12,13 +12,15 @@ import {
 } from '../../../../shared';
 import {
 	BinaryUploads,
+	filesOfPausedJobs,
 	linkLifetimeSchema,
 	linkLifetimeSeconds,
 } from '../../helpers/binary-upload';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
 import { readConcurrency } from '../../helpers/items';
 import { jobFormat, transcriptionOutput } from '../../helpers/output';
-import { check, checkName, readCollection, readString } from '../../helpers/parameters';
+import { check, checkName, fieldError, readCollection, readString } from '../../helpers/parameters';
+import { hasObjectStorage } from '../../transport/storage';
 import { concurrencyOption, NAME_HINT, waitProperties } from '../common.descriptions';
 import { metadataOption } from '../job/create.operation';
 import { readMetadata } from '../job/request';
@@ -304,7 +306,7 @@ async function fileUrl(
 	itemIndex: number,
 	options: Record<string, unknown>,
 	waitTimeoutMs: number,
-): Promise<{ url: string; uploadedObject?: string }> {
+): Promise<{ url: string; uploadedObjects?: string[] }> {
 	const source = check(
 		sourceSchema,
 		context.getNodeParameter('source', itemIndex, 'url'),
@@ -314,26 +316,26 @@ async function fileUrl(
 		return {
 			url: check(httpUrlSchema, readString(context, 'url', itemIndex).trim(), 'Audio or Video URL'),
 		};
+	if (!hasObjectStorage(context))
+		throw fieldError(
+			'Source',
+			'is Binary File, which needs a GPU Cloud Object Storage API credential on this node (the bucket GPU Cloud downloads the file from)',
+		);
 	const lifetimeSeconds =
 		options.linkLifetimeMinutes === undefined
 			? linkLifetimeSeconds(waitTimeoutMs)
 			: check(linkLifetimeSchema, options.linkLifetimeMinutes, 'Link Lifetime (Minutes)') * 60;
 	const property = readString(context, 'binaryPropertyName', itemIndex, 'data').trim();
-	const uploaded = await uploads.upload(itemIndex, property, 'Input Binary Field', lifetimeSeconds);
+	const uploaded = await uploads.upload(
+		itemIndex,
+		property,
+		'Input Binary Field',
+		lifetimeSeconds,
+		'transcriptions',
+	);
 	return options.keepUploadedFile === true
 		? { url: uploaded.url }
-		: { url: uploaded.url, uploadedObject: uploaded.key };
-}
-
-/** The files of jobs a paused execution waits for: its output items are those jobs, marked as waiting. */
-function filesOfPausedJobs(output: INodeExecutionData[]): Set<string> {
-	return new Set(
-		output.flatMap(({ json }) =>
-			json.waitTimedOut === true && typeof json.uploadedObject === 'string'
-				? [json.uploadedObject]
-				: [],
-		),
-	);
+		: { url: uploaded.url, uploadedObjects: [uploaded.key] };
 }
 
 export async function execute(
@@ -363,7 +365,7 @@ export async function execute(
 				);
 				const wait = readWaitSettings(this, i, true);
 				// Every other field is checked before the file is uploaded.
-				const { url, uploadedObject } = await fileUrl(this, uploads, i, options, wait.timeoutMs);
+				const { url, uploadedObjects } = await fileUrl(this, uploads, i, options, wait.timeoutMs);
 				const input: TranscriptionInput = check(
 					transcriptionInputSchema,
 					{ url, ...transcriptionOptions },
@@ -373,7 +375,7 @@ export async function execute(
 					endpoint,
 					request: { input, ...(metadata === undefined ? {} : { metadata }) },
 					wait,
-					...(uploadedObject === undefined ? {} : { uploadedObject }),
+					...(uploadedObjects === undefined ? {} : { uploadedObjects }),
 				};
 			},
 			jobFormat(this, transcriptionOutput),
