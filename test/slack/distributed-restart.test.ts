@@ -89,7 +89,13 @@ beforeEach(async () => {
 
 afterEach(async () => {
 	for (const replica of running.splice(0)) await replica.kill('SIGKILL');
-	emulator.setFaults({ latencyMs: 0, sequence: [], lateArrivalMs: undefined });
+	// As the emulator starts: a test that moved the faults to the workloads leaves the next one none.
+	emulator.setFaults({
+		latencyMs: 0,
+		sequence: [],
+		lateArrivalMs: undefined,
+		surfaces: ['management'],
+	});
 	await rm(dir, { recursive: true, force: true });
 });
 
