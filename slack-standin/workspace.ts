@@ -395,27 +395,13 @@ export class Workspace extends EventEmitter {
 		threadTs?: string;
 		mimetype?: string;
 	}): { file: StoredFile; message: StoredMessage } {
-		const id = this.newId('F');
-		const file: StoredFile = {
-			id,
-			name: options.name,
-			title: options.name,
-			mimetype: options.mimetype ?? mimeType(options.name),
-			filetype: fileType(options.name),
-			size: options.content.length,
-			user: options.user,
-			durationMs: wavDurationMs(options.content),
-			content: options.content,
-			shared: true,
-			channels: new Set([options.channel]),
-		};
-		this.files.set(id, file);
+		const file = this.storeFile(options, { shared: true, channels: new Set([options.channel]) });
 		const message = this.post({
 			channel: options.channel,
 			user: options.user,
 			text: options.text ?? '',
 			threadTs: options.threadTs,
-			fileIds: [id],
+			fileIds: [file.id],
 		});
 		return { file, message };
 	}
@@ -431,22 +417,33 @@ export class Workspace extends EventEmitter {
 		content: Buffer;
 		mimetype?: string;
 	}): StoredFile {
-		const file: StoredFile = {
-			id: this.newId('F'),
-			name: options.name,
-			title: options.name,
-			mimetype: options.mimetype ?? mimeType(options.name),
-			filetype: fileType(options.name),
-			size: options.content.length,
-			user: options.user,
-			durationMs: wavDurationMs(options.content),
-			content: options.content,
+		const file = this.storeFile(options, {
 			shared: false,
 			channels: new Set(),
 			viaFileInput: true,
+		});
+		this.changed();
+		return file;
+	}
+
+	/** A file someone uploaded, described as Slack's file object describes it. */
+	private storeFile(
+		upload: { user: string; name: string; content: Buffer; mimetype?: string },
+		where: Pick<StoredFile, 'shared' | 'channels' | 'viaFileInput'>,
+	): StoredFile {
+		const file: StoredFile = {
+			id: this.newId('F'),
+			name: upload.name,
+			title: upload.name,
+			mimetype: upload.mimetype ?? mimeType(upload.name),
+			filetype: fileType(upload.name),
+			size: upload.content.length,
+			user: upload.user,
+			durationMs: wavDurationMs(upload.content),
+			content: upload.content,
+			...where,
 		};
 		this.files.set(file.id, file);
-		this.changed();
 		return file;
 	}
 

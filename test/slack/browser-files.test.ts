@@ -5,7 +5,12 @@ import type { Browser } from 'playwright-core';
 import { TRANSCRIPTION_ENDPOINT } from '../../shared/schemas';
 import { FILE_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { JOB_FORM } from '../../slack-app/messages/modal';
-import { CHROMIUM, describeWithChromium, screenshotsFolder } from '../support/chromium';
+import {
+	describeWithChromium,
+	launchChromium,
+	screenshotsFolder,
+	watchedPage,
+} from '../support/chromium';
 import { Stack } from './harness';
 import { wavBytes } from '../support/media-server';
 
@@ -21,12 +26,8 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 	let browser: Browser;
 
 	beforeAll(async () => {
-		const { chromium } = await import('playwright-core');
 		stack = await Stack.start({ webhooks: true });
-		browser = await chromium.launch({
-			executablePath: CHROMIUM,
-			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-		});
+		browser = await launchChromium();
 	});
 
 	afterAll(async () => {
@@ -35,15 +36,7 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 	});
 
 	it('attaches a WAV to a message and transcribes it into its thread with the message shortcut', async () => {
-		const page = await browser.newPage();
-		const problems: string[] = [];
-		page.on('console', (message) => {
-			if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-		});
-		page.on('response', (response) => {
-			if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
-		});
-		await page.goto(stack.standin.pageUrl);
+		const { page, problems } = await watchedPage(browser, stack.standin.pageUrl);
 		const folder = await mkdtemp(join(tmpdir(), 'gpu-page-file-'));
 		const path = join(folder, 'standup.wav');
 		await writeFile(path, wavBytes(2));
@@ -65,15 +58,7 @@ describeWithChromium('a file attached on the stand-in page, transcribed', () => 
 	});
 
 	it("attaches a WAV in the job form's file input and runs transcribe on it", async () => {
-		const page = await browser.newPage();
-		const problems: string[] = [];
-		page.on('console', (message) => {
-			if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-		});
-		page.on('response', (response) => {
-			if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
-		});
-		await page.goto(stack.standin.pageUrl);
+		const { page, problems } = await watchedPage(browser, stack.standin.pageUrl);
 		const folder = await mkdtemp(join(tmpdir(), 'gpu-page-form-file-'));
 		const path = join(folder, 'weekly.wav');
 		await writeFile(path, wavBytes(3));

@@ -1,16 +1,15 @@
-import { mkdtempSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CHROMIUM, describeWithChromium } from '../support/chromium';
+import {
+	describeWithChromium,
+	launchChromium,
+	screenshotsFolder,
+	watchedPage,
+} from '../support/chromium';
 import { wavBytes } from '../support/media-server';
 import { Stack } from './harness';
-
-const SCREENSHOTS =
-	process.env.UPDATE_SCREENSHOTS === '1'
-		? join(__dirname, '..', '..', 'docs', 'images')
-		: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 
 /**
  * A person on the stand-in's page runs the app's Workflow Builder steps as a workflow would: picks
@@ -23,20 +22,12 @@ describeWithChromium('Workflow Builder steps run from the stand-in page', () => 
 	let stack: Stack;
 	let browser: Browser;
 	let page: Page;
-	const problems: string[] = [];
+	let problems: string[];
 
 	beforeAll(async () => {
-		const { chromium } = await import('playwright-core');
 		stack = await Stack.start({ webhooks: true });
-		browser = await chromium.launch({
-			executablePath: CHROMIUM,
-			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-		});
-		page = await browser.newPage();
-		page.on('console', (message) => {
-			if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-		});
-		await page.goto(stack.standin.pageUrl);
+		browser = await launchChromium();
+		({ page, problems } = await watchedPage(browser, stack.standin.pageUrl));
 	});
 
 	afterAll(async () => {
@@ -83,7 +74,7 @@ describeWithChromium('Workflow Builder steps run from the stand-in page', () => 
 		);
 		await run.locator('dd').getByText('succeeded', { exact: true }).waitFor();
 		await page.setViewportSize({ width: 1280, height: 1040 });
-		await page.screenshot({ path: join(SCREENSHOTS, 'slack-workflow-step.png') });
+		await page.screenshot({ path: join(screenshotsFolder(), 'slack-workflow-step.png') });
 	});
 
 	it("shows the app's error when the step fails, and refuses a run missing a required input", async () => {

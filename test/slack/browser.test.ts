@@ -3,7 +3,12 @@ import type { Browser, Page } from 'playwright-core';
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { FIELD_BLOCK_PREFIX } from '../../slack-app/messages/job-fields';
 import { DIRECT_MESSAGE, LOCAL_USER } from '../../slack-standin';
-import { CHROMIUM, describeWithChromium, screenshotsFolder } from '../support/chromium';
+import {
+	describeWithChromium,
+	launchChromium,
+	screenshotsFolder,
+	watchedPage,
+} from '../support/chromium';
 import { CHANNEL, Stack } from './harness';
 
 /**
@@ -17,12 +22,8 @@ describeWithChromium('the stand-in page in a browser', () => {
 	let browser: Browser;
 
 	beforeAll(async () => {
-		const { chromium } = await import('playwright-core');
 		stack = await Stack.start();
-		browser = await chromium.launch({
-			executablePath: CHROMIUM,
-			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-		});
+		browser = await launchChromium();
 	});
 
 	afterAll(async () => {
@@ -30,26 +31,8 @@ describeWithChromium('the stand-in page in a browser', () => {
 		await stack?.close();
 	});
 
-	/** A page that fails the test on any failed request or console error (a missing favicon included). */
-	async function openPage() {
-		const page = await browser.newPage();
-		const problems: string[] = [];
-		page.on('console', (message) => {
-			if (message.type() === 'error') problems.push(`console: ${message.text()}`);
-		});
-		page.on('response', (response) => {
-			if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
-		});
-		// Leaving or reloading the page aborts its event stream; that is no failure.
-		// The size of the screenshots in docs/slack-app.md.
-		await page.setViewportSize({ width: 1100, height: 900 });
-		page.on('requestfailed', (request) => {
-			if (request.failure()?.errorText !== 'net::ERR_ABORTED')
-				problems.push(`failed ${request.url()}`);
-		});
-		await page.goto(stack.standin.pageUrl);
-		return { page, problems };
-	}
+	/** The page at the size of the screenshots in docs/slack-app.md, watched for problems. */
+	const openPage = () => watchedPage(browser, stack.standin.pageUrl, { width: 1100, height: 900 });
 
 	/** After a choice in the job form's endpoint picker: the form as the app rebuilt it, shown by the page. */
 	async function formRebuiltFor(page: Page, endpoint: string) {

@@ -12,7 +12,7 @@ import { freePort } from '../../slack-app/local';
 import { JsonLogger } from '../../slack-app/slack/log';
 import { BOT, DEFAULT_CHANNEL, startStandin, type Standin } from '../../slack-standin';
 import { OAuthStandin, type OAuthWorkspace } from '../../slack-standin/oauth';
-import { CHROMIUM, testWithChromium } from '../support/chromium';
+import { launchChromium, testWithChromium } from '../support/chromium';
 import { eventually } from '../support/eventually';
 import { content } from './harness';
 
@@ -551,11 +551,7 @@ testWithChromium(
 	async () => {
 		const installations = app.workspaces.installations;
 		if (!installations) throw new Error('The app is not distributed.');
-		const { chromium } = await import('playwright-core');
-		const browser = await chromium.launch({
-			executablePath: CHROMIUM,
-			args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-		});
+		const browser = await launchChromium();
 		try {
 			oauth.signIn('T0ALPHA');
 			const page = await browser.newPage();

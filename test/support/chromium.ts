@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 
 /**
  * Debian's Chromium for tests that drive a real browser: the path, or why it cannot run. Without it a
@@ -57,4 +58,40 @@ export function screenshotsFolder(): string {
 			? join(__dirname, '..', '..', 'docs', 'images')
 			: mkdtempSync(join(tmpdir(), 'gpu-slack-screens-'));
 	return screenshots;
+}
+
+/** Debian's Chromium, headless, as every browser test drives it. */
+export async function launchChromium(): Promise<Browser> {
+	const { chromium } = await import('playwright-core');
+	return chromium.launch({
+		executablePath: CHROMIUM,
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+	});
+}
+
+/**
+ * A new page at `url` that records what must fail a test in `problems`: console errors, answers of
+ * 400 or more (a missing favicon included) and failed requests, but not those aborted by leaving or
+ * reloading the page (its event stream).
+ */
+export async function watchedPage(
+	browser: Browser,
+	url: string,
+	viewport?: { width: number; height: number },
+): Promise<{ page: Page; problems: string[] }> {
+	const page = await browser.newPage();
+	const problems: string[] = [];
+	page.on('console', (message) => {
+		if (message.type() === 'error') problems.push(`console: ${message.text()}`);
+	});
+	page.on('response', (response) => {
+		if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+	});
+	page.on('requestfailed', (request) => {
+		if (request.failure()?.errorText !== 'net::ERR_ABORTED')
+			problems.push(`failed ${request.url()}`);
+	});
+	if (viewport) await page.setViewportSize(viewport);
+	await page.goto(url);
+	return { page, problems };
 }
