@@ -1,4 +1,9 @@
+import { Container } from '@n8n/di';
+import { BinaryDataService } from 'n8n-core';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { createServer, request, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -182,5 +187,22 @@ export async function startProxy(rig: Rig, hooks: ProxyHooks): Promise<{ close()
 			proxy.closeAllConnections();
 			await new Promise<void>((resolve) => proxy.close(() => resolve()));
 		},
+	};
+}
+
+/**
+ * n8n's filesystem binary data mode, as self-hosted installs run it: binaries are files on disk with
+ * an id, and the node must stream them. Call before anything asks n8n's container for the service;
+ * the answer puts the environment back.
+ */
+export async function useFilesystemBinaryData(): Promise<() => void> {
+	const env = {
+		N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
+		N8N_BINARY_DATA_STORAGE_PATH: mkdtempSync(join(tmpdir(), 'n8n-binary-')),
+	};
+	Object.assign(process.env, env);
+	await Container.get(BinaryDataService).init();
+	return () => {
+		for (const name of Object.keys(env)) delete process.env[name];
 	};
 }

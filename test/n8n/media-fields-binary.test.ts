@@ -1,8 +1,5 @@
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NodeHelpers, type INodeParameters } from 'n8n-workflow';
 import { GpuCloud } from '../../nodes/GpuCloud/GpuCloud.node';
 import { startS3Server, type S3Server } from '../support/s3-server';
@@ -13,6 +10,7 @@ import {
 	managementRequests,
 	mapped,
 	startRig,
+	useFilesystemBinaryData,
 	type Rig,
 } from './fixtures';
 import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE, type WorkflowSpec } from './harness';
@@ -24,17 +22,11 @@ import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE, type WorkflowSpec } from 
  * downloads as GPU Cloud does.
  */
 
-// n8n's filesystem binary data mode, as self-hosted installs run it: the node must stream the file.
-const binaryEnv = {
-	N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
-	N8N_BINARY_DATA_STORAGE_PATH: mkdtempSync(join(tmpdir(), 'n8n-binary-')),
-};
-Object.assign(process.env, binaryEnv);
-
 let rig: Rig;
+let restoreBinaryData: () => void;
 let s3: S3Server;
 beforeAll(async () => {
-	await Container.get(BinaryDataService).init();
+	restoreBinaryData = await useFilesystemBinaryData();
 	rig = await startRig({ jobDurationMs: 100 });
 	s3 = await startS3Server();
 	rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', s3.settings());
@@ -42,7 +34,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await rig.close();
 	await s3.close();
-	for (const name of Object.keys(binaryEnv)) delete process.env[name];
+	restoreBinaryData();
 });
 beforeEach(() => {
 	rig.emulator.resetLogs();

@@ -1,26 +1,16 @@
 import { Container } from '@n8n/di';
 import { BinaryDataService } from 'n8n-core';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { ObjectStorage } from '../../shared';
 import { UndiciStorageTransport } from '../../shared/runtime/undici-storage-transport';
 import { startS3Server, type S3Server } from '../support/s3-server';
-import { startRig, type Rig } from './fixtures';
+import { startRig, useFilesystemBinaryData, type Rig } from './fixtures';
 import { errorOf, NODE_TYPE, outputOf, RECORDING_TYPE, type WorkflowSpec } from './harness';
 
-// n8n's filesystem binary data mode, as self-hosted installs run it: binaries are files on disk with
-// an id, and the node must stream them. Set before anything asks the container for the service.
-const binaryEnv = {
-	N8N_DEFAULT_BINARY_DATA_MODE: 'filesystem',
-	N8N_BINARY_DATA_STORAGE_PATH: mkdtempSync(join(tmpdir(), 'n8n-binary-')),
-};
-Object.assign(process.env, binaryEnv);
-
 let rig: Rig;
+let restoreBinaryData: () => void;
 let s3: S3Server;
 beforeAll(async () => {
-	await Container.get(BinaryDataService).init();
+	restoreBinaryData = await useFilesystemBinaryData();
 	rig = await startRig();
 	s3 = await startS3Server();
 	rig.harness.setCredentials('storage', 'gpuCloudObjectStorageApi', storageCredential());
@@ -28,7 +18,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await rig.close();
 	await s3.close();
-	for (const name of Object.keys(binaryEnv)) delete process.env[name];
+	restoreBinaryData();
 });
 
 function storageCredential(overrides: Record<string, string> = {}) {
