@@ -76,14 +76,7 @@ it('two replicas posting into one channel share its budget: Slack refuses none o
 		expect(calls.filter((call) => call.status === 429).map((call) => call.method)).toEqual([]);
 		expect(overLimits(calls)).toEqual([]);
 	} catch (error) {
-		for (const replica of cluster.replicas)
-			console.log(
-				`--- replica on ${replica.port}:\n${replica.output
-					.split('\n')
-					.filter((line) => /"level":"(warn|error)"/.test(line))
-					.slice(-30)
-					.join('\n')}`,
-			);
+		cluster.logWarnings();
 		throw error;
 	} finally {
 		await cluster.close();

@@ -132,6 +132,18 @@ export class Cluster {
 		return new Cluster(stack, proxy, replicas, redis, dir);
 	}
 
+	/** The replicas' own account of what happened (their last warnings and errors), for a failure's reader. */
+	logWarnings(): void {
+		for (const replica of this.replicas)
+			console.log(
+				`--- replica on ${replica.port}:\n${replica.output
+					.split('\n')
+					.filter((line) => /"level":"(warn|error)"/.test(line))
+					.slice(-30)
+					.join('\n')}`,
+			);
+	}
+
 	async close(): Promise<void> {
 		await Promise.all(this.replicas.map((replica) => replica.kill('SIGKILL')));
 		await this.proxy.close();

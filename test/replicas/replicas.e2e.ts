@@ -236,15 +236,7 @@ async function run(disruption: Disruption, redis = true): Promise<void> {
 		// The proxy spread the work over every replica.
 		expect(cluster.proxy.served.size).toBe(3);
 	} catch (error) {
-		// The replicas' own account of what happened, for whoever reads the failure.
-		for (const replica of cluster.replicas)
-			console.log(
-				`--- replica on ${replica.port}:\n${replica.output
-					.split('\n')
-					.filter((line) => /"level":"(warn|error)"/.test(line))
-					.slice(-30)
-					.join('\n')}`,
-			);
+		cluster.logWarnings();
 		throw error;
 	} finally {
 		clearInterval(sampler);
