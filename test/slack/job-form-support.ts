@@ -17,8 +17,9 @@ export type Block = {
 	text?: { text: string };
 };
 
-export async function openForm(stack: Stack, user: string, channel: string) {
-	await stack.command('job', user, channel);
+/** Opens the job form as a person does (`/gpu job`, or `text`) and returns it once it lists the catalogue. */
+export async function openForm(stack: Stack, user: string, channel: string, text = 'job') {
+	await stack.command(text, user, channel);
 	return stack.standin.waitFor(
 		() =>
 			[...stack.standin.workspace.views.values()].find(

@@ -1,5 +1,6 @@
 import { JOB_FORM } from '../../slack-app/messages/modal';
 import { content, Stack } from './harness';
+import { openForm as openFormAs } from './job-form-support';
 
 /** `/gpu job` without input: the form, its field errors, and a submitted job. */
 
@@ -28,17 +29,7 @@ function values(endpoint: string | undefined, input: string, metadata?: string) 
 	};
 }
 
-async function openForm(user: string, text = 'job') {
-	await stack.command(text, user, CHANNEL);
-	return stack.standin.waitFor(
-		() =>
-			[...stack.standin.workspace.views.values()].find(
-				(view) => view.user === user && JSON.stringify(view.view).includes('static_select'),
-			),
-		10_000,
-		'the job form with the catalogue',
-	);
-}
+const openForm = (user: string, text = 'job') => openFormAs(stack, user, CHANNEL, text);
 
 it('opens with the catalogue as the endpoint picker, preselecting a named endpoint', async () => {
 	const endpoint = stack.emulator.genericEndpoint;
