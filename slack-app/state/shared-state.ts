@@ -195,6 +195,8 @@ const KEY_PREFIX = 'gpu-cloud-slack:';
 
 export class RedisSharedState implements SharedState {
 	readonly leaseMs: number;
+	/** When this replica last opened a request (see `expectJob`). */
+	private lastOpenedAt = 0;
 	readonly callLedger: CallLedger = new RedisCallLedger(
 		(args) => this.command(args),
 		KEY_PREFIX,
@@ -420,11 +422,14 @@ export class RedisSharedState implements SharedState {
 	}
 
 	async expectJob(team: string, requestId: string, endpoint?: string): Promise<void> {
+		// Strictly increasing within a replica: requests opened in one millisecond keep their order
+		// (a hash keeps none), so a restart resumes them oldest first.
+		this.lastOpenedAt = Math.max(Date.now(), this.lastOpenedAt + 1);
 		const record: OpenRequest = {
 			team,
 			request: requestId,
 			...(endpoint ? { endpoint } : {}),
-			at: Date.now(),
+			at: this.lastOpenedAt,
 		};
 		await this.command([
 			'HSET',

@@ -136,6 +136,19 @@ export function describeSharedStateContract(name: string, subject: SharedStateSu
 			expect(await next.shared.createdJob(team, late)).toBe(job);
 		});
 
+		it('keeps requests opened within the same millisecond in the order they were opened', async () => {
+			const first = await process();
+			const team = unique('T');
+			const since = Date.now() - 1000;
+			const requests = Array.from({ length: 20 }, () => unique('req'));
+			for (const request of requests) await first.shared.expectJob(team, request, 'echo');
+			const next = await successor(first);
+			const mine = (await next.shared.unfinishedRequests(since)).filter(
+				(record) => record.team === team,
+			);
+			expect(mine.map((record) => record.request)).toEqual(requests);
+		});
+
 		it('lists the requests left unfinished, oldest first, past the death of their process; finished ones no more', async () => {
 			const first = await process();
 			const team = unique('T');
