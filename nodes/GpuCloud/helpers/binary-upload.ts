@@ -191,8 +191,28 @@ export async function deleteUploaded(
 	}
 }
 
+/**
+ * Runs an operation that uploads files and waits for their jobs; afterwards deletes the files
+ * (unless Keep Uploaded Files), but not those of jobs a paused execution still waits for: the
+ * resuming webhook deletes those.
+ */
+export async function withUploadsDeletedAfter(
+	context: IExecuteFunctions,
+	run: (uploads: BinaryUploads, keep: boolean) => Promise<INodeExecutionData[]>,
+): Promise<INodeExecutionData[]> {
+	const uploads = new BinaryUploads(context);
+	const keep = context.getNodeParameter('options.keepUploadedFile', 0, false) === true;
+	let output: INodeExecutionData[] = [];
+	try {
+		output = await run(uploads, keep);
+		return output;
+	} finally {
+		if (!keep) await uploads.deleteAll(filesOfPausedJobs(output));
+	}
+}
+
 /** The files of jobs a paused execution waits for: its output items are those jobs, marked as waiting. */
-export function filesOfPausedJobs(output: INodeExecutionData[]): Set<string> {
+function filesOfPausedJobs(output: INodeExecutionData[]): Set<string> {
 	return new Set(
 		output.flatMap(({ json }) =>
 			json.waitTimedOut === true && Array.isArray(json.uploadedObjects)

@@ -1,7 +1,7 @@
 import type { IExecuteFunctions, INodeExecutionData, INodeProperties } from 'n8n-workflow';
 import { updateDisplayOptions } from 'n8n-workflow';
 import { PRESIGN_MAX_SECONDS } from '../../../../shared';
-import { BinaryUploads, filesOfPausedJobs, linkLifetimeSeconds } from '../../helpers/binary-upload';
+import { linkLifetimeSeconds, withUploadsDeletedAfter } from '../../helpers/binary-upload';
 import { createAndWaitForJobs, readWaitSettings } from '../../helpers/jobs';
 import { jobFormat } from '../../helpers/output';
 import { readConcurrency } from '../../helpers/items';
@@ -54,11 +54,8 @@ export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
-	const uploads = new BinaryUploads(this);
-	const keep = this.getNodeParameter('options.keepUploadedFile', 0, false) === true;
-	let output: INodeExecutionData[] = [];
-	try {
-		output = await createAndWaitForJobs(
+	return withUploadsDeletedAfter(this, (uploads, keep) =>
+		createAndWaitForJobs(
 			this,
 			items,
 			readConcurrency(this),
@@ -74,11 +71,6 @@ export async function execute(
 				};
 			},
 			jobFormat(this),
-		);
-		return output;
-	} finally {
-		// As Transcription's Binary File: only the files of jobs a paused execution still waits for
-		// stay; the resuming webhook deletes those.
-		if (!keep) await uploads.deleteAll(filesOfPausedJobs(output));
-	}
+		),
+	);
 }

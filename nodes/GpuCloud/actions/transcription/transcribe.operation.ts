@@ -12,7 +12,7 @@ import {
 } from '../../../../shared';
 import {
 	BinaryUploads,
-	filesOfPausedJobs,
+	withUploadsDeletedAfter,
 	linkLifetimeSchema,
 	linkLifetimeSeconds,
 } from '../../helpers/binary-upload';
@@ -342,10 +342,8 @@ export async function execute(
 	this: IExecuteFunctions,
 	items: INodeExecutionData[],
 ): Promise<INodeExecutionData[]> {
-	const uploads = new BinaryUploads(this);
-	let output: INodeExecutionData[] = [];
-	try {
-		output = await createAndWaitForJobs(
+	return withUploadsDeletedAfter(this, (uploads) =>
+		createAndWaitForJobs(
 			this,
 			items,
 			readConcurrency(this),
@@ -379,12 +377,6 @@ export async function execute(
 				};
 			},
 			jobFormat(this, transcriptionOutput),
-		);
-		return output;
-	} finally {
-		// The jobs have ended, or the node stopped: their files are of no more use. Only the files of
-		// jobs a paused execution still waits for stay; the resuming webhook deletes those.
-		const keep = this.getNodeParameter('options.keepUploadedFile', 0, false) === true;
-		if (!keep) await uploads.deleteAll(filesOfPausedJobs(output));
-	}
+		),
+	);
 }
